@@ -1,0 +1,115 @@
+// sweep.wgsl: one invocation per candidate pair; when do its two bodies first touch?
+//
+// The method is Pool Hall Lessons' swept test (dynamic-static with early escapes, the
+// dynamic-dynamic case by relative motion, 3D by the same algebra, 2D as z = 0), with the
+// source's unstable formulas replaced by stable ones. Its Rust twin, line for line, is
+// src/cpu/sweep.rs; its f64 oracle is src/reference.rs. Change the three together.
+
+struct Body {
+    center: vec3<f32>,
+    radius: f32,
+    displacement: vec3<f32>,
+    _pad: f32,
+}
+
+struct ImpactRecord {
+    point: vec3<f32>,
+    time_of_impact: f32,
+    normal: vec3<f32>,
+    status: u32,
+}
+
+struct Params {
+    pair_count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+const STATUS_MISS: u32 = 0u;
+const STATUS_CONTACT: u32 = 1u;
+const STATUS_OVERLAPPING: u32 = 2u;
+const WORKGROUP_SIZE: u32 = 64u;
+// Smallest normal f32: below it a squared length has no usable direction (and GPUs flush it).
+const MIN_NORMAL: f32 = 1.17549435e-38;
+
+@group(0) @binding(0) var<storage, read> bodies: array<Body>;
+@group(0) @binding(1) var<storage, read> pairs: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read_write> impacts: array<ImpactRecord>;
+@group(0) @binding(3) var<uniform> params: Params;
+
+fn miss() -> ImpactRecord {
+    return ImpactRecord(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), STATUS_MISS);
+}
+
+// Unit vector from the first centre to the second. Coincident centres (point bodies at
+// contact, identical bodies) have no such direction: fall back to the relative motion, then +x.
+fn contact_normal(separation: vec3<f32>, relative_motion: vec3<f32>) -> vec3<f32> {
+    if (dot(separation, separation) >= MIN_NORMAL) {
+        return normalize(separation);
+    }
+    if (dot(relative_motion, relative_motion) >= MIN_NORMAL) {
+        return normalize(relative_motion);
+    }
+    return vec3<f32>(1.0, 0.0, 0.0);
+}
+
+fn sweep_pair(a: Body, b: Body) -> ImpactRecord {
+    // Relative coordinates first: b stands still and a moves by the difference of the
+    // displacements. Nothing below squares an absolute coordinate.
+    let relative_position = b.center - a.center;
+    let relative_motion = a.displacement - b.displacement;
+    let sum_radii = a.radius + b.radius;
+    let sum_radii_squared = sum_radii * sum_radii;
+    let distance_squared = dot(relative_position, relative_position);
+    // |C|^2 - R^2: zero or below means touching or overlapping at t = 0.
+    let gap_product = distance_squared - sum_radii_squared;
+
+    var time_of_impact = 0.0;
+    var status = STATUS_OVERLAPPING;
+    if (gap_product <= 0.0) {
+        status = select(STATUS_CONTACT, STATUS_OVERLAPPING, gap_product < 0.0);
+    } else {
+        let motion_squared = dot(relative_motion, relative_motion);
+        // Early escape: the movement is shorter than the gap, |V| < |C| - R.
+        let reach = sqrt(motion_squared) + sum_radii;
+        if (reach * reach < distance_squared) {
+            return miss();
+        }
+        // Early escape: not moving towards b (zero relative motion lands here too).
+        let approach = dot(relative_position, relative_motion);
+        if (approach <= 0.0) {
+            return miss();
+        }
+        // Early escape: closest approach beyond the radius sum. |C x V|^2 is |V|^2 times the
+        // squared closest distance, without the source's |C|^2 - D^2 cancellation.
+        let offset = cross(relative_position, relative_motion);
+        let discriminant = motion_squared * sum_radii_squared - dot(offset, offset);
+        if (discriminant < 0.0) {
+            return miss();
+        }
+        // The smaller root of |C - V t|^2 = R^2 in its stable form: every term is positive,
+        // so nothing cancels (the source's D - sqrt(T) does) and the divisor is > 0.
+        time_of_impact = gap_product / (approach + sqrt(discriminant));
+        // Final check: contact must come within this step (written so that NaN misses).
+        if (!(time_of_impact <= 1.0)) {
+            return miss();
+        }
+        status = STATUS_CONTACT;
+    }
+
+    let separation = relative_position - relative_motion * time_of_impact;
+    let normal = contact_normal(separation, relative_motion);
+    let center_a = a.center + a.displacement * time_of_impact;
+    return ImpactRecord(center_a + normal * a.radius, time_of_impact, normal, status);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let index = id.x;
+    if (index >= params.pair_count) {
+        return;
+    }
+    let pair = pairs[index];
+    impacts[index] = sweep_pair(bodies[pair.x], bodies[pair.y]);
+}

@@ -1,0 +1,94 @@
+//! The one error type of the crate.
+
+/// Which field of a body failed validation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BodyField {
+    /// The centre at t = 0.
+    Center,
+    /// The radius.
+    Radius,
+    /// The displacement over the step.
+    Displacement,
+}
+
+impl std::fmt::Display for BodyField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Center => "center",
+            Self::Radius => "radius",
+            Self::Displacement => "displacement",
+        })
+    }
+}
+
+/// Everything that can go wrong in sweepcast. Every message says what to do about it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A body's centre, radius or displacement is NaN or infinite.
+    #[error(
+        "body {body}: {field} is not finite (NaN or infinity); check the simulation state that produced it"
+    )]
+    NonFinite {
+        /// Index of the offending body.
+        body: usize,
+        /// Which field is not finite.
+        field: BodyField,
+    },
+    /// A body's radius is below zero.
+    #[error("body {body}: radius {radius} is negative; radii must be >= 0 (0 is a point)")]
+    NegativeRadius {
+        /// Index of the offending body.
+        body: usize,
+        /// The radius given.
+        radius: f32,
+    },
+    /// A candidate pair names a body that does not exist.
+    #[error("pair {pair}: body index {index} is out of range (there are {body_count} bodies)")]
+    PairIndexOutOfRange {
+        /// Index of the offending pair.
+        pair: usize,
+        /// The out-of-range body index.
+        index: u32,
+        /// How many bodies were given.
+        body_count: usize,
+    },
+    /// More bodies than one storage binding of this device can hold (pairs are split into
+    /// chunks transparently, bodies cannot be: any pair may name any body).
+    #[error(
+        "{count} bodies exceed this device's limit of {max} per batch (max_storage_buffer_binding_size); split the world into batches of at most {max} bodies"
+    )]
+    TooManyBodies {
+        /// Bodies given.
+        count: usize,
+        /// The most this device accepts in one batch.
+        max: usize,
+    },
+    /// No adapter matched the request, or none exists.
+    #[error(
+        "no GPU adapter found ({reason}): install a Vulkan or GL driver (on Debian/Ubuntu `apt-get install mesa-vulkan-drivers` gives the lavapipe software adapter; Mesa's llvmpipe serves WGPU_BACKEND=gl), or unset WGPU_BACKEND/WGPU_ADAPTER_NAME if they exclude every adapter"
+    )]
+    NoAdapter {
+        /// What wgpu reported, with the backends and adapter name asked for.
+        reason: String,
+    },
+    /// The adapter lacks something the sweep pipeline needs (e.g. compute shaders on old GL).
+    #[error(
+        "adapter {adapter} cannot run compute shaders: {reason}; choose another with WGPU_BACKEND or WGPU_ADAPTER_NAME"
+    )]
+    UnsupportedAdapter {
+        /// Adapter name.
+        adapter: String,
+        /// What is missing.
+        reason: String,
+    },
+    /// The device could not be created.
+    #[error("could not create a device on the adapter: {0}")]
+    RequestDevice(#[from] wgpu::RequestDeviceError),
+    /// The device rejected an operation (validation, out of memory) or was lost.
+    #[error("the GPU device reported an error: {0}; if it was lost, create a new GpuContext")]
+    Device(String),
+    /// Waiting for the GPU, or mapping its results back, failed.
+    #[error("reading results back from the GPU failed: {0}")]
+    Readback(String),
+}

@@ -1,0 +1,11 @@
+//! The GPU paths: a [`GpuContext`] (adapter, device, queue) and one pipeline object per job.
+//!
+//! * [`SweepPipeline`] runs `shaders/sweep.wgsl`, whose f32 twin is [`crate::cpu::sweep`](mod@crate::cpu::sweep).
+//! * [`layout`] holds the `#[repr(C)]` copies of the shader structs.
+
+mod context;
+pub mod layout;
+mod sweep;
+
+pub use context::GpuContext;
+pub use sweep::{SWEEP_WGSL, SweepPipeline};

@@ -1,0 +1,275 @@
+//! Judging an f32 answer against exact arithmetic by its backward error.
+//!
+//! A time of impact is ill-conditioned near a grazing contact (a tiny change of input moves
+//! it far), so comparing times with the oracle's says little. What can be promised is that
+//! the answer is exactly right for inputs within a few roundings of the given ones. With
+//! `s` the relative position (second centre minus first), `v` the relative displacement
+//! (first minus second), `R` the radius sum, all exact in f64, and
+//!
+//! ```text
+//! f(t) = |s - v t|^2 - R^2        (negative while the bodies overlap)
+//! S    = |s| + |v| + R            (the scale of the inputs)
+//! ```
+//!
+//! an answer passes with bound `k` (in units of `f32::EPSILON`, ε = 2^-23) when
+//!
+//! * a contact at `t`: `t` is in [0, 1], `|f(t)| <= k ε S²` (the bodies touch there) and
+//!   `min f over [0, t] >= -k ε S²` (they did not meet earlier);
+//! * an overlap at t = 0: `f(0) <= k ε S²`;
+//! * a miss: `min f over [0, 1] >= -k ε S²`: any contact the oracle finds is within the bound of
+//!   a grazing or end-of-step contact.
+//!
+//! # The bounds
+//!
+//! Write u = 2^-24 for the unit roundoff, so ε = 2u. To first order in u, the f32 sweep
+//! (`cpu::sweep`, `shaders/sweep.wgsl`) commits these errors, each bounded by a multiple of
+//! a term of `S² = |s|² + |v|² + R² + 2|s||v| + 2|s|R + 2|v|R`:
+//!
+//! | step | error in f(t) |
+//! | --- | --- |
+//! | rounding `s`, `v`, `R` (one subtraction or addition each) | `2uR(|s| + |v| + R)` |
+//! | `a = v·v`, `b = s·v`: three-term dot products | `3u|v|²`, `2·3u|s||v|` |
+//! | `c = s·s - R²` | `4u|s|² + 2uR²` |
+//! | `disc = a R² - |s×v|²` (each cross component two products and a difference; `|s×v| ≤ R|v|` wherever it matters), divided by `a` as it enters f | `10uR² + 4√2 u R|s|` |
+//! | `sqrt`, `+`, `/` in `t = c / (b + sqrt(disc))`: relative error `θ` in t, times `|f'(t)| t = 2 sqrt(disc) t ≤ 2R|v|` | `2R|v| θ` |
+//!
+//! On the CPU every operation is correctly rounded, θ ≤ 3u, and the total is at most
+//! `14u R² + 7.7u R|s| + 8u R|v| + 4u|s|² + 6u|s||v| + 3u|v|²`, which is at most `14u S²`:
+//! [`CPU_BOUND`] = 8 ε leaves one ε for second-order terms.
+//!
+//! WGSL does not round `sqrt` and `/` correctly: `inverseSqrt` may be off by 2 ULP, `sqrt`
+//! inherits that through `1 / inverseSqrt`, and `x / y` may be off by 2.5 ULP (an ULP is up
+//! to 2u). That gives θ ≤ 2u·4.5 + u + 2u·2.5 = 15u, so the last row grows to `30u R|v|`,
+//! and `normalize` does not enter f. The total is at most `15u S²` with a compiler that
+//! contracts `a*b + c` into a fused multiply-add (which only removes roundings):
+//! [`GPU_BOUND`] = 16 ε leaves room for second-order terms and flushed subnormals.
+
+use glam::DVec3;
+use rayon::prelude::*;
+
+use crate::geometry::{Impact, ImpactStatus, MovingSphere};
+use crate::reference::{self, Body, ReferenceImpact};
+
+/// `f32::EPSILON` as f64: the unit every bound is given in.
+pub const EPSILON: f64 = f32::EPSILON as f64;
+/// Bound on the backward error of the f32 CPU sweep, in units of [`EPSILON`].
+pub const CPU_BOUND: f64 = 8.0;
+/// Bound on the backward error of the WGSL sweep, in units of [`EPSILON`].
+pub const GPU_BOUND: f64 = 16.0;
+
+/// The exact (f64) relative geometry of a pair.
+#[derive(Copy, Clone, Debug)]
+struct PairGeometry {
+    relative_position: DVec3,
+    relative_motion: DVec3,
+    sum_radii: f64,
+    scale_squared: f64,
+}
+
+impl PairGeometry {
+    fn new(a: &Body, b: &Body) -> Self {
+        let relative_position = b.center - a.center;
+        let relative_motion = a.displacement - b.displacement;
+        let sum_radii = a.radius + b.radius;
+        let scale = relative_position.length() + relative_motion.length() + sum_radii;
+        Self {
+            relative_position,
+            relative_motion,
+            sum_radii,
+            // Two coincident resting points: f is identically 0; any positive scale will do.
+            scale_squared: if scale > 0.0 { scale * scale } else { 1.0 },
+        }
+    }
+
+    /// f(t) / S²: the squared centre distance minus the squared radius sum, normalised.
+    fn residual(&self, t: f64) -> f64 {
+        let separation = self.relative_position - self.relative_motion * t;
+        (separation.length_squared() - self.sum_radii * self.sum_radii) / self.scale_squared
+    }
+
+    /// The least of f / S² over [0, end].
+    fn least_residual(&self, end: f64) -> f64 {
+        let motion_squared = self.relative_motion.length_squared();
+        let closest = if motion_squared > 0.0 {
+            (self.relative_position.dot(self.relative_motion) / motion_squared).clamp(0.0, end)
+        } else {
+            0.0
+        };
+        self.residual(0.0)
+            .min(self.residual(end))
+            .min(self.residual(closest))
+    }
+}
+
+/// The verdict on one pair's answer.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct PairCheck {
+    /// `|f(t)| / S²` in units of [`EPSILON`] at a reported contact; 0 otherwise.
+    pub backward_error: f64,
+    /// Whether the answer disagrees with the oracle on hit, miss or overlap.
+    pub disagrees: bool,
+    /// Why the answer fails the bound, if it does.
+    pub failure: Option<&'static str>,
+}
+
+/// Judges one answer (`candidate`) for bodies `a`, `b` against the bound `bound` (in ε), and
+/// records whether it disagrees with the oracle's `reference`.
+#[must_use]
+pub fn check_pair(
+    a: &Body,
+    b: &Body,
+    candidate: Option<&Impact>,
+    reference: Option<&ReferenceImpact>,
+    bound: f64,
+) -> PairCheck {
+    let geometry = PairGeometry::new(a, b);
+    let tolerance = bound * EPSILON;
+    let mut backward_error = 0.0;
+    let failure = match candidate {
+        None => (geometry.least_residual(1.0) < -tolerance)
+            .then_some("missed a contact deeper than the bound"),
+        Some(impact) => {
+            let t = f64::from(impact.time_of_impact);
+            let normal_length = f64::from(impact.normal.length());
+            if !(0.0..=1.0).contains(&t) {
+                Some("time of impact outside [0, 1]")
+            } else if (normal_length - 1.0).abs() > 1e-5 {
+                // f32 normalisation errs by a few ulp; 1e-5 catches a missing normalisation.
+                Some("normal is not a unit vector")
+            } else {
+                match impact.status {
+                    ImpactStatus::Overlapping if t != 0.0 => Some("overlap reported at t != 0"),
+                    ImpactStatus::Overlapping => (geometry.residual(0.0) > tolerance)
+                        .then_some("overlap reported for bodies apart at t = 0"),
+                    ImpactStatus::Contact => {
+                        backward_error = geometry.residual(t).abs() / EPSILON;
+                        if backward_error > bound {
+                            Some("bodies do not touch at the reported time")
+                        } else if geometry.least_residual(t) < -tolerance {
+                            Some("bodies met before the reported time")
+                        } else {
+                            None
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let disagrees = match (candidate, reference) {
+        (None, None) => false,
+        (Some(c), Some(r)) => c.status != r.status,
+        _ => true,
+    };
+    PairCheck {
+        backward_error,
+        disagrees,
+        failure,
+    }
+}
+
+/// What a batch's answers look like beside the oracle.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParityReport {
+    /// Pairs judged.
+    pub pairs: usize,
+    /// Pairs the candidate reports as contact or overlap.
+    pub candidate_hits: usize,
+    /// Pairs the oracle reports as contact or overlap.
+    pub reference_hits: usize,
+    /// Pairs where candidate and oracle disagree on hit, miss or overlap (allowed within the
+    /// bound of a grazing, touching or end-of-step contact).
+    pub disagreements: usize,
+    /// Pairs whose answer fails the bound.
+    pub failures: usize,
+    /// Largest backward error of a reported contact, in units of [`EPSILON`].
+    pub max_backward_error: f64,
+    /// Largest |t - t_oracle| where both report a contact (informative only: the time is
+    /// ill-conditioned near grazing).
+    pub max_time_difference: f64,
+    /// The first few failures: pair index and reason.
+    pub first_failures: Vec<(usize, &'static str)>,
+}
+
+impl ParityReport {
+    /// True when no pair fails the bound.
+    #[must_use]
+    pub fn passed(&self) -> bool {
+        self.failures == 0
+    }
+}
+
+impl std::fmt::Display for ParityReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} pairs, {} hits (oracle {}), {} hit/miss disagreements within the bound, \
+             max backward error {:.3} eps, max |dt| {:.2e}, {} failures",
+            self.pairs,
+            self.candidate_hits,
+            self.reference_hits,
+            self.disagreements,
+            self.max_backward_error,
+            self.max_time_difference,
+            self.failures
+        )?;
+        for (pair, reason) in &self.first_failures {
+            write!(f, "\n  pair {pair}: {reason}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs the oracle on every pair (in parallel) and judges `candidates` against it with bound
+/// `bound` (in ε). `candidates` must hold one answer per pair.
+///
+/// # Panics
+/// If `candidates` and `pairs` differ in length or a pair index is out of range.
+#[must_use]
+pub fn compare<B>(
+    bodies: &[B],
+    pairs: &[[u32; 2]],
+    candidates: &[Option<Impact>],
+    bound: f64,
+) -> ParityReport
+where
+    B: Copy + Into<MovingSphere> + Sync,
+{
+    assert_eq!(pairs.len(), candidates.len(), "one answer per pair");
+    let body = |index: u32| Body::from(bodies[index as usize]);
+    let checks: Vec<(PairCheck, bool, f64)> = pairs
+        .par_iter()
+        .zip(candidates.par_iter())
+        .map(|(&[i, j], candidate)| {
+            let (a, b) = (body(i), body(j));
+            let oracle = reference::sweep(&a, &b);
+            let check = check_pair(&a, &b, candidate.as_ref(), oracle.as_ref(), bound);
+            let time_difference = match (candidate, oracle) {
+                (Some(c), Some(r)) if c.status == ImpactStatus::Contact => {
+                    (f64::from(c.time_of_impact) - r.time_of_impact).abs()
+                }
+                _ => 0.0,
+            };
+            (check, oracle.is_some(), time_difference)
+        })
+        .collect();
+    let mut report = ParityReport {
+        pairs: pairs.len(),
+        ..ParityReport::default()
+    };
+    for (index, ((check, oracle_hit, time_difference), candidate)) in
+        checks.iter().zip(candidates).enumerate()
+    {
+        report.candidate_hits += usize::from(candidate.is_some());
+        report.reference_hits += usize::from(*oracle_hit);
+        report.disagreements += usize::from(check.disagrees);
+        report.max_backward_error = report.max_backward_error.max(check.backward_error);
+        report.max_time_difference = report.max_time_difference.max(*time_difference);
+        if let Some(reason) = check.failure {
+            report.failures += 1;
+            if report.first_failures.len() < 10 {
+                report.first_failures.push((index, reason));
+            }
+        }
+    }
+    report
+}

@@ -1,0 +1,240 @@
+//! Reproducible test and benchmark inputs: a random world of moving bodies with candidate
+//! pairs, and an adversarial set of the cases where swept tests go wrong.
+//!
+//! The generator is SplitMix64, written out here so that a seed means the same workload on
+//! every platform and version.
+
+use glam::Vec3;
+
+use crate::geometry::MovingSphere;
+
+/// Bodies and the candidate pairs to sweep among them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Workload {
+    /// The moving bodies.
+    pub bodies: Vec<MovingSphere>,
+    /// Candidate pairs: indices into `bodies`.
+    pub pairs: Vec<[u32; 2]>,
+}
+
+/// Parameters of [`Workload::random`].
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct WorkloadConfig {
+    /// Number of bodies (at least 2).
+    pub bodies: usize,
+    /// Number of candidate pairs.
+    pub pairs: usize,
+    /// Seed of the generator.
+    pub seed: u64,
+    /// 2 for circles (z = 0), 3 for spheres.
+    pub dimensions: u32,
+    /// Distance of the world from the origin (added to every centre).
+    pub offset: f32,
+    /// Spacing of the lattice the bodies are scattered on.
+    pub spacing: f32,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        Self {
+            bodies: 100_000,
+            pairs: 1_000_000,
+            seed: 1,
+            dimensions: 3,
+            offset: 0.0,
+            spacing: 1.0,
+        }
+    }
+}
+
+/// SplitMix64: a small, fast, well-mixed generator.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// A generator started from `seed`.
+    #[must_use]
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in [low, high).
+    pub fn range(&mut self, low: f64, high: f64) -> f64 {
+        low + (high - low) * self.unit()
+    }
+
+    /// Uniform in 0..n (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+
+    /// Uniform in the ball of radius `radius` (the disc, with z = 0, when `dimensions` is 2).
+    pub fn in_ball(&mut self, radius: f64, dimensions: u32) -> Vec3 {
+        loop {
+            let z = if dimensions == 2 {
+                0.0
+            } else {
+                self.range(-1.0, 1.0)
+            };
+            let v = glam::DVec3::new(self.range(-1.0, 1.0), self.range(-1.0, 1.0), z);
+            if v.length_squared() <= 1.0 {
+                return (v * radius).as_vec3();
+            }
+        }
+    }
+}
+
+impl Workload {
+    /// A world of `config.bodies` bodies scattered on a jittered lattice of `config.spacing`,
+    /// with radii from 5% to 50% of the spacing and displacements up to 1.5 spacings, and
+    /// `config.pairs` candidate pairs between lattice neighbours: the kind of pairs a broad
+    /// phase hands over, of which a good share collide.
+    #[must_use]
+    pub fn random(config: &WorkloadConfig) -> Self {
+        let mut rng = SplitMix64::new(config.seed);
+        let n = config.bodies.max(2);
+        let dims = if config.dimensions == 2 { 2 } else { 3 };
+        let side = (n as f64).powf(1.0 / f64::from(dims)).ceil() as usize;
+        let h = f64::from(config.spacing);
+        let layer = if dims == 2 { 0 } else { side * side };
+        let bodies = (0..n)
+            .map(|i| {
+                let cell = [
+                    i % side,
+                    (i / side) % side,
+                    if dims == 2 { 0 } else { i / layer },
+                ];
+                let jitter = rng.in_ball(0.25 * h, dims);
+                let lattice = Vec3::new(cell[0] as f32, cell[1] as f32, cell[2] as f32);
+                MovingSphere::new(
+                    lattice * config.spacing + jitter + Vec3::splat(config.offset),
+                    rng.range(0.05 * h, 0.5 * h) as f32,
+                    rng.in_ball(1.5 * h, dims),
+                )
+            })
+            .collect();
+        let steps: &[usize] = if dims == 2 {
+            &[1, side]
+        } else {
+            &[1, side, layer]
+        };
+        let pairs = (0..config.pairs)
+            .map(|_| {
+                let i = rng.below(n as u64) as usize;
+                let step = steps[rng.below(steps.len() as u64) as usize];
+                let j = if rng.next_u64() & 1 == 0 {
+                    i + step
+                } else {
+                    i + n - step % n
+                };
+                [i as u32, (j % n) as u32]
+            })
+            .collect();
+        Self { bodies, pairs }
+    }
+
+    /// The cases where swept tests break, each a pair `[2k, 2k + 1]`, at radius sums from
+    /// 2e-4 to 2e4 and world offsets 0, 1e3 and 1e6: grazing contacts (exact, just inside, just
+    /// outside), contact exactly at t = 1 and just past it, overlap at t = 0, touching at
+    /// t = 0, zero relative motion (apart and overlapping), head-on collinear approaches and
+    /// retreats, zero radii (a point, i.e. a ray, against a sphere, and two points), identical
+    /// bodies, and random directions at each scale.
+    #[must_use]
+    pub fn adversarial(seed: u64) -> Self {
+        let mut rng = SplitMix64::new(seed);
+        let mut w = Self::default();
+        for &offset in &[0.0f32, 1e3, 1e6] {
+            for &r in &[1e-4f32, 1e-2, 1.0, 1e2, 1e4] {
+                let base = Vec3::new(offset, -offset, 0.5 * offset);
+                let x = Vec3::X;
+                let y = Vec3::Y;
+                // r + r = 2r; head-on from 5r away moving 3r: touches exactly at t = 1.
+                w.push(base, r, 3.0 * r * x, base + 5.0 * r * x, r, Vec3::ZERO);
+                w.push(
+                    base,
+                    r,
+                    3.0 * r * x * (1.0 - 1e-6),
+                    base + 5.0 * r * x,
+                    r,
+                    Vec3::ZERO,
+                );
+                w.push(
+                    base,
+                    r,
+                    3.0 * r * x * (1.0 + 1e-6),
+                    base + 5.0 * r * x,
+                    r,
+                    Vec3::ZERO,
+                );
+                // Tangent graze: passes b at exactly the radius sum, at t = 0.5.
+                for k in [1.0 - 1e-6, 1.0, 1.0 + 1e-6] {
+                    let b = base + 5.0 * r * x + 2.0 * r * k * y;
+                    w.push(base, r, 10.0 * r * x, b, r, Vec3::ZERO);
+                }
+                // Overlap at t = 0, moving apart and together; touching at t = 0.
+                w.push(base, r, -r * x, base + r * x, r, Vec3::ZERO);
+                w.push(base, r, r * x, base + r * x, r, r * y);
+                w.push(base, r, r * y, base + 2.0 * r * x, r, Vec3::ZERO);
+                // Zero relative motion, apart and overlapping.
+                let d = 7.0 * r * (x + y);
+                w.push(base, r, d, base + 3.0 * r * x, r, d);
+                w.push(base, r, d, base + 0.5 * r * x, r, d);
+                // Both moving, head-on collinear, meeting at t = 0.4; and retreating.
+                w.push(base, r, 5.0 * r * x, base + 6.0 * r * x, r, -5.0 * r * x);
+                w.push(base, r, -5.0 * r * x, base + 6.0 * r * x, r, 5.0 * r * x);
+                // Zero radius: a ray into a sphere, a ray just missing, two points.
+                w.push(base, 0.0, 4.0 * r * x, base + 3.0 * r * x, r, Vec3::ZERO);
+                w.push(
+                    base,
+                    0.0,
+                    4.0 * r * x,
+                    base + 3.0 * r * x + 1.01 * r * y,
+                    r,
+                    Vec3::ZERO,
+                );
+                w.push(base, 0.0, 4.0 * r * x, base + 2.0 * r * x, 0.0, Vec3::ZERO);
+                // Identical bodies.
+                w.push(base, r, d, base, r, d);
+                // Random directions at this scale, half of them near grazing.
+                for k in 0..64 {
+                    let a = base + rng.in_ball(4.0 * r as f64, 3);
+                    let b = base + rng.in_ball(4.0 * r as f64, 3);
+                    let (ra, rb) = (
+                        rng.range(0.0, r as f64) as f32,
+                        rng.range(0.0, r as f64) as f32,
+                    );
+                    let mut da = rng.in_ball(8.0 * r as f64, 3);
+                    if k % 2 == 0 {
+                        // Aim a's motion to pass b's centre at exactly the radius sum.
+                        let to_b = b - a;
+                        let side = da.cross(to_b).cross(da).normalize_or_zero();
+                        da = (to_b - side * (ra + rb)).normalize_or_zero() * da.length() * 2.0;
+                    }
+                    w.push(a, ra, da, b, rb, Vec3::ZERO);
+                }
+            }
+        }
+        w
+    }
+
+    fn push(&mut self, ca: Vec3, ra: f32, da: Vec3, cb: Vec3, rb: f32, db: Vec3) {
+        let i = self.bodies.len() as u32;
+        self.bodies.push(MovingSphere::new(ca, ra, da));
+        self.bodies.push(MovingSphere::new(cb, rb, db));
+        self.pairs.push([i, i + 1]);
+    }
+}

@@ -1,0 +1,142 @@
+//! The WGSL sweep on a real adapter against the f64 oracle, judged by backward error with the
+//! GPU bound (see `sweepcast::parity`), and against its f32 CPU twin.
+
+mod common;
+
+use sweepcast::gpu::SweepPipeline;
+use sweepcast::parity::{self, GPU_BOUND};
+use sweepcast::workload::{Workload, WorkloadConfig};
+use sweepcast::{Impact, cpu};
+
+fn check(pipeline: &SweepPipeline, name: &str, workload: &Workload) -> Vec<Option<Impact>> {
+    let impacts = pipeline
+        .sweep(&workload.bodies, &workload.pairs)
+        .expect("valid workload");
+    assert_eq!(
+        impacts.len(),
+        workload.pairs.len(),
+        "{name}: one result per pair"
+    );
+    let report = parity::compare(&workload.bodies, &workload.pairs, &impacts, GPU_BOUND);
+    println!("{name}: {report}");
+    assert!(report.passed(), "{name}: {report}");
+    assert!(
+        report.candidate_hits > 0 && report.candidate_hits < report.pairs,
+        "{name}: {report}"
+    );
+    impacts
+}
+
+#[test]
+fn gpu_matches_oracle_on_random_and_adversarial_sets() {
+    let Some(context) = common::gpu_context("gpu_matches_oracle_on_random_and_adversarial_sets")
+    else {
+        return;
+    };
+    let pipeline = SweepPipeline::new(&context);
+    let million = WorkloadConfig {
+        bodies: 200_000,
+        pairs: 1_000_000,
+        seed: 7,
+        ..Default::default()
+    };
+    check(&pipeline, "GPU random 3D", &Workload::random(&million));
+    let flat = WorkloadConfig {
+        bodies: 100_000,
+        pairs: 300_000,
+        seed: 8,
+        dimensions: 2,
+        ..Default::default()
+    };
+    check(&pipeline, "GPU random 2D", &Workload::random(&flat));
+    for offset in [1e3, 1e6] {
+        let far = WorkloadConfig {
+            offset,
+            seed: 9,
+            bodies: 100_000,
+            pairs: 300_000,
+            ..Default::default()
+        };
+        check(
+            &pipeline,
+            &format!("GPU random 3D at offset {offset:e}"),
+            &Workload::random(&far),
+        );
+    }
+    check(&pipeline, "GPU adversarial", &Workload::adversarial(3));
+}
+
+#[test]
+fn chunked_dispatches_equal_one_dispatch() {
+    let Some(context) = common::gpu_context("chunked_dispatches_equal_one_dispatch") else {
+        return;
+    };
+    let workload = Workload::random(&WorkloadConfig {
+        bodies: 5_000,
+        pairs: 20_000,
+        seed: 11,
+        ..Default::default()
+    });
+    let whole = SweepPipeline::new(&context);
+    let chunked = SweepPipeline::new(&context).with_max_pairs_per_dispatch(1_000);
+    assert_eq!(chunked.max_pairs_per_dispatch(), 1_000);
+    let expected = whole.sweep(&workload.bodies, &workload.pairs).unwrap();
+    let got = chunked.sweep(&workload.bodies, &workload.pairs).unwrap();
+    assert_eq!(
+        got, expected,
+        "20 chunks of 1000 pairs must give the single dispatch's answers"
+    );
+}
+
+#[test]
+fn pipeline_reused_across_growing_and_shrinking_batches() {
+    let Some(context) = common::gpu_context("pipeline_reused_across_growing_and_shrinking_batches")
+    else {
+        return;
+    };
+    let pipeline = SweepPipeline::new(&context);
+    let mut impacts = Vec::new();
+    for (step, pairs) in [10usize, 5_000, 3, 70_000, 1, 2_000]
+        .into_iter()
+        .enumerate()
+    {
+        let config = WorkloadConfig {
+            bodies: 1 + pairs / 4,
+            pairs,
+            seed: step as u64,
+            ..Default::default()
+        };
+        let workload = Workload::random(&config);
+        pipeline
+            .sweep_into(&workload.bodies, &workload.pairs, &mut impacts)
+            .unwrap();
+        let twin = cpu::sweep_batch(&workload.bodies, &workload.pairs).unwrap();
+        assert_eq!(impacts.len(), pairs, "step {step}");
+        let report = parity::compare(&workload.bodies, &workload.pairs, &impacts, GPU_BOUND);
+        assert!(report.passed(), "step {step}: {report}");
+        // The CPU twin runs the same operations; it agrees on every hit/miss but for pairs
+        // within the bound of a boundary.
+        let differing = impacts
+            .iter()
+            .zip(&twin)
+            .filter(|(g, c)| g.is_some() != c.is_some())
+            .count();
+        assert!(
+            differing <= report.disagreements + pairs / 1000,
+            "step {step}: {differing} differ"
+        );
+    }
+}
+
+#[test]
+fn async_form_gives_the_same_answers() {
+    let Some(context) = common::gpu_context("async_form_gives_the_same_answers") else {
+        return;
+    };
+    let pipeline = SweepPipeline::new(&context);
+    let workload = Workload::adversarial(5);
+    let blocking = pipeline.sweep(&workload.bodies, &workload.pairs).unwrap();
+    let awaited =
+        pollster::block_on(pipeline.sweep_async(&workload.bodies, &workload.pairs)).unwrap();
+    assert_eq!(blocking, awaited);
+}
