@@ -41,3 +41,8 @@ pub mod workload;
 pub use error::{BodyField, Error};
 pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere};
 pub use validate::{validate_bodies, validate_body, validate_pairs};
+
+/// The README's Rust examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -234,15 +234,39 @@ pub fn compare<B>(
 where
     B: Copy + Into<MovingSphere> + Sync,
 {
+    let oracle = reference::sweep_batch(bodies, pairs);
+    compare_with_oracle(bodies, pairs, candidates, &oracle, bound)
+}
+
+/// [`compare`] with the oracle's answers already computed ([`reference::sweep_batch`]).
+///
+/// # Panics
+/// If `candidates`, `oracle` and `pairs` differ in length or a pair index is out of range.
+#[must_use]
+pub fn compare_with_oracle<B>(
+    bodies: &[B],
+    pairs: &[[u32; 2]],
+    candidates: &[Option<Impact>],
+    oracle: &[Option<ReferenceImpact>],
+    bound: f64,
+) -> ParityReport
+where
+    B: Copy + Into<MovingSphere> + Sync,
+{
     assert_eq!(pairs.len(), candidates.len(), "one answer per pair");
+    assert_eq!(pairs.len(), oracle.len(), "one oracle answer per pair");
     let body = |index: u32| Body::from(bodies[index as usize]);
     let checks: Vec<(PairCheck, bool, f64)> = pairs
         .par_iter()
-        .zip(candidates.par_iter())
-        .map(|(&[i, j], candidate)| {
-            let (a, b) = (body(i), body(j));
-            let oracle = reference::sweep(&a, &b);
-            let check = check_pair(&a, &b, candidate.as_ref(), oracle.as_ref(), bound);
+        .zip(candidates.par_iter().zip(oracle.par_iter()))
+        .map(|(&[i, j], (candidate, oracle))| {
+            let check = check_pair(
+                &body(i),
+                &body(j),
+                candidate.as_ref(),
+                oracle.as_ref(),
+                bound,
+            );
             let time_difference = match (candidate, oracle) {
                 (Some(c), Some(r)) if c.status == ImpactStatus::Contact => {
                     (f64::from(c.time_of_impact) - r.time_of_impact).abs()

@@ -7,6 +7,7 @@
 //! replaced by equivalent stable ones; each replacement is marked `FIX`.
 
 use glam::DVec3;
+use rayon::prelude::*;
 
 use crate::geometry::{ImpactStatus, MovingSphere};
 
@@ -147,4 +148,21 @@ pub fn time_of_impact_dynamic_static(
 pub fn overlaps(a: &Body, b: &Body) -> bool {
     let sum_radii = a.radius + b.radius;
     (b.center - a.center).length_squared() <= sum_radii * sum_radii
+}
+
+/// [`sweep`] over every candidate pair, in parallel on all cores.
+///
+/// # Panics
+/// If a pair index is out of range: the oracle trusts its input (see
+/// [`crate::validate_pairs`]).
+#[must_use]
+pub fn sweep_batch<B>(bodies: &[B], pairs: &[[u32; 2]]) -> Vec<Option<ReferenceImpact>>
+where
+    B: Copy + Into<MovingSphere> + Sync,
+{
+    let body = |index: u32| Body::from(bodies[index as usize]);
+    pairs
+        .par_iter()
+        .map(|&[i, j]| sweep(&body(i), &body(j)))
+        .collect()
 }

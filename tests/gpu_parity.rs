@@ -140,3 +140,27 @@ fn async_form_gives_the_same_answers() {
         pollster::block_on(pipeline.sweep_async(&workload.bodies, &workload.pairs)).unwrap();
     assert_eq!(blocking, awaited);
 }
+
+#[test]
+fn twenty_million_pairs_in_chunks_none_dropped() {
+    let Some(context) = common::gpu_context("twenty_million_pairs_in_chunks_none_dropped") else {
+        return;
+    };
+    let pipeline = SweepPipeline::new(&context);
+    let config = WorkloadConfig {
+        bodies: 1_000_000,
+        pairs: 20_000_000,
+        seed: 20,
+        ..Default::default()
+    };
+    let workload = Workload::random(&config);
+    let chunks = workload
+        .pairs
+        .len()
+        .div_ceil(pipeline.max_pairs_per_dispatch());
+    println!(
+        "20M pairs in {chunks} dispatches of at most {}",
+        pipeline.max_pairs_per_dispatch()
+    );
+    check(&pipeline, "GPU 20M pairs", &workload);
+}

@@ -140,6 +140,19 @@ impl SweepPipeline {
         self.max_bodies as usize
     }
 
+    /// Bytes of device memory this pipeline holds now: its buffers, grown to the largest
+    /// batch so far (bounded by the device limits, whatever the batch).
+    #[must_use]
+    pub fn device_memory_bytes(&self) -> u64 {
+        let buffers = pollster::block_on(self.buffers.lock());
+        let size = |buffer: &Option<wgpu::Buffer>| buffer.as_ref().map_or(0, wgpu::Buffer::size);
+        buffers.params.size()
+            + size(&buffers.bodies)
+            + size(&buffers.pairs)
+            + size(&buffers.impacts)
+            + size(&buffers.staging)
+    }
+
     /// Sweeps every candidate pair on the GPU, blocking until the results are back.
     ///
     /// # Arguments

@@ -1,0 +1,175 @@
+//! Headless run: generate a world, sweep it on the GPU, on the CPU in f32 and with the f64
+//! oracle, print each one's throughput and the parity verdict.
+//!
+//! ```text
+//! cargo run --release --example headless -- [--bodies N] [--pairs N] [--seed S] [--dims 2|3]
+//!                                           [--offset X] [--runs R]
+//! ```
+//!
+//! Exits 1 on a parity failure, 2 when no GPU adapter is found, 3 on bad arguments.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use sweepcast::gpu::{GpuContext, SweepPipeline};
+use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND};
+use sweepcast::workload::{Workload, WorkloadConfig};
+use sweepcast::{cpu, reference};
+
+struct Options {
+    config: WorkloadConfig,
+    runs: usize,
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut options = Options {
+        config: WorkloadConfig {
+            bodies: 250_000,
+            pairs: 2_000_000,
+            ..WorkloadConfig::default()
+        },
+        runs: 5,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or(format!("{flag} needs a value"));
+        let c = &mut options.config;
+        match flag.as_str() {
+            "--bodies" => c.bodies = parse(&value()?)?,
+            "--pairs" => c.pairs = parse(&value()?)?,
+            "--seed" => c.seed = parse(&value()?)?,
+            "--dims" => c.dimensions = parse(&value()?)?,
+            "--offset" => c.offset = parse(&value()?)?,
+            "--runs" => options.runs = parse::<usize>(&value()?)?.max(1),
+            "--help" | "-h" => {
+                return Err(
+                    "usage: headless [--bodies N] [--pairs N] [--seed S] [--dims 2|3] \
+                            [--offset X] [--runs R]"
+                        .into(),
+                );
+            }
+            other => return Err(format!("unknown option {other}; try --help")),
+        }
+    }
+    if !matches!(options.config.dimensions, 2 | 3) {
+        return Err("--dims must be 2 or 3".into());
+    }
+    if options.config.bodies < 2 {
+        return Err("--bodies must be at least 2".into());
+    }
+    Ok(options)
+}
+
+fn parse<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.parse().map_err(|_| format!("cannot parse {text:?}"))
+}
+
+/// Runs `work` once to warm up, then `runs` times; returns the median duration.
+fn median_time(runs: usize, mut work: impl FnMut()) -> Duration {
+    work();
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            work();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn report_throughput(name: &str, pairs: usize, median: Duration) {
+    println!(
+        "{name:<28} {:>10.3} ms median  {:>8.2} M pairs/s",
+        median.as_secs_f64() * 1e3,
+        pairs as f64 / median.as_secs_f64() / 1e6
+    );
+}
+
+fn main() -> ExitCode {
+    let options = match parse_options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(3);
+        }
+    };
+    let config = options.config;
+    let context = match GpuContext::new_blocking() {
+        Ok(context) => context,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let info = context.adapter_info();
+    println!(
+        "adapter: {} | backend {:?} | type {:?} | driver {} {}",
+        info.name, info.backend, info.device_type, info.driver, info.driver_info
+    );
+    let pipeline = SweepPipeline::new(&context);
+    println!(
+        "device limits: {} pairs per dispatch, {} bodies per batch",
+        pipeline.max_pairs_per_dispatch(),
+        pipeline.max_bodies()
+    );
+    println!(
+        "workload: {} bodies, {} pairs, {}D, seed {}, offset {}; median of {} runs after a warm-up; {} CPU threads",
+        config.bodies,
+        config.pairs,
+        config.dimensions,
+        config.seed,
+        config.offset,
+        options.runs,
+        rayon::current_num_threads()
+    );
+    let workload = Workload::random(&config);
+    let (bodies, pairs) = (&workload.bodies, &workload.pairs);
+
+    let mut gpu = Vec::new();
+    let mut gpu_error = None;
+    let gpu_time = median_time(options.runs, || {
+        if let Err(error) = pipeline.sweep_into(bodies, pairs, &mut gpu) {
+            gpu_error.get_or_insert(error);
+        }
+    });
+    if let Some(error) = gpu_error {
+        eprintln!("error: the GPU sweep failed: {error}");
+        return ExitCode::FAILURE;
+    }
+    let mut cpu_f32 = Vec::new();
+    let cpu_time = median_time(options.runs, || {
+        cpu::sweep_batch_into(bodies, pairs, &mut cpu_f32).expect("generated input is valid");
+    });
+    let mut oracle = Vec::new();
+    let oracle_time = median_time(options.runs, || {
+        oracle = reference::sweep_batch(bodies, pairs)
+    });
+
+    println!();
+    report_throughput("GPU sweep (end to end)", pairs.len(), gpu_time);
+    report_throughput("CPU f32 batch (all cores)", pairs.len(), cpu_time);
+    report_throughput("f64 reference (all cores)", pairs.len(), oracle_time);
+    println!(
+        "hits: GPU {}, CPU f32 {}, f64 reference {}",
+        gpu.iter().flatten().count(),
+        cpu_f32.iter().flatten().count(),
+        oracle.iter().flatten().count()
+    );
+
+    println!();
+    let gpu_report = parity::compare_with_oracle(bodies, pairs, &gpu, &oracle, GPU_BOUND);
+    let cpu_report = parity::compare_with_oracle(bodies, pairs, &cpu_f32, &oracle, CPU_BOUND);
+    println!("parity GPU (bound {GPU_BOUND} eps): {gpu_report}");
+    println!("parity CPU f32 (bound {CPU_BOUND} eps): {cpu_report}");
+    if gpu_report.passed() && cpu_report.passed() {
+        println!("parity: PASS (0 failures beyond the documented bound)");
+        ExitCode::SUCCESS
+    } else {
+        println!(
+            "parity: FAIL ({} GPU and {} CPU pairs beyond the bound)",
+            gpu_report.failures, cpu_report.failures
+        );
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,193 @@
+//! One test per row of the README's table of bad inputs: each gets its typed error, from the
+//! CPU batch and from the GPU pipeline alike, before any work is done.
+
+mod common;
+
+use glam::Vec3;
+use sweepcast::gpu::SweepPipeline;
+use sweepcast::{BodyField, Error, Impact, MovingSphere, cpu};
+
+fn bodies() -> Vec<MovingSphere> {
+    (0..4)
+        .map(|i| MovingSphere::new(Vec3::new(3.0 * i as f32, 0.0, 0.0), 1.0, Vec3::X))
+        .collect()
+}
+
+const PAIRS: [[u32; 2]; 3] = [[0, 1], [1, 2], [2, 3]];
+
+/// Runs the CPU batch and (when an adapter exists) the GPU on the same input.
+fn both(
+    test: &str,
+    bodies: &[MovingSphere],
+    pairs: &[[u32; 2]],
+) -> Vec<Result<Vec<Option<Impact>>, Error>> {
+    let mut results = vec![cpu::sweep_batch(bodies, pairs)];
+    if let Some(context) = common::gpu_context(test) {
+        results.push(SweepPipeline::new(&context).sweep(bodies, pairs));
+    }
+    results
+}
+
+fn assert_non_finite(test: &str, bodies: &[MovingSphere], body: usize, field: BodyField) {
+    for result in both(test, bodies, &PAIRS) {
+        match result {
+            Err(Error::NonFinite { body: b, field: f }) => {
+                assert_eq!((b, f), (body, field), "{test}")
+            }
+            other => panic!("{test}: expected NonFinite, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn nan_center_is_rejected_naming_the_body() {
+    let mut b = bodies();
+    b[2].center.y = f32::NAN;
+    assert_non_finite("nan_center", &b, 2, BodyField::Center);
+}
+
+#[test]
+fn infinite_center_is_rejected() {
+    let mut b = bodies();
+    b[0].center.z = f32::NEG_INFINITY;
+    assert_non_finite("infinite_center", &b, 0, BodyField::Center);
+}
+
+#[test]
+fn nan_or_infinite_radius_is_rejected() {
+    let mut b = bodies();
+    b[1].radius = f32::NAN;
+    assert_non_finite("nan_radius", &b, 1, BodyField::Radius);
+    b[1].radius = f32::INFINITY;
+    assert_non_finite("infinite_radius", &b, 1, BodyField::Radius);
+}
+
+#[test]
+fn nan_or_infinite_displacement_is_rejected() {
+    let mut b = bodies();
+    b[3].displacement.x = f32::INFINITY;
+    assert_non_finite("infinite_displacement", &b, 3, BodyField::Displacement);
+    b[3].displacement.x = f32::NAN;
+    assert_non_finite("nan_displacement", &b, 3, BodyField::Displacement);
+}
+
+#[test]
+fn negative_radius_is_rejected_but_zero_and_negative_zero_are_points() {
+    let mut b = bodies();
+    b[2].radius = -0.5;
+    for result in both("negative_radius", &b, &PAIRS) {
+        match result {
+            Err(
+                error @ Error::NegativeRadius {
+                    body: 2,
+                    radius: -0.5,
+                },
+            ) => {
+                assert!(error.to_string().contains("body 2"), "{error}");
+            }
+            other => panic!("expected NegativeRadius, got {other:?}"),
+        }
+    }
+    for radius in [0.0, -0.0] {
+        b[2].radius = radius;
+        for result in both("zero_radius", &b, &PAIRS) {
+            assert_eq!(result.expect("a point is a valid body").len(), PAIRS.len());
+        }
+    }
+}
+
+#[test]
+fn pair_index_out_of_range_is_rejected_naming_the_pair() {
+    let pairs = [[0, 1], [1, 2], [3, 4]];
+    for result in both("pair_out_of_range", &bodies(), &pairs) {
+        match result {
+            Err(
+                error @ Error::PairIndexOutOfRange {
+                    pair: 2,
+                    index: 4,
+                    body_count: 4,
+                },
+            ) => {
+                assert!(error.to_string().contains("pair 2"), "{error}");
+            }
+            other => panic!("expected PairIndexOutOfRange, got {other:?}"),
+        }
+    }
+    // u32::MAX must not wrap into range.
+    for result in both("pair_u32_max", &bodies(), &[[u32::MAX, 0]]) {
+        assert!(matches!(
+            result,
+            Err(Error::PairIndexOutOfRange {
+                index: u32::MAX,
+                ..
+            })
+        ));
+    }
+}
+
+#[test]
+fn pairs_without_bodies_are_out_of_range() {
+    for result in both("no_bodies", &[], &[[0, 0]]) {
+        assert!(
+            matches!(
+                result,
+                Err(Error::PairIndexOutOfRange { body_count: 0, .. })
+            ),
+            "{result:?}"
+        );
+    }
+}
+
+#[test]
+fn empty_batch_returns_empty_without_touching_the_device() {
+    for result in both("empty_batch", &bodies(), &[]) {
+        assert_eq!(result.expect("empty is fine").len(), 0);
+    }
+    for result in both("empty_everything", &[], &[]) {
+        assert_eq!(result.expect("empty is fine").len(), 0);
+    }
+    if let Some(context) = common::gpu_context("empty_batch_allocates_nothing") {
+        let pipeline = SweepPipeline::new(&context);
+        let before = pipeline.device_memory_bytes();
+        assert!(pipeline.sweep(&bodies(), &[]).unwrap().is_empty());
+        assert_eq!(
+            pipeline.device_memory_bytes(),
+            before,
+            "no buffer was created"
+        );
+    }
+}
+
+#[test]
+fn a_body_paired_with_itself_overlaps_itself() {
+    for result in both("self_pair", &bodies(), &[[1, 1]]) {
+        let impact = result.unwrap()[0].expect("a body overlaps itself");
+        assert!(impact.is_overlapping());
+        assert_eq!(impact.time_of_impact, 0.0);
+    }
+}
+
+#[test]
+fn more_bodies_than_one_binding_holds_is_rejected() {
+    let Some(context) = common::gpu_context("too_many_bodies") else {
+        return;
+    };
+    let pipeline = SweepPipeline::new(&context);
+    let max = pipeline.max_bodies();
+    // Software adapters allow 128 MiB bindings (4 Mi bodies); skip the allocation on devices
+    // whose limit would make this test hold gigabytes.
+    if max > 16 << 20 {
+        eprintln!("too_many_bodies: this device takes {max} bodies; not allocating {max} + 1");
+        return;
+    }
+    let bodies = vec![MovingSphere::default(); max + 1];
+    match pipeline.sweep(&bodies, &[[0, 1]]) {
+        Err(error @ Error::TooManyBodies { count, max: limit }) => {
+            assert_eq!((count, limit), (max + 1, max));
+            assert!(error.to_string().contains("split the world"), "{error}");
+        }
+        other => panic!("expected TooManyBodies, got {:?}", other.map(|v| v.len())),
+    }
+    // The largest allowed batch of bodies still works.
+    assert_eq!(pipeline.sweep(&bodies[..max], &[[0, 1]]).unwrap().len(), 1);
+}
