@@ -71,3 +71,56 @@ fn random_pairs_far_from_origin_within_bound() {
 fn adversarial_set_within_bound() {
     check("adversarial", &Workload::adversarial(3));
 }
+
+/// The judge itself must reject wrong answers, or the parity tests prove nothing.
+#[test]
+fn parity_judge_rejects_wrong_answers() {
+    use glam::Vec3;
+    use sweepcast::parity::check_pair;
+    use sweepcast::reference::{self, Body};
+    use sweepcast::{ImpactStatus, MovingSphere};
+
+    // Head-on: 10 apart, radius sum 2, closing by 16: touches at t = 0.5, leaves at t = 0.75.
+    let a = MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(16.0, 0.0, 0.0));
+    let b = MovingSphere::new(Vec3::new(10.0, 0.0, 0.0), 1.0, Vec3::ZERO);
+    let (a64, b64) = (Body::from(a), Body::from(b));
+    let oracle = reference::sweep(&a64, &b64);
+    let right = cpu::sweep(&a, &b).expect("hit");
+    assert_eq!(right.time_of_impact, 0.5);
+    let judge = |candidate: Option<sweepcast::Impact>| {
+        check_pair(&a64, &b64, candidate.as_ref(), oracle.as_ref(), CPU_BOUND).failure
+    };
+    assert_eq!(judge(Some(right)), None);
+    let at = |t: f32, status| {
+        Some(sweepcast::Impact {
+            time_of_impact: t,
+            status,
+            ..right
+        })
+    };
+    assert!(judge(None).is_some(), "a miss of a deep collision");
+    assert!(
+        judge(at(0.75, ImpactStatus::Contact)).is_some(),
+        "the exit root"
+    );
+    assert!(
+        judge(at(0.5001, ImpactStatus::Contact)).is_some(),
+        "a time off by 1e-4"
+    );
+    assert!(
+        judge(at(0.0, ImpactStatus::Overlapping)).is_some(),
+        "overlap of bodies apart"
+    );
+    assert!(
+        judge(at(1.5, ImpactStatus::Contact)).is_some(),
+        "a time past the step"
+    );
+    let unnormalised = Some(sweepcast::Impact {
+        normal: Vec3::new(2.0, 0.0, 0.0),
+        ..right
+    });
+    assert!(
+        judge(unnormalised).is_some(),
+        "a normal that is not unit length"
+    );
+}

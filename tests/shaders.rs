@@ -67,58 +67,44 @@ fn struct_layout(module: &naga::Module, name: &str) -> (u32, Vec<(String, u32)>)
     (layouter[handle].size, offsets)
 }
 
+/// The Rust struct's field names and offsets, in declaration order.
+macro_rules! rust_offsets {
+    ($ty:ty: $($field:ident),+) => {
+        vec![$((stringify!($field).to_string(), std::mem::offset_of!($ty, $field) as u32)),+]
+    };
+}
+
 #[test]
 fn shader_structs_match_their_rust_copies() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/sweep.wgsl");
     let module = parse_and_validate(&path);
-    let (size, offsets) = struct_layout(&module, "Body");
-    assert_eq!(size as usize, size_of::<GpuBody>());
-    assert_eq!(
-        offsets,
-        [
-            (
-                "center".to_string(),
-                std::mem::offset_of!(GpuBody, center) as u32
-            ),
-            (
-                "radius".to_string(),
-                std::mem::offset_of!(GpuBody, radius) as u32
-            ),
-            (
-                "displacement".to_string(),
-                std::mem::offset_of!(GpuBody, displacement) as u32
-            ),
-            (
-                "_pad".to_string(),
-                std::mem::offset_of!(GpuBody, _pad) as u32
-            ),
-        ]
-    );
-    let (size, offsets) = struct_layout(&module, "ImpactRecord");
-    assert_eq!(size as usize, size_of::<ImpactRecord>());
-    assert_eq!(
-        offsets,
-        [
-            (
-                "point".to_string(),
-                std::mem::offset_of!(ImpactRecord, point) as u32
-            ),
-            (
-                "time_of_impact".to_string(),
-                std::mem::offset_of!(ImpactRecord, time_of_impact) as u32
-            ),
-            (
-                "normal".to_string(),
-                std::mem::offset_of!(ImpactRecord, normal) as u32
-            ),
-            (
-                "status".to_string(),
-                std::mem::offset_of!(ImpactRecord, status) as u32
-            ),
-        ]
-    );
-    let (size, _) = struct_layout(&module, "Params");
-    assert_eq!(size as usize, size_of::<Params>());
+    let expected = [
+        (
+            "Body",
+            size_of::<GpuBody>(),
+            rust_offsets!(GpuBody: center, radius, displacement, _pad),
+        ),
+        (
+            "ImpactRecord",
+            size_of::<ImpactRecord>(),
+            rust_offsets!(ImpactRecord: point, time_of_impact, normal, status),
+        ),
+        (
+            "Params",
+            size_of::<Params>(),
+            rust_offsets!(Params: pair_count, _pad),
+        ),
+    ];
+    for (name, rust_size, rust_offsets) in expected {
+        let (size, offsets) = struct_layout(&module, name);
+        assert_eq!(size as usize, rust_size, "size of {name}");
+        if name == "Params" {
+            // The shader spells the padding as three u32 fields, Rust as one array.
+            assert_eq!(offsets[0], rust_offsets[0], "{name}");
+        } else {
+            assert_eq!(offsets, rust_offsets, "fields of {name}");
+        }
+    }
 
     let entry = module
         .entry_points

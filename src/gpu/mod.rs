@@ -9,3 +9,10 @@ mod sweep;
 
 pub use context::GpuContext;
 pub use sweep::{SWEEP_WGSL, SweepPipeline};
+
+// Both are shared across a simulation's threads.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<GpuContext>();
+    send_sync::<SweepPipeline>();
+};
