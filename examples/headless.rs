@@ -64,8 +64,17 @@ fn parse<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.parse().map_err(|_| format!("cannot parse {text:?}"))
 }
 
-/// Runs `work` once to warm up, then `runs` times; returns the median duration.
-fn median_time(runs: usize, mut work: impl FnMut()) -> Duration {
+/// Durations of the timed runs, sorted.
+struct Timings(Vec<Duration>);
+
+impl Timings {
+    fn median(&self) -> Duration {
+        self.0[self.0.len() / 2]
+    }
+}
+
+/// Runs `work` once to warm up, then `runs` times.
+fn time_runs(runs: usize, mut work: impl FnMut()) -> Timings {
     work();
     let mut times: Vec<Duration> = (0..runs)
         .map(|_| {
@@ -75,14 +84,19 @@ fn median_time(runs: usize, mut work: impl FnMut()) -> Duration {
         })
         .collect();
     times.sort();
-    times[times.len() / 2]
+    Timings(times)
 }
 
-fn report_throughput(name: &str, pairs: usize, median: Duration) {
+fn report_throughput(name: &str, pairs: usize, timings: &Timings) {
+    let rate = |d: Duration| pairs as f64 / d.as_secs_f64() / 1e6;
+    let (fastest, slowest) = (timings.0[0], timings.0[timings.0.len() - 1]);
     println!(
-        "{name:<28} {:>10.3} ms median  {:>8.2} M pairs/s",
-        median.as_secs_f64() * 1e3,
-        pairs as f64 / median.as_secs_f64() / 1e6
+        "{name:<28} {:>9.2} M pairs/s median ({:.2} to {:.2} over {} runs; median {:.1} ms)",
+        rate(timings.median()),
+        rate(slowest),
+        rate(fastest),
+        timings.0.len(),
+        timings.median().as_secs_f64() * 1e3,
     );
 }
 
@@ -128,7 +142,7 @@ fn main() -> ExitCode {
 
     let mut gpu = Vec::new();
     let mut gpu_error = None;
-    let gpu_time = median_time(options.runs, || {
+    let gpu_time = time_runs(options.runs, || {
         if let Err(error) = pipeline.sweep_into(bodies, pairs, &mut gpu) {
             gpu_error.get_or_insert(error);
         }
@@ -138,18 +152,18 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut cpu_f32 = Vec::new();
-    let cpu_time = median_time(options.runs, || {
+    let cpu_time = time_runs(options.runs, || {
         cpu::sweep_batch_into(bodies, pairs, &mut cpu_f32).expect("generated input is valid");
     });
     let mut oracle = Vec::new();
-    let oracle_time = median_time(options.runs, || {
+    let oracle_time = time_runs(options.runs, || {
         oracle = reference::sweep_batch(bodies, pairs)
     });
 
     println!();
-    report_throughput("GPU sweep (end to end)", pairs.len(), gpu_time);
-    report_throughput("CPU f32 batch (all cores)", pairs.len(), cpu_time);
-    report_throughput("f64 reference (all cores)", pairs.len(), oracle_time);
+    report_throughput("GPU sweep (end to end)", pairs.len(), &gpu_time);
+    report_throughput("CPU f32 batch (all cores)", pairs.len(), &cpu_time);
+    report_throughput("f64 reference (all cores)", pairs.len(), &oracle_time);
     println!(
         "hits: GPU {}, CPU f32 {}, f64 reference {}",
         gpu.iter().flatten().count(),

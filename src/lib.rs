@@ -7,7 +7,7 @@
 //! The pipeline, top to bottom:
 //!
 //! * [`geometry`]: the bodies ([`MovingCircle`], [`MovingSphere`], ...) and the [`Impact`].
-//! * [`reference`]: the f64 oracle, the swept test of the source documents made numerically
+//! * [`reference`](mod@reference): the f64 oracle, the swept test of the source documents made numerically
 //!   stable.
 //! * [`cpu`]: the f32 twin of each shader, line for line, and the batched CPU path.
 //! * [`gpu`]: [`gpu::GpuContext`] and [`gpu::SweepPipeline`], which runs `shaders/sweep.wgsl`.
@@ -28,6 +28,8 @@
 //! assert_eq!(impact.normal, Vec3::X);
 //! assert_eq!(impact.point, Vec3::new(5.0, 0.0, 0.0));
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod cpu;
 mod error;

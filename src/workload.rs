@@ -152,7 +152,7 @@ impl Workload {
     /// outside), contact exactly at t = 1 and just past it, overlap at t = 0, touching at
     /// t = 0, zero relative motion (apart and overlapping), head-on collinear approaches and
     /// retreats, zero radii (a point, i.e. a ray, against a sphere, and two points), identical
-    /// bodies, and random directions at each scale.
+    /// bodies, bodies of radius 1e-4 against each scale, and random directions at each scale.
     #[must_use]
     pub fn adversarial(seed: u64) -> Self {
         let mut rng = SplitMix64::new(seed);
@@ -209,6 +209,28 @@ impl Workload {
                 w.push(base, 0.0, 4.0 * r * x, base + 2.0 * r * x, 0.0, Vec3::ZERO);
                 // Identical bodies.
                 w.push(base, r, d, base, r, d);
+                // Mixed scales: a body of radius 1e-4 against one of this radius, hitting
+                // head-on, grazing, and a tiny body resting in a large one's path.
+                let tiny = 1e-4f32;
+                let gap = 3.0 * (r + tiny);
+                w.push(
+                    base,
+                    tiny,
+                    2.0 * gap * x,
+                    base + (gap + r + tiny) * x,
+                    r,
+                    Vec3::ZERO,
+                );
+                let graze = base + (gap + r) * x + (r + tiny) * y;
+                w.push(base, tiny, 2.0 * (gap + r) * x, graze, r, Vec3::ZERO);
+                w.push(
+                    base,
+                    r,
+                    2.0 * gap * x,
+                    base + (gap + r + tiny) * x,
+                    tiny,
+                    Vec3::ZERO,
+                );
                 // Random directions at this scale, half of them near grazing.
                 for k in 0..64 {
                     let a = base + rng.in_ball(4.0 * r as f64, 3);

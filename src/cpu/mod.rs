@@ -48,7 +48,7 @@ where
 
 /// The dynamic–static case: a moving body against one that stays put.
 ///
-/// Equivalent to [`sweep`] with a zero displacement for `fixed`.
+/// Equivalent to [`sweep()`] with a zero displacement for `fixed`.
 #[must_use]
 pub fn sweep_against_static<A, S>(moving: &A, fixed: &S) -> Option<Impact>
 where
