@@ -88,7 +88,8 @@ pub enum Error {
     /// The device rejected an operation (validation, out of memory) or was lost.
     #[error("the GPU device reported an error: {0}; if it was lost, create a new GpuContext")]
     Device(String),
-    /// Waiting for the GPU, or mapping its results back, failed.
-    #[error("reading results back from the GPU failed: {0}")]
-    Readback(String),
+    /// Mapping a buffer (to upload input or read results back), or waiting for the GPU,
+    /// failed.
+    #[error("mapping a GPU buffer or waiting for the GPU failed: {0}")]
+    Mapping(String),
 }

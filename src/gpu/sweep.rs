@@ -15,6 +15,7 @@ pub const SWEEP_WGSL: &str = include_str!("../../shaders/sweep.wgsl");
 const BODY_SIZE: u64 = size_of::<GpuBody>() as u64;
 const PAIR_SIZE: u64 = size_of::<[u32; 2]>() as u64;
 const RECORD_SIZE: u64 = size_of::<ImpactRecord>() as u64;
+const PARAMS_SIZE: u64 = size_of::<Params>() as u64;
 /// Smallest buffer capacity, in elements; below it growth by doubling is not worth a buffer.
 const MIN_CAPACITY: u64 = 1024;
 
@@ -59,9 +60,34 @@ struct Buffers {
     bodies: Option<wgpu::Buffer>,
     pairs: Option<wgpu::Buffer>,
     impacts: Option<wgpu::Buffer>,
-    staging: Option<wgpu::Buffer>,
+    /// Host-visible source of `bodies`.
+    body_upload: Option<Upload>,
+    /// Host-visible source of `params` (first 16 bytes) and `pairs` (after them).
+    pair_upload: Option<Upload>,
+    /// Host-visible copy of `impacts`, mapped to read the results.
+    readback: Option<wgpu::Buffer>,
     bind_group: Option<wgpu::BindGroup>,
     packed_bodies: Vec<GpuBody>,
+}
+
+/// A buffer the host writes while it is mapped and the GPU copies from once it is unmapped.
+/// Kept between calls so that no step allocates staging memory.
+#[derive(Debug)]
+struct Upload {
+    buffer: wgpu::Buffer,
+    mapped: bool,
+}
+
+/// How to size and use one of the grown buffers.
+#[derive(Copy, Clone)]
+struct BufferSpec {
+    label: &'static str,
+    usage: wgpu::BufferUsages,
+    element_size: u64,
+    /// Bytes before the elements.
+    header: u64,
+    /// Most elements the buffer may hold.
+    max: u64,
 }
 
 impl SweepPipeline {
@@ -92,7 +118,7 @@ impl SweepPipeline {
         let max_pairs_per_dispatch = max_dispatch_pairs.min(largest_binding / RECORD_SIZE);
         let params = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("sweep params"),
-            size: size_of::<Params>() as u64,
+            size: PARAMS_SIZE,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
@@ -109,7 +135,9 @@ impl SweepPipeline {
                     bodies: None,
                     pairs: None,
                     impacts: None,
-                    staging: None,
+                    body_upload: None,
+                    pair_upload: None,
+                    readback: None,
                     bind_group: None,
                     packed_bodies: Vec::new(),
                 },
@@ -145,12 +173,15 @@ impl SweepPipeline {
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
         let buffers = pollster::block_on(self.buffers.lock());
-        let size = |buffer: &Option<wgpu::Buffer>| buffer.as_ref().map_or(0, wgpu::Buffer::size);
+        let size = |buffer: Option<&wgpu::Buffer>| buffer.map_or(0, wgpu::Buffer::size);
+        let upload = |upload: &Option<Upload>| size(upload.as_ref().map(|u| &u.buffer));
         buffers.params.size()
-            + size(&buffers.bodies)
-            + size(&buffers.pairs)
-            + size(&buffers.impacts)
-            + size(&buffers.staging)
+            + size(buffers.bodies.as_ref())
+            + size(buffers.pairs.as_ref())
+            + size(buffers.impacts.as_ref())
+            + size(buffers.readback.as_ref())
+            + upload(&buffers.body_upload)
+            + upload(&buffers.pair_upload)
     }
 
     /// Sweeps every candidate pair on the GPU, blocking until the results are back.
@@ -165,7 +196,7 @@ impl SweepPipeline {
     /// # Errors
     /// Input errors before anything reaches the GPU: [`Error::NonFinite`],
     /// [`Error::NegativeRadius`], [`Error::PairIndexOutOfRange`], [`Error::TooManyBodies`].
-    /// Device errors after: [`Error::Device`], [`Error::Readback`].
+    /// Device errors after: [`Error::Device`], [`Error::Mapping`].
     pub fn sweep<B>(&self, bodies: &[B], pairs: &[[u32; 2]]) -> Result<Vec<Option<Impact>>, Error>
     where
         B: Copy + Into<MovingSphere>,
@@ -239,68 +270,82 @@ impl SweepPipeline {
         impacts.reserve(pairs.len());
         let chunk_capacity = (pairs.len() as u64).min(self.max_pairs_per_dispatch);
         self.ensure_capacity(buffers, bodies.len() as u64, chunk_capacity);
-        self.queue.write_buffer(
-            buffers.bodies.as_ref().expect("sized above"),
-            0,
-            bytemuck::cast_slice(&buffers.packed_bodies),
-        );
-        for chunk in pairs.chunks(self.max_pairs_per_dispatch as usize) {
-            self.sweep_chunk(buffers, chunk, impacts)
-                .await
-                .inspect_err(|_| impacts.clear())?;
+        let result = self.sweep_chunks(buffers, pairs, impacts).await;
+        if result.is_err() {
+            impacts.clear();
         }
-        Ok(())
+        result
     }
 
     /// Grows each buffer that is too small to the next power of two (capped at the device
-    /// limit) and rebuilds the bind group if any buffer changed.
+    /// limit) and rebuilds the bind group if a bound buffer changed.
     fn ensure_capacity(&self, buffers: &mut Buffers, body_count: u64, pair_count: u64) {
-        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let mut changed = grow(
-            &self.device,
-            &mut buffers.bodies,
-            "sweep bodies",
-            storage,
-            body_count,
-            self.max_bodies,
-            BODY_SIZE,
-        );
-        changed |= grow(
-            &self.device,
-            &mut buffers.pairs,
-            "sweep pairs",
-            storage,
-            pair_count,
-            self.max_pairs_per_dispatch,
-            PAIR_SIZE,
-        );
-        changed |= grow(
-            &self.device,
-            &mut buffers.impacts,
-            "sweep impacts",
-            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            pair_count,
-            self.max_pairs_per_dispatch,
-            RECORD_SIZE,
-        );
-        grow(
-            &self.device,
-            &mut buffers.staging,
-            "sweep staging",
-            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            pair_count,
-            self.max_pairs_per_dispatch,
-            RECORD_SIZE,
-        );
-        if changed || buffers.bind_group.is_none() {
-            let layout = self.pipeline.get_bind_group_layout(0);
+        use wgpu::BufferUsages as Usage;
+        let bodies = BufferSpec {
+            label: "sweep bodies",
+            usage: Usage::STORAGE | Usage::COPY_DST,
+            element_size: BODY_SIZE,
+            header: 0,
+            max: self.max_bodies,
+        };
+        let pairs = BufferSpec {
+            label: "sweep pairs",
+            element_size: PAIR_SIZE,
+            max: self.max_pairs_per_dispatch,
+            ..bodies
+        };
+        let impacts = BufferSpec {
+            label: "sweep impacts",
+            usage: Usage::STORAGE | Usage::COPY_SRC,
+            element_size: RECORD_SIZE,
+            ..pairs
+        };
+        let upload = Usage::MAP_WRITE | Usage::COPY_SRC;
+        let body_upload = BufferSpec {
+            label: "sweep body upload",
+            usage: upload,
+            ..bodies
+        };
+        let pair_upload = BufferSpec {
+            label: "sweep params and pairs upload",
+            usage: upload,
+            header: PARAMS_SIZE,
+            ..pairs
+        };
+        let readback = BufferSpec {
+            label: "sweep readback",
+            usage: Usage::MAP_READ | Usage::COPY_DST,
+            ..impacts
+        };
+
+        let device = &self.device;
+        let mut rebind = buffers.bind_group.is_none();
+        rebind |= grow(device, &mut buffers.bodies, bodies, body_count);
+        rebind |= grow(device, &mut buffers.pairs, pairs, pair_count);
+        rebind |= grow(device, &mut buffers.impacts, impacts, pair_count);
+        grow(device, &mut buffers.readback, readback, pair_count);
+        for (upload, spec, count) in [
+            (&mut buffers.body_upload, body_upload, body_count),
+            (&mut buffers.pair_upload, pair_upload, pair_count),
+        ] {
+            let was_mapped = upload.as_ref().is_some_and(|u| u.mapped);
+            let mut buffer = upload.take().map(|u| u.buffer);
+            // A new upload buffer is mapped at creation.
+            let created = grow(device, &mut buffer, spec, count);
+            *upload = buffer.map(|buffer| Upload {
+                buffer,
+                mapped: created || was_mapped,
+            });
+        }
+        if rebind {
             fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
                 wgpu::BindGroupEntry {
                     binding,
                     resource: buffer.as_entire_binding(),
                 }
             }
-            buffers.bind_group = Some(self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            let layout = self.pipeline.get_bind_group_layout(0);
+            buffers.bind_group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("sweep"),
                 layout: &layout,
                 entries: &[
@@ -313,35 +358,68 @@ impl SweepPipeline {
         }
     }
 
-    /// One dispatch: upload the chunk's pairs, run, copy back, map, decode.
-    async fn sweep_chunk(
+    /// Uploads the bodies once, then runs one dispatch per chunk of pairs.
+    async fn sweep_chunks(
         &self,
-        buffers: &Buffers,
-        chunk: &[[u32; 2]],
+        buffers: &mut Buffers,
+        pairs: &[[u32; 2]],
         impacts: &mut Vec<Option<Impact>>,
     ) -> Result<(), Error> {
-        let (pairs, staging, impacts_buffer) = (
-            buffers.pairs.as_ref().expect("sized"),
-            buffers.staging.as_ref().expect("sized"),
-            buffers.impacts.as_ref().expect("sized"),
-        );
+        let body_bytes: &[u8] = bytemuck::cast_slice(&buffers.packed_bodies);
+        let body_upload = buffers.body_upload.as_mut().expect("sized above");
+        self.fill(body_upload, &[body_bytes]).await?;
+        let mut upload_bodies = true;
+        for chunk in pairs.chunks(self.max_pairs_per_dispatch as usize) {
+            self.sweep_chunk(buffers, chunk, upload_bodies, impacts)
+                .await?;
+            upload_bodies = false;
+        }
+        Ok(())
+    }
+
+    /// One dispatch: upload the chunk's pairs (and on the first, the bodies), run, copy
+    /// the records back, map, decode.
+    async fn sweep_chunk(
+        &self,
+        buffers: &mut Buffers,
+        chunk: &[[u32; 2]],
+        upload_bodies: bool,
+        impacts: &mut Vec<Option<Impact>>,
+    ) -> Result<(), Error> {
         let pair_count = chunk.len() as u32;
-        self.queue
-            .write_buffer(pairs, 0, bytemuck::cast_slice(chunk));
-        self.queue.write_buffer(
-            &buffers.params,
-            0,
-            bytemuck::bytes_of(&Params {
-                pair_count,
-                _pad: [0; 3],
-            }),
+        let params = Params {
+            pair_count,
+            _pad: [0; 3],
+        };
+        let pair_upload = buffers.pair_upload.as_mut().expect("sized above");
+        self.fill(
+            pair_upload,
+            &[bytemuck::bytes_of(&params), bytemuck::cast_slice(chunk)],
+        )
+        .await?;
+
+        let buffer = |b: &Option<wgpu::Buffer>| b.clone().expect("sized above");
+        let (bodies, pairs, records, readback) = (
+            buffer(&buffers.bodies),
+            buffer(&buffers.pairs),
+            buffer(&buffers.impacts),
+            buffer(&buffers.readback),
         );
+        let pair_upload = &buffers.pair_upload.as_ref().expect("sized above").buffer;
+        let pair_bytes = u64::from(pair_count) * PAIR_SIZE;
         let record_bytes = u64::from(pair_count) * RECORD_SIZE;
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("sweep"),
             });
+        if upload_bodies {
+            let body_upload = &buffers.body_upload.as_ref().expect("sized above").buffer;
+            let body_bytes = buffers.packed_bodies.len() as u64 * BODY_SIZE;
+            encoder.copy_buffer_to_buffer(body_upload, 0, &bodies, 0, body_bytes);
+        }
+        encoder.copy_buffer_to_buffer(pair_upload, 0, &buffers.params, 0, PARAMS_SIZE);
+        encoder.copy_buffer_to_buffer(pair_upload, PARAMS_SIZE, &pairs, 0, pair_bytes);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("sweep"),
@@ -351,62 +429,90 @@ impl SweepPipeline {
             pass.set_bind_group(0, buffers.bind_group.as_ref(), &[]);
             pass.dispatch_workgroups(pair_count.div_ceil(WORKGROUP_SIZE), 1, 1);
         }
-        encoder.copy_buffer_to_buffer(impacts_buffer, 0, staging, 0, record_bytes);
+        encoder.copy_buffer_to_buffer(&records, 0, &readback, 0, record_bytes);
         self.queue.submit([encoder.finish()]);
 
-        let slice = staging.slice(..record_bytes);
-        let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
-        slice.map_async(wgpu::MapMode::Read, move |result| {
-            // The receiver outlives the poll below; a failed send only means it was dropped.
-            let _ = sender.send(result);
-        });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|error| Error::Readback(error.to_string()))?;
-        self.errors.take()?;
-        match receiver.receive().await {
-            Some(Ok(())) => {}
-            Some(Err(error)) => return Err(Error::Readback(error.to_string())),
-            None => return Err(Error::Readback("the map callback was dropped".into())),
-        }
-        {
-            let view = slice
-                .get_mapped_range()
-                .map_err(|error| Error::Readback(error.to_string()))?;
+        let slice = readback.slice(..record_bytes);
+        self.map(&slice, wgpu::MapMode::Read).await?;
+        let decoded = slice.get_mapped_range().map(|view| {
             let records: &[ImpactRecord] = bytemuck::cast_slice(&view);
             let packed = &buffers.packed_bodies;
             impacts.par_extend(records.par_iter().zip(chunk.par_iter()).map(
                 |(record, &[i, j])| record.to_impact(&packed[i as usize], &packed[j as usize]),
             ));
+        });
+        // Unmap on every path, or the next call could not map it again.
+        readback.unmap();
+        decoded.map_err(|error| Error::Mapping(error.to_string()))
+    }
+
+    /// Writes `pieces` one after another into `upload` from its start (waiting for it to be
+    /// mapped first) and unmaps it, ready to be copied from.
+    async fn fill(&self, upload: &mut Upload, pieces: &[&[u8]]) -> Result<(), Error> {
+        if !upload.mapped {
+            self.map(&upload.buffer.slice(..), wgpu::MapMode::Write)
+                .await?;
+            upload.mapped = true;
         }
-        staging.unmap();
-        Ok(())
+        let total: usize = pieces.iter().map(|piece| piece.len()).sum();
+        let written = upload
+            .buffer
+            .slice(..total as u64)
+            .get_mapped_range_mut()
+            .map(|mut view| {
+                let mut offset = 0;
+                for piece in pieces {
+                    view.slice(offset..offset + piece.len())
+                        .copy_from_slice(piece);
+                    offset += piece.len();
+                }
+            });
+        upload.buffer.unmap();
+        upload.mapped = false;
+        written.map_err(|error| Error::Mapping(error.to_string()))
+    }
+
+    /// Maps `slice` and waits for it, polling the device (which also waits for the work
+    /// submitted before).
+    async fn map(&self, slice: &wgpu::BufferSlice<'_>, mode: wgpu::MapMode) -> Result<(), Error> {
+        let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
+        slice.map_async(mode, move |result| {
+            // The receiver outlives the poll below; a failed send only means it was dropped.
+            let _ = sender.send(result);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|error| Error::Mapping(error.to_string()))?;
+        self.errors.take()?;
+        match receiver.receive().await {
+            Some(Ok(())) => Ok(()),
+            Some(Err(error)) => Err(Error::Mapping(error.to_string())),
+            None => Err(Error::Mapping("the map callback was dropped".into())),
+        }
     }
 }
 
-/// Replaces `buffer` with one of the next power of two above `count` elements (capped at
-/// `max`) when it holds fewer than `count`. Returns whether it was replaced.
+/// Replaces `buffer` with a larger one when it holds fewer than `count` elements: the next
+/// power of two above `count` (at least [`MIN_CAPACITY`], at most `spec.max`), plus the
+/// header. Upload buffers are created mapped. Returns whether it was replaced.
 fn grow(
     device: &wgpu::Device,
     buffer: &mut Option<wgpu::Buffer>,
-    label: &str,
-    usage: wgpu::BufferUsages,
+    spec: BufferSpec,
     count: u64,
-    max: u64,
-    element_size: u64,
 ) -> bool {
-    let needed = count.max(1) * element_size;
+    let needed = spec.header + count.max(1) * spec.element_size;
     if buffer.as_ref().is_some_and(|b| b.size() >= needed) {
         return false;
     }
     let capacity = count
         .next_power_of_two()
-        .clamp(MIN_CAPACITY.min(max), max.max(count));
+        .clamp(MIN_CAPACITY.min(spec.max), spec.max.max(count));
     *buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: capacity * element_size,
-        usage,
-        mapped_at_creation: false,
+        label: Some(spec.label),
+        size: spec.header + capacity * spec.element_size,
+        usage: spec.usage,
+        mapped_at_creation: spec.usage.contains(wgpu::BufferUsages::MAP_WRITE),
     }));
     true
 }
