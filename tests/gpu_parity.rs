@@ -1,12 +1,13 @@
 //! The WGSL sweep on a real adapter against the f64 oracle, judged by backward error with the
-//! GPU bound (see `sweepcast::parity`), and against its f32 CPU twin.
+//! GPU bound (see `sweepcast::parity`). `tests/seeds.rs` compares it with its f32 twin on
+//! hand-computed cases.
 
 mod common;
 
-use sweepcast::Impact;
 use sweepcast::gpu::SweepPipeline;
 use sweepcast::parity::{self, GPU_BOUND};
 use sweepcast::workload::{Workload, WorkloadConfig};
+use sweepcast::{Error, Impact};
 
 fn check(pipeline: &SweepPipeline, name: &str, workload: &Workload) -> Vec<Option<Impact>> {
     let impacts = pipeline
@@ -134,8 +135,9 @@ fn pipeline_reused_across_growing_and_shrinking_batches() {
 }
 
 #[test]
-fn async_form_gives_the_same_answers() {
-    let Some(context) = common::gpu_context("async_form_gives_the_same_answers") else {
+fn async_form_runs_and_gives_the_blocking_answers() {
+    let Some(context) = common::gpu_context("async_form_runs_and_gives_the_blocking_answers")
+    else {
         return;
     };
     let pipeline = SweepPipeline::new(&context);
@@ -168,4 +170,32 @@ fn twenty_million_pairs_in_chunks_none_dropped() {
         pipeline.max_pairs_per_dispatch()
     );
     check(&pipeline, "GPU 20M pairs", &workload);
+}
+
+#[test]
+fn a_device_error_is_reported_once_and_the_pipeline_recovers() {
+    let Some(context) =
+        common::gpu_context("a_device_error_is_reported_once_and_the_pipeline_recovers")
+    else {
+        return;
+    };
+    let pipeline = SweepPipeline::new(&context);
+    let workload = Workload::adversarial(6);
+    let first = pipeline.sweep(&workload.bodies, &workload.pairs).unwrap();
+    // A validation error in the caller's own work on the shared device: a buffer cannot be
+    // mapped for reading and writing at once.
+    let _invalid = context.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some("invalid on purpose"),
+        size: 16,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::MAP_WRITE,
+        mapped_at_creation: false,
+    });
+    match pipeline.sweep(&workload.bodies, &workload.pairs) {
+        Err(Error::Device(message)) => println!("reported: {message}"),
+        other => panic!("expected Error::Device, got {:?}", other.map(|v| v.len())),
+    }
+    for call in 0..3 {
+        let again = pipeline.sweep(&workload.bodies, &workload.pairs);
+        assert_eq!(again.unwrap(), first, "call {call} after the error");
+    }
 }

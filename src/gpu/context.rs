@@ -13,7 +13,9 @@ use crate::error::Error;
 /// * `WGPU_POWER_PREF`: `low` or `high` (the default).
 ///
 /// Device errors that wgpu would otherwise turn into panics (validation, out of memory, a lost
-/// device) are recorded and returned as [`Error::Device`] by the next pipeline call.
+/// device), including those of the caller's own work on [`GpuContext::device`], are recorded
+/// and returned as [`Error::Device`] by the next pipeline call; the call after that runs
+/// normally unless the device was lost.
 #[derive(Debug)]
 pub struct GpuContext {
     instance: wgpu::Instance,

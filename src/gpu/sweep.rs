@@ -255,6 +255,9 @@ impl SweepPipeline {
         impacts.clear();
         let mut buffers = self.buffers.lock().await;
         let buffers = &mut *buffers;
+        // An error recorded since the last call (the caller's own use of the device, a lost
+        // device) is reported now, before it could be mistaken for one of this call's.
+        self.errors.take()?;
         pack_bodies(bodies, &mut buffers.packed_bodies)?;
         validate_pairs(pairs, bodies.len())?;
         if bodies.len() as u64 > self.max_bodies {
@@ -273,6 +276,7 @@ impl SweepPipeline {
         let result = self.sweep_chunks(buffers, pairs, impacts).await;
         if result.is_err() {
             impacts.clear();
+            buffers.discard_transfers();
         }
         result
     }
@@ -473,22 +477,36 @@ impl SweepPipeline {
     }
 
     /// Maps `slice` and waits for it, polling the device (which also waits for the work
-    /// submitted before).
+    /// submitted before). A device error recorded meanwhile wins over the mapping's result;
+    /// on any error the caller discards the buffer (see [`Buffers::discard_transfers`]).
     async fn map(&self, slice: &wgpu::BufferSlice<'_>, mode: wgpu::MapMode) -> Result<(), Error> {
         let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
         slice.map_async(mode, move |result| {
             // The receiver outlives the poll below; a failed send only means it was dropped.
             let _ = sender.send(result);
         });
+        // Without a completed wait the callback may never run: do not wait for it then.
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|error| Error::Mapping(error.to_string()))?;
+        let mapped = receiver.receive().await;
         self.errors.take()?;
-        match receiver.receive().await {
+        match mapped {
             Some(Ok(())) => Ok(()),
             Some(Err(error)) => Err(Error::Mapping(error.to_string())),
             None => Err(Error::Mapping("the map callback was dropped".into())),
         }
+    }
+}
+
+impl Buffers {
+    /// Drops the buffers the host maps. After a failed call one of them may be left mapped
+    /// or with a mapping pending; the next call creates fresh ones. The device buffers and
+    /// the bind group are kept.
+    fn discard_transfers(&mut self) {
+        self.body_upload = None;
+        self.pair_upload = None;
+        self.readback = None;
     }
 }
 
