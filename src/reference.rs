@@ -125,13 +125,14 @@ pub fn time_of_impact_dynamic_static(
         return None;
     }
 
-    // Distance travelled before contact: the source's D - sqrt(T) with T = R^2 - F.
-    // FIX: D - sqrt(T) cancels when D ~ sqrt(T) (near contact, and at every grazing
-    // approach); multiplying by the conjugate gives the same root as
+    // Distance travelled before contact: the source's D - sqrt(T) with T = R^2 - F, the
+    // squared half-chord of the movement line inside the inflated sphere.
+    // FIX: D - sqrt(T) cancels when D ~ sqrt(T), i.e. when contact comes early in the step
+    // (a small gap); multiplying by the conjugate gives the same root as
     // (|C|^2 - R^2) / (D + sqrt(T)), whose terms are all positive.
-    let t_squared = sum_radii_squared - f;
+    let half_chord_squared = sum_radii_squared - f;
     let gap_product = (length_c - sum_radii) * (length_c + sum_radii);
-    let distance = gap_product / (d + t_squared.sqrt());
+    let distance = gap_product / (d + half_chord_squared.sqrt());
 
     // Final check: contact must come within this step's movement.
     if distance > magnitude {
