@@ -1,29 +1,89 @@
-//! Criterion benches of the CPU paths on one generated workload: the f32 batch (the shader's
-//! twin) and the f64 oracle. Run with `cargo bench`; the GPU is measured by
-//! `cargo run --release --example headless`.
+//! Criterion benches of the CPU paths beside the peers users would pick, on the same pairs in
+//! the same run: sweepcast's f32 batch (the shader's twin) on one core and on all cores, the
+//! f64 oracle, parry3d's ball–ball cast (generic `cast_shapes` and its ball-specific path)
+//! and the seeds' time-sliced method, all on one core. Run with `cargo bench`; the GPU and
+//! the miss counts are measured by `cargo run --release --example compare`.
+
+#[path = "../examples/peers/mod.rs"]
+mod peers;
+
+use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use sweepcast::workload::{Workload, WorkloadConfig};
-use sweepcast::{cpu, reference};
+use sweepcast::{MovingSphere, cpu, reference};
+
+type Method = Box<dyn Fn(&[MovingSphere], &[[u32; 2]]) -> usize + Sync>;
+
+/// Each method returns its hit count, so that nothing it computes can be optimised away.
+fn methods() -> Vec<(&'static str, Method)> {
+    let hits = |t: peers::Times| t.iter().flatten().count();
+    vec![
+        (
+            "sweepcast_cpu_f32_batch",
+            Box::new(|b, p| cpu::sweep_batch(b, p).unwrap().iter().flatten().count()),
+        ),
+        (
+            "sweepcast_reference_f64",
+            Box::new(|b, p| reference::sweep_batch(b, p).iter().flatten().count()),
+        ),
+        (
+            "parry3d_cast_shapes",
+            Box::new(move |b, p| hits(peers::parry_cast_shapes(b, p))),
+        ),
+        (
+            "parry3d_ball_ball",
+            Box::new(move |b, p| hits(peers::parry_ball_ball(b, p))),
+        ),
+        (
+            "parry3d_f64_cast_shapes",
+            Box::new(move |b, p| hits(peers::parry_f64_cast_shapes(b, p))),
+        ),
+        (
+            "time_sliced_k150",
+            Box::new(move |b, p| hits(peers::time_sliced(b, p, 150))),
+        ),
+        (
+            "time_sliced_k4",
+            Box::new(move |b, p| hits(peers::time_sliced(b, p, 4))),
+        ),
+    ]
+}
 
 fn cpu_paths(c: &mut Criterion) {
     let config = WorkloadConfig {
-        bodies: 50_000,
+        bodies: 25_000,
         pairs: 200_000,
         seed: 1,
         ..Default::default()
     };
     let workload = Workload::random(&config);
-    let (bodies, pairs) = (&workload.bodies, &workload.pairs);
-    let mut group = c.benchmark_group("sweep");
+    let (bodies, pairs) = (&workload.bodies[..], &workload.pairs[..]);
+    // Built once, so that no iteration pays for starting a thread.
+    let single = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a one-thread pool");
+    let mut group = c.benchmark_group("lattice");
     group.throughput(Throughput::Elements(pairs.len() as u64));
-    let mut impacts = Vec::new();
-    group.bench_function(BenchmarkId::new("cpu_f32_batch", pairs.len()), |b| {
-        b.iter(|| cpu::sweep_batch_into(bodies, pairs, &mut impacts).unwrap());
-    });
-    group.bench_function(BenchmarkId::new("reference_f64_batch", pairs.len()), |b| {
-        b.iter(|| reference::sweep_batch(bodies, pairs));
-    });
+    for (name, method) in methods() {
+        group.bench_function(
+            BenchmarkId::new(format!("{name}_one_core"), pairs.len()),
+            |b| {
+                b.iter(|| {
+                    single.install(|| black_box(method(black_box(bodies), black_box(pairs))))
+                });
+            },
+        );
+    }
+    let all = rayon::current_num_threads();
+    let (name, method) = &methods()[0];
+    group.bench_function(
+        BenchmarkId::new(format!("{name}_{all}_cores"), pairs.len()),
+        |b| {
+            b.iter(|| black_box(method(black_box(bodies), black_box(pairs))));
+        },
+    );
     group.finish();
 }
 

@@ -8,8 +8,10 @@
 //!
 //! Exits 1 on a parity failure, 2 when no GPU adapter is found, 3 on bad arguments.
 
+mod common;
+
+use common::{Timings, parse, time_runs};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
 use sweepcast::gpu::{GpuContext, SweepPipeline};
 use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND};
@@ -60,41 +62,13 @@ fn parse_options() -> Result<Options, String> {
     Ok(options)
 }
 
-fn parse<T: std::str::FromStr>(text: &str) -> Result<T, String> {
-    text.parse().map_err(|_| format!("cannot parse {text:?}"))
-}
-
-/// Durations of the timed runs, sorted.
-struct Timings(Vec<Duration>);
-
-impl Timings {
-    fn median(&self) -> Duration {
-        self.0[self.0.len() / 2]
-    }
-}
-
-/// Runs `work` once to warm up, then `runs` times.
-fn time_runs(runs: usize, mut work: impl FnMut()) -> Timings {
-    work();
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            work();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    Timings(times)
-}
-
 fn report_throughput(name: &str, pairs: usize, timings: &Timings) {
-    let rate = |d: Duration| pairs as f64 / d.as_secs_f64() / 1e6;
-    let (fastest, slowest) = (timings.0[0], timings.0[timings.0.len() - 1]);
+    let (median, slowest, fastest) = timings.rates(pairs);
     println!(
         "{name:<28} {:>9.2} M pairs/s median ({:.2} to {:.2} over {} runs; median {:.1} ms)",
-        rate(timings.median()),
-        rate(slowest),
-        rate(fastest),
+        median / 1e6,
+        slowest / 1e6,
+        fastest / 1e6,
         timings.0.len(),
         timings.median().as_secs_f64() * 1e3,
     );

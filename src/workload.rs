@@ -264,6 +264,34 @@ impl Workload {
         w
     }
 
+    /// Fast small bodies: `count` bullets of radius 0.01, each moving 0.5 (50 radii) in a
+    /// random direction, each paired with a resting target of radius 0.01 placed up to 0.6
+    /// along its path and up to 0.03 to the side of it (so that about half are hit). With
+    /// four sub-steps a bullet moves 12.5 radii between checks: sub-stepping tunnels here.
+    #[must_use]
+    pub fn bullets(count: usize, seed: u64) -> Self {
+        const RADIUS: f32 = 0.01;
+        let mut rng = SplitMix64::new(seed);
+        let mut w = Self::default();
+        for _ in 0..count {
+            let start = rng.in_ball(100.0, 3);
+            let direction = rng.in_ball(1.0, 3).normalize_or(Vec3::X);
+            let side = direction.any_orthonormal_vector();
+            let along = rng.range(0.0, 0.6) as f32;
+            let aside = rng.range(0.0, 0.03) as f32;
+            let target = start + direction * along + side * aside;
+            w.push(
+                start,
+                RADIUS,
+                direction * (50.0 * RADIUS),
+                target,
+                RADIUS,
+                Vec3::ZERO,
+            );
+        }
+        w
+    }
+
     fn push(&mut self, ca: Vec3, ra: f32, da: Vec3, cb: Vec3, rb: f32, db: Vec3) {
         let i = self.bodies.len() as u32;
         self.bodies.push(MovingSphere::new(ca, ra, da));

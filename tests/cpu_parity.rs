@@ -70,6 +70,11 @@ fn random_pairs_far_from_origin_within_bound() {
 }
 
 #[test]
+fn fast_small_bodies_within_bound() {
+    check("bullets", &Workload::bullets(200_000, 12));
+}
+
+#[test]
 fn adversarial_set_within_bound() {
     check("adversarial", &Workload::adversarial(3));
 }

@@ -65,6 +65,7 @@ fn gpu_matches_oracle_on_random_and_adversarial_sets() {
         );
     }
     check(&pipeline, "GPU adversarial", &Workload::adversarial(3));
+    check(&pipeline, "GPU bullets", &Workload::bullets(200_000, 12));
 }
 
 #[test]

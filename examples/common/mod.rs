@@ -1,0 +1,44 @@
+//! Helpers shared by the examples: argument parsing and timing.
+
+#![allow(dead_code)] // each example takes what it needs
+
+use std::time::{Duration, Instant};
+
+/// Parses one option value.
+pub fn parse<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.parse().map_err(|_| format!("cannot parse {text:?}"))
+}
+
+/// Durations of the timed runs, sorted.
+pub struct Timings(pub Vec<Duration>);
+
+impl Timings {
+    /// The median run.
+    pub fn median(&self) -> Duration {
+        self.0[self.0.len() / 2]
+    }
+
+    /// Pairs per second of the median run, the slowest and the fastest.
+    pub fn rates(&self, pairs: usize) -> (f64, f64, f64) {
+        let rate = |d: Duration| pairs as f64 / d.as_secs_f64();
+        (
+            rate(self.median()),
+            rate(self.0[self.0.len() - 1]),
+            rate(self.0[0]),
+        )
+    }
+}
+
+/// Runs `work` once to warm up, then `runs` times.
+pub fn time_runs(runs: usize, mut work: impl FnMut()) -> Timings {
+    work();
+    let mut times: Vec<Duration> = (0..runs.max(1))
+        .map(|_| {
+            let start = Instant::now();
+            work();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    Timings(times)
+}
