@@ -24,6 +24,14 @@ fn methods() -> Vec<(&'static str, Method)> {
             Box::new(|b, p| cpu::sweep_batch(b, p).unwrap().iter().flatten().count()),
         ),
         (
+            "sweepcast_cpu_times_of_impact",
+            Box::new(|b, p| {
+                let mut times = Vec::new();
+                cpu::times_of_impact_into(b, p, &mut times).unwrap();
+                times.iter().filter(|t| t.get().is_some()).count()
+            }),
+        ),
+        (
             "sweepcast_reference_f64",
             Box::new(|b, p| reference::sweep_batch(b, p).iter().flatten().count()),
         ),
@@ -77,13 +85,12 @@ fn cpu_paths(c: &mut Criterion) {
         );
     }
     let all = rayon::current_num_threads();
-    let (name, method) = &methods()[0];
-    group.bench_function(
-        BenchmarkId::new(format!("{name}_{all}_cores"), pairs.len()),
-        |b| {
+    for (name, method) in methods().iter().take(2) {
+        let id = BenchmarkId::new(format!("{name}_{all}_cores"), pairs.len());
+        group.bench_function(id, |b| {
             b.iter(|| black_box(method(black_box(bodies), black_box(pairs))));
-        },
-    );
+        });
+    }
     group.finish();
 }
 

@@ -156,6 +156,19 @@ fn run_workload(
         answers: times(&impacts),
     });
 
+    let mut fast = Vec::new();
+    let timings = time_runs(runs, || {
+        cpu::times_of_impact_into(bodies, pairs, &mut fast).expect("valid workload");
+    });
+    rows.push(Row {
+        method: "sweepcast CPU f32 times only (lanes)".into(),
+        timings: Some(timings),
+        answers: fast
+            .iter()
+            .map(|t| t.get().map(|(t, _)| f64::from(t)))
+            .collect(),
+    });
+
     let mut oracle = Vec::new();
     let timings = time_runs(runs, || oracle = reference::sweep_batch(bodies, pairs));
     let oracle: Times = oracle.iter().map(|r| r.map(|r| r.time_of_impact)).collect();

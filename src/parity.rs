@@ -134,48 +134,77 @@ pub fn check_pair(
     bound: f64,
 ) -> PairCheck {
     let geometry = PairGeometry::new(a, b);
-    let tolerance = bound * EPSILON;
-    let mut backward_error = 0.0;
-    let failure = match candidate {
-        None => (geometry.least_residual(1.0) < -tolerance)
-            .then_some("missed a contact deeper than the bound"),
-        Some(impact) => {
-            let t = f64::from(impact.time_of_impact);
-            let normal_length = f64::from(impact.normal.length());
-            if !(0.0..=1.0).contains(&t) {
-                Some("time of impact outside [0, 1]")
-            } else if (normal_length - 1.0).abs() > 1e-5 {
-                // f32 normalisation errs by a few ulp; 1e-5 catches a missing normalisation.
-                Some("normal is not a unit vector")
-            } else {
-                match impact.status {
-                    ImpactStatus::Overlapping if t != 0.0 => Some("overlap reported at t != 0"),
-                    ImpactStatus::Overlapping => (geometry.residual(0.0) > tolerance)
-                        .then_some("overlap reported for bodies apart at t = 0"),
-                    ImpactStatus::Contact => {
-                        backward_error = geometry.residual(t).abs() / EPSILON;
-                        if backward_error > bound {
-                            Some("bodies do not touch at the reported time")
-                        } else if geometry.least_residual(t) < -tolerance {
-                            Some("bodies met before the reported time")
-                        } else {
-                            None
-                        }
-                    }
-                }
-                .or_else(|| contact_frame_failure(a, &geometry, impact, bound))
-            }
+    let time = candidate.map(|impact| (impact.time_of_impact, impact.status));
+    let (backward_error, time_failure) = judge_time(&geometry, time, bound);
+    let failure = time_failure.or_else(|| {
+        let impact = candidate?;
+        // f32 normalisation errs by a few ulp; 1e-5 catches a missing normalisation.
+        if (f64::from(impact.normal.length()) - 1.0).abs() > 1e-5 {
+            return Some("normal is not a unit vector");
         }
-    };
-    let disagrees = match (candidate, reference) {
+        contact_frame_failure(a, &geometry, impact, bound)
+    });
+    let disagrees = match (time, reference) {
         (None, None) => false,
-        (Some(c), Some(r)) => c.status != r.status,
+        (Some((_, status)), Some(r)) => status != r.status,
         _ => true,
     };
     PairCheck {
         backward_error,
         disagrees,
         failure,
+    }
+}
+
+/// Judges a time and status alone (`None` for a miss), as the fast CPU batch
+/// ([`crate::cpu::times_of_impact_into`]) reports them: the time part of [`check_pair`].
+///
+/// # Returns
+/// The backward error of a contact in units of [`EPSILON`] (0 otherwise), and why the answer
+/// fails the bound, if it does.
+#[must_use]
+pub fn check_time(
+    a: &Body,
+    b: &Body,
+    time: Option<(f32, ImpactStatus)>,
+    bound: f64,
+) -> (f64, Option<&'static str>) {
+    judge_time(&PairGeometry::new(a, b), time, bound)
+}
+
+fn judge_time(
+    geometry: &PairGeometry,
+    time: Option<(f32, ImpactStatus)>,
+    bound: f64,
+) -> (f64, Option<&'static str>) {
+    let tolerance = bound * EPSILON;
+    let Some((t, status)) = time else {
+        let failure = (geometry.least_residual(1.0) < -tolerance)
+            .then_some("missed a contact deeper than the bound");
+        return (0.0, failure);
+    };
+    let t = f64::from(t);
+    if !(0.0..=1.0).contains(&t) {
+        return (0.0, Some("time of impact outside [0, 1]"));
+    }
+    match status {
+        ImpactStatus::Overlapping if t != 0.0 => (0.0, Some("overlap reported at t != 0")),
+        ImpactStatus::Overlapping => {
+            let failure = (geometry.residual(0.0) > tolerance)
+                .then_some("overlap reported for bodies apart at t = 0");
+            (0.0, failure)
+        }
+        ImpactStatus::Contact => {
+            let backward_error = geometry.residual(t).abs() / EPSILON;
+            let failure = if backward_error > bound {
+                Some("bodies do not touch at the reported time")
+            } else if geometry.least_residual(t) < -tolerance {
+                Some("bodies met before the reported time")
+            } else {
+                None
+            };
+            (backward_error, failure)
+        }
     }
 }
 

@@ -149,3 +149,80 @@ fn parity_judge_rejects_wrong_answers() {
         "a point off the surface by 1e-3"
     );
 }
+
+/// The fast batch runs the twin's algebra with selects instead of branches: where both report
+/// a contact the time is the same to the bit; they may differ only where the twin's reach
+/// escape (which the fast batch leaves out) fired at a contact within rounding of t = 1, and
+/// there the fast answer must pass the bound.
+#[test]
+fn fast_batch_equals_the_twin_or_passes_the_bound() {
+    use sweepcast::ImpactStatus;
+    use sweepcast::parity::check_time;
+    use sweepcast::reference::Body;
+
+    let sets = [
+        (
+            "random 3D",
+            Workload::random(&WorkloadConfig {
+                bodies: 100_000,
+                pairs: 500_000,
+                seed: 21,
+                ..Default::default()
+            }),
+        ),
+        (
+            "random 2D",
+            Workload::random(&WorkloadConfig {
+                bodies: 50_000,
+                pairs: 200_000,
+                seed: 22,
+                dimensions: 2,
+                ..Default::default()
+            }),
+        ),
+        (
+            "offset 1e6",
+            Workload::random(&WorkloadConfig {
+                bodies: 50_000,
+                pairs: 200_000,
+                seed: 23,
+                offset: 1e6,
+                ..Default::default()
+            }),
+        ),
+        ("bullets", Workload::bullets(200_000, 24)),
+        ("adversarial", Workload::adversarial(25)),
+    ];
+    for (name, workload) in sets {
+        let (bodies, pairs) = (&workload.bodies, &workload.pairs);
+        let mut times = Vec::new();
+        cpu::times_of_impact_into(bodies, pairs, &mut times).unwrap();
+        let twin = cpu::sweep_batch(bodies, pairs).unwrap();
+        assert_eq!(times.len(), pairs.len(), "{name}");
+        let bits = |answer: Option<(f32, ImpactStatus)>| answer.map(|(t, s)| (t.to_bits(), s));
+        let mut differing = 0;
+        for (k, (fast, twin)) in times.iter().zip(&twin).enumerate() {
+            let twin = twin.map(|i| (i.time_of_impact, i.status));
+            if bits(fast.get()) == bits(twin) {
+                continue;
+            }
+            differing += 1;
+            assert!(
+                twin.is_none() && matches!(fast.get(), Some((_, ImpactStatus::Contact))),
+                "{name} pair {k}: fast {:?}, twin {twin:?}",
+                fast.get()
+            );
+            let [i, j] = pairs[k];
+            let (a, b) = (
+                Body::from(bodies[i as usize]),
+                Body::from(bodies[j as usize]),
+            );
+            let (_, failure) = check_time(&a, &b, fast.get(), CPU_BOUND);
+            assert_eq!(failure, None, "{name} pair {k}: {:?}", fast.get());
+        }
+        println!(
+            "{name}: {} pairs, {differing} differ from the twin (within the bound)",
+            pairs.len()
+        );
+    }
+}

@@ -191,3 +191,31 @@ fn more_bodies_than_one_binding_holds_is_rejected() {
     // The largest allowed batch of bodies still works.
     assert_eq!(pipeline.sweep(&bodies[..max], &[[0, 1]]).unwrap().len(), 1);
 }
+
+#[test]
+fn the_fast_batch_rejects_bad_input_like_the_others() {
+    let mut nan = bodies();
+    nan[1].displacement.z = f32::NAN;
+    let mut negative = bodies();
+    negative[0].radius = -1.0;
+    type Case = (&'static str, Vec<MovingSphere>, Vec<[u32; 2]>);
+    let cases: [Case; 4] = [
+        ("nan", nan, PAIRS.to_vec()),
+        ("negative", negative, PAIRS.to_vec()),
+        ("out of range", bodies(), vec![[0, 9]]),
+        ("no bodies", vec![], vec![[0, 0]]),
+    ];
+    for (name, bodies, pairs) in cases {
+        let mut times = vec![cpu::TimeOfImpact::MISS; 3];
+        let fast = cpu::times_of_impact_into(&bodies, &pairs, &mut times).unwrap_err();
+        let batch = cpu::sweep_batch(&bodies, &pairs).unwrap_err();
+        assert_eq!(format!("{fast:?}"), format!("{batch:?}"), "{name}");
+        assert!(
+            times.is_empty(),
+            "{name}: nothing is left in the output on error"
+        );
+    }
+    let mut times = vec![cpu::TimeOfImpact::MISS; 3];
+    cpu::times_of_impact_into(&bodies(), &[], &mut times).unwrap();
+    assert!(times.is_empty(), "an empty batch gives an empty result");
+}
