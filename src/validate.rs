@@ -86,11 +86,7 @@ pub(crate) fn pack_bodies<B: Copy + Into<MovingSphere>>(
     out: &mut Vec<GpuBody>,
 ) -> Result<(), Error> {
     out.clear();
-    out.reserve(bodies.len());
-    for (index, &body) in bodies.iter().enumerate() {
-        let body = body.into();
-        validate_body(index, &body)?;
-        out.push(body.into());
-    }
+    validate_bodies(bodies)?;
+    out.extend(bodies.iter().map(|&body| GpuBody::from(body.into())));
     Ok(())
 }

@@ -69,8 +69,8 @@ pub fn parry_ball_ball(bodies: &[MovingSphere], pairs: &[[u32; 2]]) -> Times {
         .collect()
 }
 
-/// One pair of [`parry_ball_ball`], for single-threaded benches.
-pub fn parry_ball_ball_pair(bodies: &[MovingSphere], pair: &[u32; 2]) -> Option<f64> {
+/// One pair of [`parry_ball_ball`].
+fn parry_ball_ball_pair(bodies: &[MovingSphere], pair: &[u32; 2]) -> Option<f64> {
     use parry3d::math::{Pose, Vector};
     use parry3d::query::ShapeCastOptions;
     use parry3d::query::details::cast_shapes_ball_ball;
@@ -100,7 +100,7 @@ pub fn time_sliced(bodies: &[MovingSphere], pairs: &[[u32; 2]], slices: u32) -> 
 }
 
 /// One pair of [`time_sliced`].
-pub fn time_sliced_pair(bodies: &[MovingSphere], pair: &[u32; 2], slices: u32) -> Option<f64> {
+fn time_sliced_pair(bodies: &[MovingSphere], pair: &[u32; 2], slices: u32) -> Option<f64> {
     let (a, b) = pair_bodies(bodies, pair);
     let sum_radii = a.radius + b.radius;
     let step = 1.0 / slices as f32;
