@@ -94,5 +94,40 @@ fn cpu_paths(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, cpu_paths);
+/// The fast path beside parry's ball-specific cast, pair for pair, each writing one time per
+/// pair into a buffer kept between iterations (as a simulation would), on one core, on the
+/// lattice and on the bullets (two bodies a pair, so packing and validating the bodies count).
+fn fast_path_against_parry(c: &mut Criterion) {
+    let (workloads, single) = peers::fast_path_workloads();
+    for (name, workload) in &workloads {
+        let (bodies, pairs) = (&workload.bodies[..], &workload.pairs[..]);
+        let mut group = c.benchmark_group(format!("fast_path_{name}"));
+        group.throughput(Throughput::Elements(pairs.len() as u64));
+        let mut times = Vec::with_capacity(pairs.len());
+        group.bench_function(
+            BenchmarkId::new("sweepcast_times_of_impact_into", pairs.len()),
+            |b| {
+                b.iter(|| {
+                    single.install(|| {
+                        cpu::times_of_impact_into(black_box(bodies), black_box(pairs), &mut times)
+                    })
+                });
+            },
+        );
+        let mut parry_times = Vec::with_capacity(pairs.len());
+        group.bench_function(BenchmarkId::new("parry3d_ball_ball", pairs.len()), |b| {
+            b.iter(|| {
+                parry_times.clear();
+                parry_times.extend(
+                    black_box(pairs)
+                        .iter()
+                        .map(|pair| peers::parry_ball_ball_time(black_box(bodies), pair)),
+                );
+            });
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, cpu_paths, fast_path_against_parry);
 criterion_main!(benches);

@@ -7,6 +7,28 @@
 
 use rayon::prelude::*;
 use sweepcast::MovingSphere;
+use sweepcast::workload::{Workload, WorkloadConfig};
+
+/// The workloads on which the fast path meets parry's ball-specific cast, in `cargo bench`
+/// and `examples/fast_path.rs`: the lattice (25,000 bodies, 200,000 neighbour pairs, seed 1)
+/// and 100,000 bullets (seed 1), with a one-thread pool to run them on one core.
+pub fn fast_path_workloads() -> ([(&'static str, Workload); 2], rayon::ThreadPool) {
+    let lattice = Workload::random(&WorkloadConfig {
+        bodies: 25_000,
+        pairs: 200_000,
+        seed: 1,
+        ..Default::default()
+    });
+    let single = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a one-thread pool");
+    let workloads = [
+        ("lattice", lattice),
+        ("bullets", Workload::bullets(100_000, 1)),
+    ];
+    (workloads, single)
+}
 
 /// One method's answer per pair: the time of first contact, or `None` for a miss.
 pub type Times = Vec<Option<f64>>;
@@ -65,12 +87,12 @@ parry_cast_shapes!(
 pub fn parry_ball_ball(bodies: &[MovingSphere], pairs: &[[u32; 2]]) -> Times {
     pairs
         .par_iter()
-        .map(|pair| parry_ball_ball_pair(bodies, pair))
+        .map(|pair| parry_ball_ball_time(bodies, pair).map(f64::from))
         .collect()
 }
 
-/// One pair of [`parry_ball_ball`].
-fn parry_ball_ball_pair(bodies: &[MovingSphere], pair: &[u32; 2]) -> Option<f64> {
+/// One pair of [`parry_ball_ball`]: the time of impact in parry's f32.
+pub fn parry_ball_ball_time(bodies: &[MovingSphere], pair: &[u32; 2]) -> Option<f32> {
     use parry3d::math::{Pose, Vector};
     use parry3d::query::ShapeCastOptions;
     use parry3d::query::details::cast_shapes_ball_ball;
@@ -85,7 +107,7 @@ fn parry_ball_ball_pair(bodies: &[MovingSphere], pair: &[u32; 2]) -> Option<f64>
         &Ball::new(b.radius),
         ShapeCastOptions::with_max_time_of_impact(1.0),
     )
-    .map(|hit| f64::from(hit.time_of_impact))
+    .map(|hit| hit.time_of_impact)
 }
 
 /// The time-sliced method of the seeds' tutorial (`time-sliced-spheres.txt`): move both

@@ -1,19 +1,24 @@
 //! The vectorised CPU batch: the algebra of [`sweep_pair`](super::sweep::sweep_pair) with
 //! its branches turned into selects, run on [`LANES`] pairs at a time.
 //!
-//! Bodies are gathered from the caller's array of structures into one array per coordinate
-//! (a structure of arrays per block of pairs), so that the arithmetic is straight-line code
-//! over `[f32; LANES]` that the compiler turns into SIMD instructions. Only the time and the
-//! status come out: 4 bytes a pair instead of a 56-byte `Option<Impact>`.
+//! Bodies arrive packed in the shader's 32-byte layout ([`GpuBody`], aligned to 32 bytes).
+//! Each block of [`LANES`] pairs gathers its bodies and transposes them into one array per
+//! coordinate (a structure of arrays per block), so that the arithmetic is straight-line
+//! code over `[f32; LANES]` that the compiler turns into SIMD instructions. On x86-64 CPUs
+//! with AVX the gather is one aligned 256-bit load per body and an 8 × 8 transpose in
+//! registers; elsewhere it is portable scalar code. Only the time and the status come out:
+//! 4 bytes a pair instead of a 56-byte `Option<Impact>`.
 //!
 //! The time of a contact is computed with the same operations in the same order as the
-//! shader's twin, so the two agree bit for bit wherever both report a contact. The twin's
-//! reach escape (`|V| + R < |C|`) is left out: it only saves work, and whenever it holds the
-//! contact time exceeds 1 anyway (up to rounding, within the parity bound).
+//! shader's twin, so the two agree bit for bit wherever both report a contact (no fused
+//! multiply-adds: Rust never contracts `a * b + c` on its own). The twin's reach escape
+//! (`|V| + R < |C|`) is left out: it only saves work, and whenever it holds the contact time
+//! exceeds 1 anyway (up to rounding, within the parity bound).
 
-use crate::geometry::{ImpactStatus, MovingSphere};
+use crate::geometry::ImpactStatus;
+use crate::gpu::layout::GpuBody;
 
-/// Pairs per block: two SSE or one AVX register of f32.
+/// Pairs per block: one AVX register (or two SSE registers) of f32.
 pub const LANES: usize = 8;
 
 /// The time of first contact of one pair, as the vectorised batch reports it: a contact time
@@ -41,43 +46,30 @@ impl TimeOfImpact {
     }
 }
 
-/// One coordinate array per field for a block of [`LANES`] bodies.
-#[derive(Copy, Clone, Default)]
-struct Lanes {
-    center: [[f32; LANES]; 3],
-    radius: [f32; LANES],
-    displacement: [[f32; LANES]; 3],
-}
-
-impl Lanes {
-    fn set(&mut self, lane: usize, body: &MovingSphere) {
-        for axis in 0..3 {
-            self.center[axis][lane] = body.center[axis];
-            self.displacement[axis][lane] = body.displacement[axis];
-        }
-        self.radius[lane] = body.radius;
-    }
-}
+/// A block of [`LANES`] pairs, relative and transposed: one array per field, in the order of
+/// [`GpuBody`]'s fields, holding for pair (a, b) the separation `s = b.center - a.center`,
+/// the radius sum `a.radius + b.radius`, the relative motion `w = b.displacement -
+/// a.displacement` and padding. (The shader's twin uses `v = -w`; as IEEE subtraction is
+/// exactly antisymmetric, `w = -v` to the bit, and [`sweep_lanes`] flips signs to match.)
+type Lanes = [[f32; LANES]; 8];
 
 /// The sweep of [`LANES`] pairs at once, without branches: every lane runs every operation,
 /// and selects (not `if` statements, not `&&`) pick each lane's answer, so that the loop
 /// compiles to SIMD instructions.
 #[inline(always)]
-fn sweep_lanes(a: &Lanes, b: &Lanes, out: &mut [TimeOfImpact; LANES]) {
-    let [acx, acy, acz] = &a.center;
-    let [bcx, bcy, bcz] = &b.center;
-    let [adx, ady, adz] = &a.displacement;
-    let [bdx, bdy, bdz] = &b.displacement;
+fn sweep_lanes(pairs: &Lanes) -> [TimeOfImpact; LANES] {
+    let [sx, sy, sz, sum_radii, wx, wy, wz, _] = pairs;
+    let mut out = [TimeOfImpact::MISS; LANES];
     for k in 0..LANES {
-        let (sx, sy, sz) = (bcx[k] - acx[k], bcy[k] - acy[k], bcz[k] - acz[k]);
-        let (vx, vy, vz) = (adx[k] - bdx[k], ady[k] - bdy[k], adz[k] - bdz[k]);
-        let sum_radii = a.radius[k] + b.radius[k];
-        let sum_radii_squared = sum_radii * sum_radii;
+        let (sx, sy, sz, wx, wy, wz) = (sx[k], sy[k], sz[k], wx[k], wy[k], wz[k]);
+        let sum_radii_squared = sum_radii[k] * sum_radii[k];
         let distance_squared = sx * sx + sy * sy + sz * sz;
         let gap_product = distance_squared - sum_radii_squared;
-        let motion_squared = vx * vx + vy * vy + vz * vz;
-        let approach = sx * vx + sy * vy + sz * vz;
-        let (ox, oy, oz) = (sy * vz - sz * vy, sz * vx - sx * vz, sx * vy - sy * vx);
+        let motion_squared = wx * wx + wy * wy + wz * wz;
+        // s·v with v = -w: every product and sum flips sign exactly.
+        let approach = -(sx * wx + sy * wy + sz * wz);
+        // s × w = -(s × v), squared below.
+        let (ox, oy, oz) = (sy * wz - sz * wy, sz * wx - sx * wz, sx * wy - sy * wx);
         let discriminant = motion_squared * sum_radii_squared - (ox * ox + oy * oy + oz * oz);
         // Lanes that miss may divide by zero; the selects below discard what they compute.
         let root = (if discriminant > 0.0 {
@@ -92,24 +84,196 @@ fn sweep_lanes(a: &Lanes, b: &Lanes, out: &mut [TimeOfImpact; LANES]) {
         let touching = if gap_product == 0.0 { 0.0 } else { swept };
         out[k] = TimeOfImpact(if gap_product < 0.0 { -1.0 } else { touching });
     }
+    out
 }
 
-/// Sweeps `pairs` (already validated against `bodies`) into `out`, [`LANES`] at a time.
-pub(crate) fn sweep_block<B: Copy + Into<MovingSphere>>(
-    bodies: &[B],
-    pairs: &[[u32; 2]],
-    out: &mut [TimeOfImpact],
-) {
-    let (mut a, mut b) = (Lanes::default(), Lanes::default());
-    let mut times = [TimeOfImpact::MISS; LANES];
-    for (pairs, out) in pairs.chunks(LANES).zip(out.chunks_mut(LANES)) {
-        // A short last block repeats its first pair in the unused lanes.
-        for lane in 0..LANES {
-            let [i, j] = pairs[if lane < pairs.len() { lane } else { 0 }];
-            a.set(lane, &bodies[i as usize].into());
-            b.set(lane, &bodies[j as usize].into());
+/// Sweeps `pairs` into `out`, [`LANES`] at a time.
+///
+/// # Safety
+/// Every index in `pairs` must be less than `bodies.len()` (as
+/// [`validate_pairs`](crate::validate::validate_pairs) checks): the AVX gather does not
+/// check them again.
+pub(crate) unsafe fn sweep_block(bodies: &[GpuBody], pairs: &[[u32; 2]], out: &mut [TimeOfImpact]) {
+    debug_assert!(pairs.iter().flatten().all(|&i| (i as usize) < bodies.len()));
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU supports AVX, as just checked; the caller guarantees the indices.
+        return unsafe { avx::sweep_block(bodies, pairs, out) };
+    }
+    portable::sweep_block(bodies, pairs, out);
+}
+
+/// Runs `$block` (an expression of `$block_pairs: &[[u32; 2]; LANES]` giving
+/// `[TimeOfImpact; LANES]`) on every whole block of pairs and then on the short last one,
+/// whose unused lanes repeat its first pair; writes only the batch's own pairs' times.
+/// A macro rather than a function taking a closure, so that the block is expanded inside the
+/// AVX function and compiled with AVX.
+macro_rules! for_each_block {
+    ($pairs:expr, $out:expr, |$block_pairs:ident| $block:expr) => {{
+        let mut pair_blocks = $pairs.chunks_exact(LANES);
+        let mut out_blocks = $out.chunks_exact_mut(LANES);
+        for (pairs, out) in (&mut pair_blocks).zip(&mut out_blocks) {
+            let $block_pairs: &[[u32; 2]; LANES] = pairs.try_into().expect("a whole block");
+            out.copy_from_slice(&$block);
         }
-        sweep_lanes(&a, &b, &mut times);
-        out.copy_from_slice(&times[..out.len()]);
+        let (pairs, out) = (pair_blocks.remainder(), out_blocks.into_remainder());
+        if let Some(&first) = pairs.first() {
+            let mut padded = [first; LANES];
+            padded[..pairs.len()].copy_from_slice(pairs);
+            let $block_pairs = &padded;
+            out.copy_from_slice(&$block[..out.len()]);
+        }
+    }};
+}
+
+/// The gather in scalar code, for CPUs without AVX.
+mod portable {
+    use super::{GpuBody, LANES, Lanes, TimeOfImpact, sweep_lanes};
+
+    /// [`super::sweep_block`] without SIMD intrinsics (the arithmetic still vectorises).
+    pub(super) fn sweep_block(bodies: &[GpuBody], pairs: &[[u32; 2]], out: &mut [TimeOfImpact]) {
+        for_each_block!(pairs, out, |block| sweep_lanes(&relative(bodies, block)));
+    }
+
+    /// The pairs of a block, relative (see [`Lanes`]), one array per field.
+    #[inline(always)]
+    fn relative(bodies: &[GpuBody], pairs: &[[u32; 2]; LANES]) -> Lanes {
+        let mut lanes = Lanes::default();
+        for (lane, &[i, j]) in pairs.iter().enumerate() {
+            let a = bytemuck::cast::<GpuBody, [f32; 8]>(bodies[i as usize]);
+            let b = bytemuck::cast::<GpuBody, [f32; 8]>(bodies[j as usize]);
+            for field in 0..8 {
+                lanes[field][lane] = if field == 3 {
+                    a[field] + b[field]
+                } else {
+                    b[field] - a[field]
+                };
+            }
+        }
+        lanes
+    }
+}
+
+/// The gather and transpose in AVX registers; the arithmetic is [`sweep_lanes`], compiled
+/// here with AVX enabled.
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use std::arch::x86_64::{
+        __m256, _mm256_add_ps, _mm256_blend_ps, _mm256_load_ps, _mm256_permute2f128_ps,
+        _mm256_setzero_ps, _mm256_shuffle_ps, _mm256_sub_ps, _mm256_unpackhi_ps,
+        _mm256_unpacklo_ps,
+    };
+
+    use super::{GpuBody, LANES, Lanes, TimeOfImpact, sweep_lanes};
+
+    /// [`super::sweep_block`] with AVX.
+    ///
+    /// # Safety
+    /// The CPU must support AVX, and every index in `pairs` must be less than `bodies.len()`.
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn sweep_block(
+        bodies: &[GpuBody],
+        pairs: &[[u32; 2]],
+        out: &mut [TimeOfImpact],
+    ) {
+        // SAFETY: this function requires AVX and valid indices of its caller.
+        for_each_block!(pairs, out, |block| sweep_lanes(&unsafe {
+            relative(bodies, block)
+        }));
+    }
+
+    /// The pairs of a block, relative (see [`Lanes`]): per pair, one aligned load of each
+    /// body, their difference with the radius sum blended in, then the block transposed.
+    ///
+    /// # Safety
+    /// The CPU must support AVX (inlined into [`sweep_block`], which requires it), and every
+    /// index in `pairs` must be less than `bodies.len()`.
+    #[inline(always)]
+    unsafe fn relative(bodies: &[GpuBody], pairs: &[[u32; 2]; LANES]) -> Lanes {
+        // SAFETY: `GpuBody` is 32 bytes of f32, aligned to 32 bytes (`repr(C, align(32))`),
+        // and the caller guarantees AVX.
+        let load = |body: &GpuBody| unsafe { _mm256_load_ps(std::ptr::from_ref(body).cast()) };
+        // SAFETY: the caller guarantees AVX.
+        let mut rows = [unsafe { _mm256_setzero_ps() }; LANES];
+        for (row, &[i, j]) in rows.iter_mut().zip(pairs) {
+            // SAFETY: the caller guarantees that both indices are in range.
+            let (a, b) = unsafe {
+                (
+                    load(bodies.get_unchecked(i as usize)),
+                    load(bodies.get_unchecked(j as usize)),
+                )
+            };
+            // SAFETY: the caller guarantees AVX. Field 3 (the radius) from the sum.
+            *row = unsafe { _mm256_blend_ps::<0b1000>(_mm256_sub_ps(b, a), _mm256_add_ps(a, b)) };
+        }
+        // SAFETY: the caller guarantees AVX; `[__m256; 8]` and `[[f32; 8]; 8]` have the same
+        // size, and any bits are f32s.
+        unsafe { std::mem::transmute::<[__m256; 8], Lanes>(transpose(rows)) }
+    }
+
+    /// The 8 × 8 transpose: row `i` of the result holds field `i` of every body.
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[inline(always)]
+    unsafe fn transpose([r0, r1, r2, r3, r4, r5, r6, r7]: [__m256; 8]) -> [__m256; 8] {
+        // SAFETY: the caller guarantees AVX.
+        unsafe {
+            let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
+            let (t2, t3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
+            let (t4, t5) = (_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5));
+            let (t6, t7) = (_mm256_unpacklo_ps(r6, r7), _mm256_unpackhi_ps(r6, r7));
+            let low = |a, b| _mm256_shuffle_ps::<0x44>(a, b);
+            let high = |a, b| _mm256_shuffle_ps::<0xEE>(a, b);
+            let (u0, u1, u2, u3) = (low(t0, t2), high(t0, t2), low(t1, t3), high(t1, t3));
+            let (u4, u5, u6, u7) = (low(t4, t6), high(t4, t6), low(t5, t7), high(t5, t7));
+            let first = |a, b| _mm256_permute2f128_ps::<0x20>(a, b);
+            let second = |a, b| _mm256_permute2f128_ps::<0x31>(a, b);
+            [
+                first(u0, u4),
+                first(u1, u5),
+                first(u2, u6),
+                first(u3, u7),
+                second(u0, u4),
+                second(u1, u5),
+                second(u2, u6),
+                second(u3, u7),
+            ]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Workload;
+
+    /// Both gathers, on every length of short last block: the AVX path (where the CPU has it)
+    /// gives the portable path's times to the bit, and every pair gets its own time.
+    #[test]
+    fn gathers_agree_to_the_bit() {
+        let workload = Workload::adversarial(7);
+        let bodies: Vec<GpuBody> = workload.bodies.iter().map(|&b| b.into()).collect();
+        for len in [1, LANES - 1, LANES, LANES + 3, workload.pairs.len()] {
+            let pairs = &workload.pairs[..len];
+            let mut portable_times = vec![TimeOfImpact::MISS; len];
+            portable::sweep_block(&bodies, pairs, &mut portable_times);
+            let mut times = vec![TimeOfImpact(f32::NAN); len];
+            // SAFETY: the workload's pairs index its bodies.
+            unsafe { sweep_block(&bodies, pairs, &mut times) };
+            for (index, (t, p)) in times.iter().zip(&portable_times).enumerate() {
+                assert_eq!(t.0.to_bits(), p.0.to_bits(), "pair {index} of {len}");
+            }
+            for (index, pair) in pairs.iter().enumerate() {
+                let mut alone = [TimeOfImpact(f32::NAN)];
+                // SAFETY: as above.
+                unsafe { sweep_block(&bodies, std::slice::from_ref(pair), &mut alone) };
+                assert_eq!(
+                    alone[0].0.to_bits(),
+                    times[index].0.to_bits(),
+                    "pair {index}"
+                );
+            }
+        }
     }
 }

@@ -9,12 +9,14 @@ pub mod sweep;
 
 pub use lanes::{LANES, TimeOfImpact};
 
+use std::cell::Cell;
+
 use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere, Sphere};
 use crate::gpu::layout::GpuBody;
-use crate::validate::{validate_bodies, validate_pairs};
+use crate::validate::{pack_bodies, validate_bodies, validate_pairs};
 
 /// When two moving bodies (circles or spheres) first touch during the step.
 ///
@@ -163,13 +165,25 @@ where
 {
     /// Pairs per rayon task: large enough to amortise scheduling, a multiple of LANES.
     const TASK: usize = 64 * LANES;
+    thread_local! {
+        /// The packed bodies of the last call on this thread, kept so that a simulation that
+        /// calls every step allocates nothing once the buffer has grown to its body count.
+        static PACKED: Cell<Vec<GpuBody>> = const { Cell::new(Vec::new()) };
+    }
     times.clear();
-    validate_bodies(bodies)?;
-    validate_pairs(pairs, bodies.len())?;
-    times.resize(pairs.len(), TimeOfImpact::MISS);
-    times
-        .par_chunks_mut(TASK)
-        .zip(pairs.par_chunks(TASK))
-        .for_each(|(times, pairs)| lanes::sweep_block(bodies, pairs, times));
-    Ok(())
+    // Taken, not borrowed: a call nested in another on the same thread (a rayon task stolen
+    // while this one waits) gets an empty buffer of its own instead of a borrow panic.
+    let mut packed = PACKED.take();
+    let result = pack_bodies(bodies, &mut packed).and_then(|()| {
+        validate_pairs(pairs, bodies.len())?;
+        times.resize(pairs.len(), TimeOfImpact::MISS);
+        times
+            .par_chunks_mut(TASK)
+            .zip(pairs.par_chunks(TASK))
+            // SAFETY: `validate_pairs` has checked every index against the packed bodies.
+            .for_each(|(times, pairs)| unsafe { lanes::sweep_block(&packed, pairs, times) });
+        Ok(())
+    });
+    PACKED.set(packed);
+    result
 }
