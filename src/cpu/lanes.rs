@@ -103,17 +103,18 @@ pub(crate) unsafe fn sweep_block(bodies: &[GpuBody], pairs: &[[u32; 2]], out: &m
     portable::sweep_block(bodies, pairs, out);
 }
 
-/// Runs `$block` (an expression of `$block_pairs: &[[u32; 2]; LANES]` giving
-/// `[TimeOfImpact; LANES]`) on every whole block of pairs and then on the short last one,
-/// whose unused lanes repeat its first pair; writes only the batch's own pairs' times.
-/// A macro rather than a function taking a closure, so that the block is expanded inside the
-/// AVX function and compiled with AVX.
+/// Runs `$block` (an expression of `$block_pairs: &[[u32; 2]; LANES]` and `$start`, the
+/// index of its first pair, giving `[TimeOfImpact; LANES]`) on every whole block of pairs
+/// and then on the short last one, whose unused lanes repeat its first pair; writes only the
+/// batch's own pairs' times. A macro rather than a function taking a closure, so that the
+/// block is expanded inside the AVX function and compiled with AVX.
 macro_rules! for_each_block {
-    ($pairs:expr, $out:expr, |$block_pairs:ident| $block:expr) => {{
+    ($pairs:expr, $out:expr, |$block_pairs:ident, $start:ident| $block:expr) => {{
         let mut pair_blocks = $pairs.chunks_exact(LANES);
         let mut out_blocks = $out.chunks_exact_mut(LANES);
-        for (pairs, out) in (&mut pair_blocks).zip(&mut out_blocks) {
+        for (index, (pairs, out)) in (&mut pair_blocks).zip(&mut out_blocks).enumerate() {
             let $block_pairs: &[[u32; 2]; LANES] = pairs.try_into().expect("a whole block");
+            let $start = index * LANES;
             out.copy_from_slice(&$block);
         }
         let (pairs, out) = (pair_blocks.remainder(), out_blocks.into_remainder());
@@ -121,6 +122,7 @@ macro_rules! for_each_block {
             let mut padded = [first; LANES];
             padded[..pairs.len()].copy_from_slice(pairs);
             let $block_pairs = &padded;
+            let $start = $pairs.len() - pairs.len();
             out.copy_from_slice(&$block[..out.len()]);
         }
     }};
@@ -132,7 +134,9 @@ mod portable {
 
     /// [`super::sweep_block`] without SIMD intrinsics (the arithmetic still vectorises).
     pub(super) fn sweep_block(bodies: &[GpuBody], pairs: &[[u32; 2]], out: &mut [TimeOfImpact]) {
-        for_each_block!(pairs, out, |block| sweep_lanes(&relative(bodies, block)));
+        for_each_block!(pairs, out, |block, _start| sweep_lanes(&relative(
+            bodies, block
+        )));
     }
 
     /// The pairs of a block, relative (see [`Lanes`]), one array per field.
@@ -159,9 +163,9 @@ mod portable {
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::{
-        __m256, _mm256_add_ps, _mm256_blend_ps, _mm256_load_ps, _mm256_permute2f128_ps,
-        _mm256_setzero_ps, _mm256_shuffle_ps, _mm256_sub_ps, _mm256_unpackhi_ps,
-        _mm256_unpacklo_ps,
+        __m256, _MM_HINT_T0, _mm_prefetch, _mm256_add_ps, _mm256_blend_ps, _mm256_load_ps,
+        _mm256_permute2f128_ps, _mm256_setzero_ps, _mm256_shuffle_ps, _mm256_sub_ps,
+        _mm256_unpackhi_ps, _mm256_unpacklo_ps,
     };
 
     use super::{GpuBody, LANES, Lanes, TimeOfImpact, sweep_lanes};
@@ -177,9 +181,31 @@ mod avx {
         out: &mut [TimeOfImpact],
     ) {
         // SAFETY: this function requires AVX and valid indices of its caller.
-        for_each_block!(pairs, out, |block| sweep_lanes(&unsafe {
-            relative(bodies, block)
-        }));
+        for_each_block!(pairs, out, |block, start| {
+            prefetch(bodies, pairs, start + PREFETCH_AHEAD);
+            sweep_lanes(&unsafe { relative(bodies, block) })
+        });
+    }
+
+    /// How many pairs ahead the bodies are fetched into the cache: two blocks, so that their
+    /// loads are under way while this block computes (the out-of-order window holds about
+    /// one block).
+    const PREFETCH_AHEAD: usize = 2 * LANES;
+
+    /// Asks the cache for the bodies of the block of pairs at `start`, if there is one.
+    #[inline(always)]
+    fn prefetch(bodies: &[GpuBody], pairs: &[[u32; 2]], start: usize) {
+        let Some(block) = pairs.get(start..start + LANES) else {
+            return;
+        };
+        let block: &[[u32; 2]; LANES] = block.try_into().expect("a whole block");
+        for index in block.as_flattened() {
+            // A prefetch only hints: it reads nothing and cannot fault, so the address needs
+            // no bounds check (and `wrapping_add` makes forming it always defined).
+            let body = bodies.as_ptr().wrapping_add(*index as usize);
+            // SAFETY: the caller of `sweep_block` guarantees AVX (SSE suffices here).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(body.cast()) };
+        }
     }
 
     /// The pairs of a block, relative (see [`Lanes`]): per pair, one aligned load of each
