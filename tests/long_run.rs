@@ -1,0 +1,98 @@
+//! What a long simulation relies on: a wait for the device that gives up with a typed error
+//! and leaves the pipeline usable.
+
+mod common;
+
+use std::time::Duration;
+
+use sweepcast::gpu::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
+use sweepcast::parity::{self, GPU_BOUND};
+use sweepcast::workload::{Workload, WorkloadConfig};
+use sweepcast::{Error, Impact};
+
+/// Holds `impacts` to the GPU bound against the f64 oracle, as `tests/gpu_parity.rs` does.
+fn assert_right(name: &str, workload: &Workload, impacts: &[Option<Impact>]) {
+    assert_eq!(
+        impacts.len(),
+        workload.pairs.len(),
+        "{name}: one result per pair"
+    );
+    let report = parity::compare(&workload.bodies, &workload.pairs, impacts, GPU_BOUND);
+    assert!(report.passed(), "{name}: {report}");
+}
+
+/// A random world of `pairs` candidate pairs among a quarter as many bodies.
+fn world(pairs: usize, seed: u64) -> Workload {
+    Workload::random(&WorkloadConfig {
+        bodies: (pairs / 4).max(2),
+        pairs,
+        seed,
+        dimensions: 2 + (seed % 2) as u32,
+        ..Default::default()
+    })
+}
+
+/// `cap(n)` of [`SweepPipeline::device_memory_bytes`]: the elements a buffer sized for `n` holds.
+fn capacity(n: u64) -> u64 {
+    n.next_power_of_two().max(1024)
+}
+
+/// [`SweepPipeline::device_memory_bytes`] after calls of at most `bodies` bodies and `pairs`
+/// pairs, none failed: parameters 2 x 16 bytes, bodies 2 x 32, pairs 2 x 8, records 2 x 32
+/// (the element sizes of `src/gpu/layout.rs`).
+fn expected_memory(bodies: u64, pairs: u64) -> u64 {
+    2 * 16 + 2 * 32 * capacity(bodies) + (2 * 8 + 2 * 32) * capacity(pairs)
+}
+
+#[test]
+fn a_wait_past_the_poll_timeout_is_a_typed_error_and_the_pipeline_recovers() {
+    let test = "a_wait_past_the_poll_timeout_is_a_typed_error_and_the_pipeline_recovers";
+    let Some(context) = common::gpu_context(test) else {
+        return;
+    };
+    assert_eq!(
+        SweepPipeline::new(&context).poll_timeout(),
+        Some(DEFAULT_POLL_TIMEOUT)
+    );
+    let large = world(1_000_000, 40);
+    let other = world(300_000, 41);
+    let pipeline = SweepPipeline::new(&context).with_poll_timeout(Some(Duration::ZERO));
+    assert_eq!(pipeline.poll_timeout(), Some(Duration::ZERO));
+    let backend = context.adapter_info().backend;
+    for (name, workload) in [("large", &large), ("other", &other), ("large", &large)] {
+        match pipeline.sweep(&workload.bodies, &workload.pairs) {
+            Err(error @ Error::Timeout { waited }) => {
+                eprintln!("{test}: {name} batch on {backend:?}: timed out after {waited:?}");
+                assert!(error.to_string().contains("poll timeout"), "{error}");
+            }
+            // wgpu's GL backend runs the whole dispatch inside `Queue::submit` on Mesa's
+            // llvmpipe, so the first wait finds the queue empty: nothing can time out.
+            Ok(impacts) if backend == wgpu::Backend::Gl => {
+                eprintln!(
+                    "{test}: {name} batch on {backend:?}: finished within a zero timeout (the \
+                     GL backend completes the work inside Queue::submit, before the wait)"
+                );
+                assert_right(name, workload, &impacts);
+            }
+            other => panic!(
+                "{test}: {name} batch on {backend:?}: expected Error::Timeout, got {:?}",
+                other.map(|impacts| impacts.len())
+            ),
+        }
+    }
+    // The same pipeline, its device buffers kept, with the limit lifted: the abandoned work
+    // is waited for and every answer is right and the same as a fresh pipeline's.
+    let pipeline = pipeline.with_poll_timeout(None);
+    let fresh = SweepPipeline::new(&context);
+    for (name, workload) in [("other", &other), ("large", &large)] {
+        let impacts = pipeline.sweep(&workload.bodies, &workload.pairs).unwrap();
+        assert_right(name, workload, &impacts);
+        let expected = fresh.sweep(&workload.bodies, &workload.pairs).unwrap();
+        assert_eq!(impacts, expected, "{name}: as a fresh pipeline answers");
+    }
+    // A timed-out call drops the host-visible buffers; the next makes them again, sized for
+    // itself: never more than the largest batch's.
+    let memory = pipeline.device_memory_bytes();
+    let bound = expected_memory(large.bodies.len() as u64, large.pairs.len() as u64);
+    assert!(memory <= bound, "{memory} > {bound} bytes");
+}
