@@ -1,5 +1,6 @@
 //! What a long simulation relies on: a wait for the device that gives up with a typed error
-//! and leaves the pipeline usable.
+//! and leaves the pipeline usable, and a lost device that fails every later call at once
+//! instead of hanging.
 
 mod common;
 
@@ -95,4 +96,41 @@ fn a_wait_past_the_poll_timeout_is_a_typed_error_and_the_pipeline_recovers() {
     let memory = pipeline.device_memory_bytes();
     let bound = expected_memory(large.bodies.len() as u64, large.pairs.len() as u64);
     assert!(memory <= bound, "{memory} > {bound} bytes");
+}
+
+#[test]
+fn a_destroyed_device_fails_every_later_call_at_once() {
+    let test = "a_destroyed_device_fails_every_later_call_at_once";
+    let Some(context) = common::gpu_context(test) else {
+        return;
+    };
+    // The limit only turns a hang into a failure; it is not what the test checks.
+    let hang = Some(Duration::from_secs(30));
+    let pipeline = SweepPipeline::new(&context).with_poll_timeout(hang);
+    let workload = world(10_000, 50);
+    let before = pipeline.sweep(&workload.bodies, &workload.pairs).unwrap();
+    context.device().destroy();
+    let assert_lost = |pipeline: &SweepPipeline, name: &str| match pipeline
+        .sweep(&workload.bodies, &workload.pairs)
+    {
+        Err(Error::Device(message)) => {
+            assert!(message.contains("device lost"), "{name}: {message}");
+            eprintln!("{test}: {name}: {message}");
+        }
+        other => panic!(
+            "{name}: expected Error::Device, got {:?}",
+            other.map(|impacts| impacts.len())
+        ),
+    };
+    for call in 0..3 {
+        assert_lost(&pipeline, &format!("call {call} after destroy"));
+    }
+    let late = SweepPipeline::new(&context).with_poll_timeout(hang);
+    assert_lost(&late, "a pipeline built after the loss");
+    // A new context is the way on.
+    let again = common::gpu_context(test).expect("the adapter is still there");
+    let after = SweepPipeline::new(&again)
+        .sweep(&workload.bodies, &workload.pairs)
+        .unwrap();
+    assert_eq!(after, before);
 }

@@ -548,10 +548,28 @@ impl SweepPipeline {
             let timeout = self
                 .poll_timeout
                 .map(|limit| limit.saturating_sub(start.elapsed()));
-            let polled = self.device.poll(wgpu::PollType::Wait {
-                submission_index: None,
-                timeout,
-            });
+            let poll = || {
+                self.device.poll(wgpu::PollType::Wait {
+                    submission_index: None,
+                    timeout,
+                })
+            };
+            // wgpu panics in `poll` when the driver reports the device lost while waiting
+            // (`handle_error_fatal` in its wgpu-core backend): make that the typed, lasting
+            // loss it is. `Device::destroy` takes another path, which the tests provoke; this
+            // one needs a real driver failure and is not tested.
+            let polled =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(poll)).map_err(|panic| {
+                    let message = panic
+                        .downcast_ref::<String>()
+                        .map(String::as_str)
+                        .or_else(|| panic.downcast_ref::<&str>().copied())
+                        .unwrap_or("no message");
+                    self.errors.record_lost(format!(
+                        "device lost: wgpu panicked while waiting for it ({message})"
+                    ));
+                    self.errors.take().expect_err("recorded above")
+                })?;
             match polled {
                 Ok(_) => return Ok(()),
                 // GL ends a wait after about 2.1 s whatever was asked: wait again until the
