@@ -1,14 +1,15 @@
 //! What a long simulation relies on: a wait for the device that gives up with a typed error
-//! and leaves the pipeline usable, and a lost device that fails every later call at once
-//! instead of hanging.
+//! and leaves the pipeline usable, ten thousand calls of batches that grow and shrink with
+//! every answer right and memory bounded by the largest batch, and a lost device that fails
+//! every later call at once instead of hanging.
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sweepcast::gpu::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
 use sweepcast::parity::{self, GPU_BOUND};
-use sweepcast::workload::{Workload, WorkloadConfig};
+use sweepcast::workload::{SplitMix64, Workload, WorkloadConfig};
 use sweepcast::{Error, Impact};
 
 /// Holds `impacts` to the GPU bound against the f64 oracle, as `tests/gpu_parity.rs` does.
@@ -33,6 +34,12 @@ fn world(pairs: usize, seed: u64) -> Workload {
     })
 }
 
+/// Log-uniform in `low..=high`.
+fn log_uniform(rng: &mut SplitMix64, low: usize, high: usize) -> usize {
+    let (low, high) = (low as f64, high as f64 + 1.0);
+    (rng.range(low.ln(), high.ln()).exp() as usize).min(high as usize - 1)
+}
+
 /// `cap(n)` of [`SweepPipeline::device_memory_bytes`]: the elements a buffer sized for `n` holds.
 fn capacity(n: u64) -> u64 {
     n.next_power_of_two().max(1024)
@@ -43,6 +50,11 @@ fn capacity(n: u64) -> u64 {
 /// (the element sizes of `src/gpu/layout.rs`).
 fn expected_memory(bodies: u64, pairs: u64) -> u64 {
     2 * 16 + 2 * 32 * capacity(bodies) + (2 * 8 + 2 * 32) * capacity(pairs)
+}
+
+/// The bound [`expected_memory`] keeps below: a power of two at most doubles a count.
+fn memory_bound(bodies: u64, pairs: u64) -> u64 {
+    2 * 16 + 2 * 32 * (2 * bodies).max(1024) + (2 * 8 + 2 * 32) * (2 * pairs).max(1024)
 }
 
 #[test]
@@ -96,6 +108,66 @@ fn a_wait_past_the_poll_timeout_is_a_typed_error_and_the_pipeline_recovers() {
     let memory = pipeline.device_memory_bytes();
     let bound = expected_memory(large.bodies.len() as u64, large.pairs.len() as u64);
     assert!(memory <= bound, "{memory} > {bound} bytes");
+}
+
+#[test]
+fn ten_thousand_calls_of_growing_and_shrinking_batches_stay_right_and_bounded() {
+    let test = "ten_thousand_calls_of_growing_and_shrinking_batches_stay_right_and_bounded";
+    let Some(context) = common::gpu_context(test) else {
+        return;
+    };
+    let start = Instant::now();
+    let pipeline = SweepPipeline::new(&context);
+    let mut rng = SplitMix64::new(4);
+    let (mut most_bodies, mut most_pairs, mut high_water) = (0, 0, 0);
+    let (mut total_pairs, mut grown, mut shrunk) = (0, 0, 0);
+    let mut previous = 0;
+    let mut impacts = Vec::new();
+    for call in 0..10_000u64 {
+        // Mostly small steps, one in a hundred large; the extremes at fixed calls.
+        let pairs = match call {
+            0 => 1,
+            5_000 => 100_000,
+            _ if rng.below(100) == 0 => log_uniform(&mut rng, 10_000, 100_000),
+            _ => log_uniform(&mut rng, 1, 4_096),
+        };
+        let workload = world(pairs, call);
+        pipeline
+            .sweep_into(&workload.bodies, &workload.pairs, &mut impacts)
+            .unwrap_or_else(|error| panic!("call {call}, {pairs} pairs: {error}"));
+        assert_right(&format!("call {call}, {pairs} pairs"), &workload, &impacts);
+
+        most_bodies = most_bodies.max(workload.bodies.len() as u64);
+        most_pairs = most_pairs.max(pairs as u64);
+        let memory = pipeline.device_memory_bytes();
+        high_water = high_water.max(memory);
+        let largest = most_pairs.min(pipeline.max_pairs_per_dispatch() as u64);
+        assert_eq!(
+            memory,
+            expected_memory(most_bodies, largest),
+            "call {call}: buffers sized for the largest batch so far"
+        );
+        let bound = memory_bound(most_bodies, largest);
+        assert!(memory <= bound, "call {call}: {memory} > {bound} bytes");
+        total_pairs += pairs;
+        grown += usize::from(pairs > previous);
+        shrunk += usize::from(pairs < previous);
+        previous = pairs;
+    }
+    let bound = memory_bound(most_bodies, most_pairs);
+    eprintln!(
+        "{test}: 10000 calls, {total_pairs} pairs ({grown} larger than the call before, \
+         {shrunk} smaller), largest batch {most_pairs} pairs and {most_bodies} bodies; \
+         device memory high-water mark {high_water} bytes ({:.2} MiB), bound {bound} bytes; \
+         wgpu's allocator holds {:?} bytes of the device (None: no report on this backend); \
+         {:.1} s",
+        high_water as f64 / f64::from(1 << 20),
+        context
+            .device()
+            .generate_allocator_report()
+            .map(|report| report.total_allocated_bytes),
+        start.elapsed().as_secs_f64()
+    );
 }
 
 #[test]

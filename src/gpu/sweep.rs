@@ -39,6 +39,11 @@ pub const DEFAULT_POLL_TIMEOUT: Duration = Duration::from_secs(60);
 /// binding can hold are split into chunks transparently. `SweepPipeline` is `Send + Sync`;
 /// concurrent calls are serialised.
 ///
+/// Memory is bounded by the largest batch seen: the buffers never shrink, so a long run that
+/// once sweeps a large batch keeps that batch's buffers (at most twice its size, see
+/// [`SweepPipeline::device_memory_bytes`]) for the pipeline's life. Drop the pipeline and
+/// build a new one to give the memory back.
+///
 /// # Example
 /// ```no_run
 /// use glam::Vec3;
@@ -212,6 +217,15 @@ impl SweepPipeline {
 
     /// Bytes of device memory this pipeline holds now: its buffers, grown to the largest
     /// batch so far (bounded by the device limits, whatever the batch).
+    ///
+    /// With `B` the most bodies and `P` the most pairs of any call so far (`P` capped at
+    /// [`SweepPipeline::max_pairs_per_dispatch`]) and `cap(n)` the next power of two at or
+    /// above `n` but at least 1024 (and at most the device limit), this is at most
+    /// `32 + 64 cap(B) + 80 cap(P)` bytes: the 16-byte parameters twice (uniform and upload),
+    /// bodies twice (device and upload, 32 bytes each), pairs twice (8 bytes each) and
+    /// records twice (device and readback, 32 bytes each). It is exactly that unless a call
+    /// failed since the largest batch (the failed call drops the host-visible buffers and the
+    /// next one makes them again, sized for itself).
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
         let buffers = pollster::block_on(self.buffers.lock());
