@@ -1,10 +1,11 @@
 //! What a long simulation relies on: a wait for the device that gives up with a typed error
 //! and leaves the pipeline usable, ten thousand calls of batches that grow and shrink with
-//! every answer right and memory bounded by the largest batch, and a lost device that fails
-//! every later call at once instead of hanging.
+//! every answer right and memory bounded by the largest batch, one pipeline shared by four
+//! threads, and a lost device that fails every later call at once instead of hanging.
 
 mod common;
 
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use sweepcast::gpu::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
@@ -168,6 +169,67 @@ fn ten_thousand_calls_of_growing_and_shrinking_batches_stay_right_and_bounded() 
             .map(|report| report.total_allocated_bytes),
         start.elapsed().as_secs_f64()
     );
+}
+
+#[test]
+fn four_threads_share_one_pipeline() {
+    let test = "four_threads_share_one_pipeline";
+    let Some(context) = common::gpu_context(test) else {
+        return;
+    };
+    let pipeline = Arc::new(SweepPipeline::new(&context));
+    // Each thread its own sizes, in its own order, so that buffers grow while others wait.
+    let workloads: Vec<Vec<Workload>> = (0..4u64)
+        .map(|thread| {
+            (0..25u64)
+                .map(|call| {
+                    let pairs = [1, 700, 20_000, 64, 5_000][((call + thread) % 5) as usize];
+                    world(pairs + thread as usize, 1_000 * thread + call)
+                })
+                .collect()
+        })
+        .collect();
+    let start = Arc::new(Barrier::new(workloads.len()));
+    let threads: Vec<_> = workloads
+        .into_iter()
+        .map(|workloads| {
+            let (pipeline, start) = (Arc::clone(&pipeline), Arc::clone(&start));
+            std::thread::spawn(move || {
+                start.wait();
+                let mut calls = Vec::new();
+                for workload in workloads {
+                    let began = Instant::now();
+                    let impacts = pipeline.sweep(&workload.bodies, &workload.pairs);
+                    calls.push((workload, impacts.unwrap(), began..Instant::now()));
+                }
+                calls
+            })
+        })
+        .collect();
+    let calls: Vec<_> = threads
+        .into_iter()
+        .map(|handle| handle.join().unwrap())
+        .collect();
+    let spans: Vec<_> = (calls.iter().enumerate())
+        .flat_map(|(thread, own)| own.iter().map(move |(_, _, span)| (thread, span)))
+        .collect();
+    let overlapping = spans.iter().filter(|&&(thread, span)| {
+        (spans.iter())
+            .any(|&(other, them)| other != thread && them.start < span.end && span.start < them.end)
+    });
+    eprintln!(
+        "{test}: {} of 100 calls overlapped in time with another thread's call",
+        overlapping.count()
+    );
+    for (thread, own) in calls.iter().enumerate() {
+        for (call, (workload, impacts, _)) in own.iter().enumerate() {
+            let name = format!("thread {thread}, call {call}");
+            assert_right(&name, workload, impacts);
+            // The same answers as one thread alone gets: no call saw another's data.
+            let alone = pipeline.sweep(&workload.bodies, &workload.pairs).unwrap();
+            assert_eq!(impacts, &alone, "{name}");
+        }
+    }
 }
 
 #[test]
