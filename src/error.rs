@@ -92,4 +92,16 @@ pub enum Error {
     /// failed.
     #[error("mapping a GPU buffer or waiting for the GPU failed: {0}")]
     Mapping(String),
+    /// One wait for the GPU (for a dispatch's results, or for an upload buffer to be free)
+    /// took longer than the pipeline's poll timeout (see
+    /// [`SweepPipeline::with_poll_timeout`](crate::gpu::SweepPipeline::with_poll_timeout)).
+    /// Nothing of the call is returned; the work already submitted still runs to completion
+    /// and the pipeline stays usable: the next call waits for it before its own.
+    #[error(
+        "the GPU did not finish within the poll timeout (waited {waited:?}); the device may be hung or the batch too large for it: retry, raise the timeout with SweepPipeline::with_poll_timeout, or split the batch"
+    )]
+    Timeout {
+        /// How long the wait lasted before it gave up (at least the timeout).
+        waited: std::time::Duration,
+    },
 }

@@ -15,7 +15,9 @@ use crate::error::Error;
 /// Device errors that wgpu would otherwise turn into panics (validation, out of memory, a lost
 /// device), including those of the caller's own work on [`GpuContext::device`], are recorded
 /// and returned as [`Error::Device`] by the next pipeline call; the call after that runs
-/// normally unless the device was lost.
+/// normally. A lost device (including one the caller destroys) is different: from then on
+/// every pipeline call on this context returns [`Error::Device`] naming the loss, at once and
+/// without touching the device; create a new `GpuContext` to go on.
 #[derive(Debug)]
 pub struct GpuContext {
     instance: wgpu::Instance,
@@ -26,27 +28,43 @@ pub struct GpuContext {
     errors: ErrorSink,
 }
 
-/// The first device error since it was last taken.
+/// The first device error since it was last taken, and whether the device was lost.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct ErrorSink(Arc<Mutex<Option<String>>>);
+pub(crate) struct ErrorSink(Arc<Mutex<Recorded>>);
+
+#[derive(Debug, Default)]
+struct Recorded {
+    /// Reported once, by the next [`ErrorSink::take`].
+    first: Option<String>,
+    /// Reported by every [`ErrorSink::take`] from now on.
+    lost: Option<String>,
+}
 
 impl ErrorSink {
-    fn record(&self, message: String) {
-        let mut slot = self
-            .0
+    fn slot(&self) -> std::sync::MutexGuard<'_, Recorded> {
+        self.0
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        slot.get_or_insert(message);
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Takes the recorded error, if any.
+    fn record(&self, message: String) {
+        self.slot().first.get_or_insert(message);
+    }
+
+    /// Records that the device is lost: every later [`ErrorSink::take`] fails with `message`.
+    pub(crate) fn record_lost(&self, message: String) {
+        self.slot().lost.get_or_insert(message);
+    }
+
+    /// Takes the recorded error, if any; once the device is lost, fails every time.
     pub(crate) fn take(&self) -> Result<(), Error> {
-        let mut slot = self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        slot.take()
-            .map_or(Ok(()), |message| Err(Error::Device(message)))
+        let mut slot = self.slot();
+        let first = slot.first.take();
+        match (&slot.lost, first) {
+            (Some(lost), _) => Err(Error::Device(lost.clone())),
+            (None, Some(message)) => Err(Error::Device(message)),
+            (None, None) => Ok(()),
+        }
     }
 }
 
@@ -86,7 +104,7 @@ impl GpuContext {
         device.on_uncaptured_error(Arc::new(move |error| sink.record(error.to_string())));
         let sink = errors.clone();
         device.set_device_lost_callback(move |reason, message| {
-            sink.record(format!("device lost ({reason:?}): {message}"));
+            sink.record_lost(format!("device lost ({reason:?}): {message}"));
         });
         Ok(Self {
             instance,

@@ -8,7 +8,7 @@ pub mod layout;
 mod sweep;
 
 pub use context::GpuContext;
-pub use sweep::{SWEEP_WGSL, SweepPipeline};
+pub use sweep::{DEFAULT_POLL_TIMEOUT, SWEEP_WGSL, SweepPipeline};
 
 // Both are shared across a simulation's threads.
 const _: () = {

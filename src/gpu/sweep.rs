@@ -1,5 +1,7 @@
 //! `SweepPipeline`: `shaders/sweep.wgsl` on the GPU, built once and run every step.
 
+use std::time::{Duration, Instant};
+
 use futures_intrusive::sync::Mutex;
 use rayon::prelude::*;
 
@@ -19,6 +21,16 @@ const PARAMS_SIZE: u64 = size_of::<Params>() as u64;
 /// Smallest buffer capacity, in elements; below it growth by doubling is not worth a buffer.
 const MIN_CAPACITY: u64 = 1024;
 
+/// How long one wait for the device may last before a call gives up with [`Error::Timeout`],
+/// unless [`SweepPipeline::with_poll_timeout`] says otherwise.
+///
+/// Finite so that a hung device turns into an error instead of a thread blocked for ever
+/// (holding the pipeline, so that every other thread calling it blocks too). One wait covers
+/// one dispatch of at most [`SweepPipeline::max_pairs_per_dispatch`] pairs: on Mesa's
+/// software adapters with 2 cores a whole call of the largest dispatch (4,194,240 pairs)
+/// took 0.8 to 1.6 s, so a minute is far above any honest wait.
+pub const DEFAULT_POLL_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The swept test of every candidate pair on the GPU, one invocation per pair.
 ///
 /// Build it once from a [`GpuContext`] and call it every step: the device buffers, the staging
@@ -26,6 +38,11 @@ const MIN_CAPACITY: u64 = 1024;
 /// when a batch is larger than any before. Batches larger than one dispatch or one storage
 /// binding can hold are split into chunks transparently. `SweepPipeline` is `Send + Sync`;
 /// concurrent calls are serialised.
+///
+/// Memory is bounded by the largest batch seen: the buffers never shrink, so a long run that
+/// once sweeps a large batch keeps that batch's buffers (at most twice its size, see
+/// [`SweepPipeline::device_memory_bytes`]) for the pipeline's life. Drop the pipeline and
+/// build a new one to give the memory back.
 ///
 /// # Example
 /// ```no_run
@@ -50,6 +67,7 @@ pub struct SweepPipeline {
     pipeline: wgpu::ComputePipeline,
     max_bodies: u64,
     max_pairs_per_dispatch: u64,
+    poll_timeout: Option<Duration>,
     buffers: Mutex<Buffers>,
 }
 
@@ -129,6 +147,7 @@ impl SweepPipeline {
             pipeline,
             max_bodies,
             max_pairs_per_dispatch,
+            poll_timeout: Some(DEFAULT_POLL_TIMEOUT),
             buffers: Mutex::new(
                 Buffers {
                     params,
@@ -156,6 +175,34 @@ impl SweepPipeline {
         self
     }
 
+    /// Sets how long one wait for the device may last: `Some(limit)` makes a wait that has not
+    /// finished after `limit` return [`Error::Timeout`]; `None` waits for as long as it takes.
+    /// The default is [`DEFAULT_POLL_TIMEOUT`].
+    ///
+    /// A call waits once per dispatch (for its results) and, from the second call on, once
+    /// per upload buffer (for the previous call's copies to finish), so the limit bounds each
+    /// wait, not the whole call; nor does it bound the wait for the pipeline's lock while
+    /// another thread's call runs. After a timeout the pipeline stays usable: the next call
+    /// waits for the abandoned work to finish before its own and returns correct results.
+    ///
+    /// Backends differ in what a wait covers. On Vulkan (lavapipe included) the dispatch runs
+    /// after `Queue::submit` returns, and a wait that outlasts the limit times out. wgpu's GL
+    /// backend on Mesa's llvmpipe runs the whole dispatch inside `Queue::submit`, which no
+    /// limit covers: the wait then finds the work done and cannot time out. GL also caps one
+    /// wait at about 2.1 s (`i32::MAX` ns); longer limits, and `None`, are honoured by waiting
+    /// again.
+    #[must_use]
+    pub fn with_poll_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.poll_timeout = timeout;
+        self
+    }
+
+    /// How long one wait for the device may last (see [`SweepPipeline::with_poll_timeout`]).
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        self.poll_timeout
+    }
+
     /// The most pairs one dispatch takes; larger batches are split into chunks of this size.
     #[must_use]
     pub fn max_pairs_per_dispatch(&self) -> usize {
@@ -170,6 +217,15 @@ impl SweepPipeline {
 
     /// Bytes of device memory this pipeline holds now: its buffers, grown to the largest
     /// batch so far (bounded by the device limits, whatever the batch).
+    ///
+    /// With `B` the most bodies and `P` the most pairs of any call so far (`P` capped at
+    /// [`SweepPipeline::max_pairs_per_dispatch`]) and `cap(n)` the next power of two at or
+    /// above `n` but at least 1024 (and at most the device limit), this is at most
+    /// `32 + 64 cap(B) + 80 cap(P)` bytes: the 16-byte parameters twice (uniform and upload),
+    /// bodies twice (device and upload, 32 bytes each), pairs twice (8 bytes each) and
+    /// records twice (device and readback, 32 bytes each). It is exactly that unless a call
+    /// failed since the largest batch (the failed call drops the host-visible buffers and the
+    /// next one makes them again, sized for itself).
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
         let buffers = pollster::block_on(self.buffers.lock());
@@ -196,7 +252,9 @@ impl SweepPipeline {
     /// # Errors
     /// Input errors before anything reaches the GPU: [`Error::NonFinite`],
     /// [`Error::NegativeRadius`], [`Error::PairIndexOutOfRange`], [`Error::TooManyBodies`].
-    /// Device errors after: [`Error::Device`], [`Error::Mapping`].
+    /// Device errors after: [`Error::Device`], [`Error::Mapping`], and [`Error::Timeout`]
+    /// when one wait for the device outlasts the [poll timeout](Self::with_poll_timeout).
+    /// After any of them the pipeline stays usable (unless the device was lost).
     pub fn sweep<B>(&self, bodies: &[B], pairs: &[[u32; 2]]) -> Result<Vec<Option<Impact>>, Error>
     where
         B: Copy + Into<MovingSphere>,
@@ -482,19 +540,62 @@ impl SweepPipeline {
     async fn map(&self, slice: &wgpu::BufferSlice<'_>, mode: wgpu::MapMode) -> Result<(), Error> {
         let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
         slice.map_async(mode, move |result| {
-            // The receiver outlives the poll below; a failed send only means it was dropped.
+            // A failed send only means the receiver was dropped: the wait below gave up.
             let _ = sender.send(result);
         });
         // Without a completed wait the callback may never run: do not wait for it then.
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|error| Error::Mapping(error.to_string()))?;
+        self.wait_for_device()?;
         let mapped = receiver.receive().await;
         self.errors.take()?;
         match mapped {
             Some(Ok(())) => Ok(()),
             Some(Err(error)) => Err(Error::Mapping(error.to_string())),
             None => Err(Error::Mapping("the map callback was dropped".into())),
+        }
+    }
+
+    /// Blocks until the work submitted so far has finished (running the callbacks of the
+    /// mappings it completes), or [`Error::Timeout`] once the poll timeout has passed.
+    fn wait_for_device(&self) -> Result<(), Error> {
+        let start = Instant::now();
+        loop {
+            let timeout = self
+                .poll_timeout
+                .map(|limit| limit.saturating_sub(start.elapsed()));
+            let poll = || {
+                self.device.poll(wgpu::PollType::Wait {
+                    submission_index: None,
+                    timeout,
+                })
+            };
+            // wgpu panics in `poll` when the driver reports the device lost while waiting
+            // (`handle_error_fatal` in its wgpu-core backend): make that the typed, lasting
+            // loss it is. `Device::destroy` takes another path, which the tests provoke; this
+            // one needs a real driver failure and is not tested.
+            let polled =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(poll)).map_err(|panic| {
+                    let message = panic
+                        .downcast_ref::<String>()
+                        .map(String::as_str)
+                        .or_else(|| panic.downcast_ref::<&str>().copied())
+                        .unwrap_or("no message");
+                    self.errors.record_lost(format!(
+                        "device lost: wgpu panicked while waiting for it ({message})"
+                    ));
+                    self.errors.take().expect_err("recorded above")
+                })?;
+            match polled {
+                Ok(_) => return Ok(()),
+                // GL ends a wait after about 2.1 s whatever was asked: wait again until the
+                // pipeline's own limit has passed.
+                Err(wgpu::PollError::Timeout) => {
+                    let waited = start.elapsed();
+                    if self.poll_timeout.is_some_and(|limit| waited >= limit) {
+                        return Err(Error::Timeout { waited });
+                    }
+                }
+                Err(error) => return Err(Error::Mapping(error.to_string())),
+            }
         }
     }
 }

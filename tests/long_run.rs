@@ -1,0 +1,270 @@
+//! What a long simulation relies on: a wait for the device that gives up with a typed error
+//! and leaves the pipeline usable, ten thousand calls of batches that grow and shrink with
+//! every answer right and memory bounded by the largest batch, one pipeline shared by four
+//! threads, and a lost device that fails every later call at once instead of hanging.
+
+mod common;
+
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use sweepcast::gpu::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
+use sweepcast::parity::{self, GPU_BOUND};
+use sweepcast::workload::{SplitMix64, Workload, WorkloadConfig};
+use sweepcast::{Error, Impact};
+
+/// Holds `impacts` to the GPU bound against the f64 oracle, as `tests/gpu_parity.rs` does.
+fn assert_right(name: &str, workload: &Workload, impacts: &[Option<Impact>]) {
+    assert_eq!(
+        impacts.len(),
+        workload.pairs.len(),
+        "{name}: one result per pair"
+    );
+    let report = parity::compare(&workload.bodies, &workload.pairs, impacts, GPU_BOUND);
+    assert!(report.passed(), "{name}: {report}");
+}
+
+/// A random world of `pairs` candidate pairs among a quarter as many bodies.
+fn world(pairs: usize, seed: u64) -> Workload {
+    Workload::random(&WorkloadConfig {
+        bodies: (pairs / 4).max(2),
+        pairs,
+        seed,
+        dimensions: 2 + (seed % 2) as u32,
+        ..Default::default()
+    })
+}
+
+/// Log-uniform in `low..=high`.
+fn log_uniform(rng: &mut SplitMix64, low: usize, high: usize) -> usize {
+    let (low, high) = (low as f64, high as f64 + 1.0);
+    (rng.range(low.ln(), high.ln()).exp() as usize).min(high as usize - 1)
+}
+
+/// `cap(n)` of [`SweepPipeline::device_memory_bytes`]: the elements a buffer sized for `n` holds.
+fn capacity(n: u64) -> u64 {
+    n.next_power_of_two().max(1024)
+}
+
+/// [`SweepPipeline::device_memory_bytes`] after calls of at most `bodies` bodies and `pairs`
+/// pairs, none failed: parameters 2 x 16 bytes, bodies 2 x 32, pairs 2 x 8, records 2 x 32
+/// (the element sizes of `src/gpu/layout.rs`).
+fn expected_memory(bodies: u64, pairs: u64) -> u64 {
+    2 * 16 + 2 * 32 * capacity(bodies) + (2 * 8 + 2 * 32) * capacity(pairs)
+}
+
+/// The bound [`expected_memory`] keeps below: a power of two at most doubles a count.
+fn memory_bound(bodies: u64, pairs: u64) -> u64 {
+    2 * 16 + 2 * 32 * (2 * bodies).max(1024) + (2 * 8 + 2 * 32) * (2 * pairs).max(1024)
+}
+
+#[test]
+fn a_wait_past_the_poll_timeout_is_a_typed_error_and_the_pipeline_recovers() {
+    let test = "a_wait_past_the_poll_timeout_is_a_typed_error_and_the_pipeline_recovers";
+    let Some(context) = common::gpu_context(test) else {
+        return;
+    };
+    assert_eq!(
+        SweepPipeline::new(&context).poll_timeout(),
+        Some(DEFAULT_POLL_TIMEOUT)
+    );
+    let large = world(1_000_000, 40);
+    let other = world(300_000, 41);
+    let pipeline = SweepPipeline::new(&context).with_poll_timeout(Some(Duration::ZERO));
+    assert_eq!(pipeline.poll_timeout(), Some(Duration::ZERO));
+    let backend = context.adapter_info().backend;
+    for (name, workload) in [("large", &large), ("other", &other), ("large", &large)] {
+        match pipeline.sweep(&workload.bodies, &workload.pairs) {
+            Err(error @ Error::Timeout { waited }) => {
+                eprintln!("{test}: {name} batch on {backend:?}: timed out after {waited:?}");
+                assert!(error.to_string().contains("poll timeout"), "{error}");
+            }
+            // wgpu's GL backend runs the whole dispatch inside `Queue::submit` on Mesa's
+            // llvmpipe, so the first wait finds the queue empty: nothing can time out.
+            Ok(impacts) if backend == wgpu::Backend::Gl => {
+                eprintln!(
+                    "{test}: {name} batch on {backend:?}: finished within a zero timeout (the \
+                     GL backend completes the work inside Queue::submit, before the wait)"
+                );
+                assert_right(name, workload, &impacts);
+            }
+            other => panic!(
+                "{test}: {name} batch on {backend:?}: expected Error::Timeout, got {:?}",
+                other.map(|impacts| impacts.len())
+            ),
+        }
+    }
+    // The same pipeline, its device buffers kept, with the limit lifted: the abandoned work
+    // is waited for and every answer is right and the same as a fresh pipeline's.
+    let pipeline = pipeline.with_poll_timeout(None);
+    let fresh = SweepPipeline::new(&context);
+    for (name, workload) in [("other", &other), ("large", &large)] {
+        let impacts = pipeline.sweep(&workload.bodies, &workload.pairs).unwrap();
+        assert_right(name, workload, &impacts);
+        let expected = fresh.sweep(&workload.bodies, &workload.pairs).unwrap();
+        assert_eq!(impacts, expected, "{name}: as a fresh pipeline answers");
+    }
+    // A timed-out call drops the host-visible buffers; the next makes them again, sized for
+    // itself: never more than the largest batch's.
+    let memory = pipeline.device_memory_bytes();
+    let bound = expected_memory(large.bodies.len() as u64, large.pairs.len() as u64);
+    assert!(memory <= bound, "{memory} > {bound} bytes");
+}
+
+#[test]
+fn ten_thousand_calls_of_growing_and_shrinking_batches_stay_right_and_bounded() {
+    let test = "ten_thousand_calls_of_growing_and_shrinking_batches_stay_right_and_bounded";
+    let Some(context) = common::gpu_context(test) else {
+        return;
+    };
+    let start = Instant::now();
+    let pipeline = SweepPipeline::new(&context);
+    let mut rng = SplitMix64::new(4);
+    let (mut most_bodies, mut most_pairs, mut high_water) = (0, 0, 0);
+    let (mut total_pairs, mut grown, mut shrunk) = (0, 0, 0);
+    let mut previous = 0;
+    let mut impacts = Vec::new();
+    for call in 0..10_000u64 {
+        // Mostly small steps, one in a hundred large; the extremes at fixed calls.
+        let pairs = match call {
+            0 => 1,
+            5_000 => 100_000,
+            _ if rng.below(100) == 0 => log_uniform(&mut rng, 10_000, 100_000),
+            _ => log_uniform(&mut rng, 1, 4_096),
+        };
+        let workload = world(pairs, call);
+        pipeline
+            .sweep_into(&workload.bodies, &workload.pairs, &mut impacts)
+            .unwrap_or_else(|error| panic!("call {call}, {pairs} pairs: {error}"));
+        assert_right(&format!("call {call}, {pairs} pairs"), &workload, &impacts);
+
+        most_bodies = most_bodies.max(workload.bodies.len() as u64);
+        most_pairs = most_pairs.max(pairs as u64);
+        let memory = pipeline.device_memory_bytes();
+        high_water = high_water.max(memory);
+        let largest = most_pairs.min(pipeline.max_pairs_per_dispatch() as u64);
+        assert_eq!(
+            memory,
+            expected_memory(most_bodies, largest),
+            "call {call}: buffers sized for the largest batch so far"
+        );
+        let bound = memory_bound(most_bodies, largest);
+        assert!(memory <= bound, "call {call}: {memory} > {bound} bytes");
+        total_pairs += pairs;
+        grown += usize::from(pairs > previous);
+        shrunk += usize::from(pairs < previous);
+        previous = pairs;
+    }
+    let bound = memory_bound(most_bodies, most_pairs);
+    eprintln!(
+        "{test}: 10000 calls, {total_pairs} pairs ({grown} larger than the call before, \
+         {shrunk} smaller), largest batch {most_pairs} pairs and {most_bodies} bodies; \
+         device memory high-water mark {high_water} bytes ({:.2} MiB), bound {bound} bytes; \
+         wgpu's allocator holds {:?} bytes of the device (None: no report on this backend); \
+         {:.1} s",
+        high_water as f64 / f64::from(1 << 20),
+        context
+            .device()
+            .generate_allocator_report()
+            .map(|report| report.total_allocated_bytes),
+        start.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn four_threads_share_one_pipeline() {
+    let test = "four_threads_share_one_pipeline";
+    let Some(context) = common::gpu_context(test) else {
+        return;
+    };
+    let pipeline = Arc::new(SweepPipeline::new(&context));
+    // Each thread its own sizes, in its own order, so that buffers grow while others wait.
+    let workloads: Vec<Vec<Workload>> = (0..4u64)
+        .map(|thread| {
+            (0..25u64)
+                .map(|call| {
+                    let pairs = [1, 700, 20_000, 64, 5_000][((call + thread) % 5) as usize];
+                    world(pairs + thread as usize, 1_000 * thread + call)
+                })
+                .collect()
+        })
+        .collect();
+    let start = Arc::new(Barrier::new(workloads.len()));
+    let threads: Vec<_> = workloads
+        .into_iter()
+        .map(|workloads| {
+            let (pipeline, start) = (Arc::clone(&pipeline), Arc::clone(&start));
+            std::thread::spawn(move || {
+                start.wait();
+                let mut calls = Vec::new();
+                for workload in workloads {
+                    let began = Instant::now();
+                    let impacts = pipeline.sweep(&workload.bodies, &workload.pairs);
+                    calls.push((workload, impacts.unwrap(), began..Instant::now()));
+                }
+                calls
+            })
+        })
+        .collect();
+    let calls: Vec<_> = threads
+        .into_iter()
+        .map(|handle| handle.join().unwrap())
+        .collect();
+    let spans: Vec<_> = (calls.iter().enumerate())
+        .flat_map(|(thread, own)| own.iter().map(move |(_, _, span)| (thread, span)))
+        .collect();
+    let overlapping = spans.iter().filter(|&&(thread, span)| {
+        (spans.iter())
+            .any(|&(other, them)| other != thread && them.start < span.end && span.start < them.end)
+    });
+    eprintln!(
+        "{test}: {} of 100 calls overlapped in time with another thread's call",
+        overlapping.count()
+    );
+    for (thread, own) in calls.iter().enumerate() {
+        for (call, (workload, impacts, _)) in own.iter().enumerate() {
+            let name = format!("thread {thread}, call {call}");
+            assert_right(&name, workload, impacts);
+            // The same answers as one thread alone gets: no call saw another's data.
+            let alone = pipeline.sweep(&workload.bodies, &workload.pairs).unwrap();
+            assert_eq!(impacts, &alone, "{name}");
+        }
+    }
+}
+
+#[test]
+fn a_destroyed_device_fails_every_later_call_at_once() {
+    let test = "a_destroyed_device_fails_every_later_call_at_once";
+    let Some(context) = common::gpu_context(test) else {
+        return;
+    };
+    // The limit only turns a hang into a failure; it is not what the test checks.
+    let hang = Some(Duration::from_secs(30));
+    let pipeline = SweepPipeline::new(&context).with_poll_timeout(hang);
+    let workload = world(10_000, 50);
+    let before = pipeline.sweep(&workload.bodies, &workload.pairs).unwrap();
+    context.device().destroy();
+    let assert_lost = |pipeline: &SweepPipeline, name: &str| match pipeline
+        .sweep(&workload.bodies, &workload.pairs)
+    {
+        Err(Error::Device(message)) => {
+            assert!(message.contains("device lost"), "{name}: {message}");
+            eprintln!("{test}: {name}: {message}");
+        }
+        other => panic!(
+            "{name}: expected Error::Device, got {:?}",
+            other.map(|impacts| impacts.len())
+        ),
+    };
+    for call in 0..3 {
+        assert_lost(&pipeline, &format!("call {call} after destroy"));
+    }
+    let late = SweepPipeline::new(&context).with_poll_timeout(hang);
+    assert_lost(&late, "a pipeline built after the loss");
+    // A new context is the way on.
+    let again = common::gpu_context(test).expect("the adapter is still there");
+    let after = SweepPipeline::new(&again)
+        .sweep(&workload.bodies, &workload.pairs)
+        .unwrap();
+    assert_eq!(after, before);
+}
