@@ -4,15 +4,17 @@
 //!
 //! ```text
 //! cargo run --release --example fast_path -- [--rounds R] [--only sweepcast|parry]
+//!                                            [--workload lattice|bullets]
 //! ```
 //!
 //! Workloads: the lattice of `cargo bench` (25,000 bodies, 200,000 neighbour pairs, seed 1)
 //! and 100,000 bullets (seed 1; two bodies a pair, so packing and validating them counts).
 //! Prints, per workload, each method's median M pairs/s over the rounds with the slowest and
-//! fastest, and the median of the per-round ratios. With `--only`, runs just one method, for
-//! counting instructions: `valgrind --tool=callgrind target/release/examples/fast_path
-//! --rounds 5 --only parry` (the workloads' generation is counted too; subtract a run with
-//! `--rounds 0`).
+//! fastest, and the median of the per-round ratios. With `--only` and `--workload`, runs just
+//! one method on one workload, for counting instructions: `valgrind --tool=callgrind
+//! target/release/examples/fast_path --rounds 5 --only parry --workload lattice` (the
+//! workloads' generation and each round's warm-up run are counted too: subtract a run with
+//! `--rounds 0`, and divide by 2 × rounds × pairs).
 
 mod common;
 mod peers;
@@ -25,6 +27,7 @@ use sweepcast::cpu;
 fn main() -> ExitCode {
     let mut rounds = 15;
     let mut only = None;
+    let mut workload_name = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next();
@@ -32,6 +35,10 @@ fn main() -> ExitCode {
             ("--rounds", Some(v)) => parse(&v).map(|r| rounds = r),
             ("--only", Some(v)) if v == "sweepcast" || v == "parry" => {
                 only = Some(v);
+                Ok(())
+            }
+            ("--workload", Some(v)) if v == "lattice" || v == "bullets" => {
+                workload_name = Some(v);
                 Ok(())
             }
             _ => Err(format!("bad option {flag}; see the file's header")),
@@ -43,7 +50,8 @@ fn main() -> ExitCode {
     }
     let (workloads, single) = peers::fast_path_workloads();
     let runs = |name: &str| only.as_deref().is_none_or(|only| only == name);
-    for (name, workload) in &workloads {
+    let chosen = |name: &str| workload_name.as_deref().is_none_or(|chosen| chosen == name);
+    for (name, workload) in workloads.iter().filter(|(name, _)| chosen(name)) {
         let (bodies, pairs) = (&workload.bodies[..], &workload.pairs[..]);
         let mut times = Vec::with_capacity(pairs.len());
         let mut parry_times = Vec::with_capacity(pairs.len());
