@@ -40,7 +40,7 @@ pub fn validate_pairs(pairs: &[[u32; 2]], body_count: usize) -> Result<(), Error
     let Ok(count) = u32::try_from(body_count) else {
         return Ok(());
     };
-    if largest_index(bytemuck::cast_slice(pairs)) < count {
+    if pairs.is_empty() || largest_index(bytemuck::cast_slice(pairs)) < count {
         return Ok(());
     }
     let (pair, index) = pairs
