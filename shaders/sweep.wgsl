@@ -54,12 +54,33 @@ fn contact_normal(separation: vec3<f32>, relative_motion: vec3<f32>) -> vec3<f32
     return vec3<f32>(1.0, 0.0, 0.0);
 }
 
+fn largest_component(v: vec3<f32>) -> f32 {
+    return max(max(abs(v.x), abs(v.y)), abs(v.z));
+}
+
+// The power of two that brings `largest` (>= 0, below 2^127) into [1, 2): 2^(127 - E) for
+// the biased exponent E of `largest`. Zero and subnormals (E = 0) get 2^127.
+fn power_of_two_scale(largest: f32) -> f32 {
+    let biased_exponent = (bitcast<u32>(largest) >> 23u) & 0xffu;
+    return bitcast<f32>((254u - biased_exponent) << 23u);
+}
+
 fn sweep_pair(a: Body, b: Body) -> ImpactRecord {
     // Relative coordinates first: b stands still and a moves by the difference of the
-    // displacements. Nothing below squares an absolute coordinate.
-    let relative_position = b.center - a.center;
-    let relative_motion = a.displacement - b.displacement;
-    let sum_radii = a.radius + b.radius;
+    // displacements. Nothing below squares an absolute coordinate. Validation keeps every
+    // input within f32::MAX / 8, so these differences and sums are finite.
+    let raw_position = b.center - a.center;
+    let raw_motion = a.displacement - b.displacement;
+    let raw_sum_radii = a.radius + b.radius;
+    // Rescale by a power of two (exact) so that the largest relative length lies in [1, 2):
+    // no square or product below can overflow, and none that matters underflows. The time,
+    // a ratio, does not change; the normal is a direction.
+    let largest = max(max(largest_component(raw_position), largest_component(raw_motion)),
+                      raw_sum_radii);
+    let scale = power_of_two_scale(largest);
+    let relative_position = raw_position * scale;
+    let relative_motion = raw_motion * scale;
+    let sum_radii = raw_sum_radii * scale;
     let sum_radii_squared = sum_radii * sum_radii;
     let distance_squared = dot(relative_position, relative_position);
     // |C|^2 - R^2: zero or below means touching or overlapping at t = 0.

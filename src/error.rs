@@ -35,6 +35,22 @@ pub enum Error {
         /// Which field is not finite.
         field: BodyField,
     },
+    /// A body's centre, radius or displacement has a component larger in magnitude than
+    /// [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE) (`f32::MAX / 8`, about 4.25e37): beyond it the
+    /// difference of two centres, or a contact point, could overflow f32.
+    #[error(
+        "body {body}: {field} has a component of magnitude {value:e}, above the limit {limit:e} (f32::MAX / 8); scale the world down"
+    )]
+    TooLarge {
+        /// Index of the offending body.
+        body: usize,
+        /// Which field is too large.
+        field: BodyField,
+        /// The offending component.
+        value: f32,
+        /// The limit, [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE).
+        limit: f32,
+    },
     /// A body's radius is below zero.
     #[error("body {body}: radius {radius} is negative; radii must be >= 0 (0 is a point)")]
     NegativeRadius {

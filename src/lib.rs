@@ -42,7 +42,7 @@ pub mod workload;
 
 pub use error::{BodyField, Error};
 pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere};
-pub use validate::{validate_bodies, validate_body, validate_pairs};
+pub use validate::{MAX_MAGNITUDE, validate_bodies, validate_body, validate_pairs};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

@@ -4,26 +4,52 @@ use crate::error::{BodyField, Error};
 use crate::geometry::MovingSphere;
 use crate::gpu::layout::GpuBody;
 
-/// Checks one body: finite centre, radius and displacement, and a radius of at least zero.
+/// The largest magnitude any component of a body may have: `f32::MAX / 8`, about 4.25e37.
+///
+/// Below it, the difference of two centres or displacements and the sum of two radii (at
+/// most 2 × the limit) and a contact point (centre + displacement × t + normal × radius, at
+/// most 3 × the limit) are finite in f32. The sweep itself rescales every pair by a power of
+/// two, so squaring never overflows however large the bodies are within this limit.
+pub const MAX_MAGNITUDE: f32 = f32::MAX / 8.0;
+
+/// Whether `x` is finite and at most [`MAX_MAGNITUDE`] in magnitude: `x * 8` (exact) is
+/// finite exactly then.
+#[inline(always)]
+fn in_range(x: f32) -> bool {
+    (x * 8.0).is_finite()
+}
+
+/// Checks one body: finite centre, radius and displacement of magnitude at most
+/// [`MAX_MAGNITUDE`], and a radius of at least zero.
 ///
 /// # Errors
-/// [`Error::NonFinite`] or [`Error::NegativeRadius`], naming `index`.
+/// [`Error::NonFinite`], [`Error::TooLarge`] or [`Error::NegativeRadius`], naming `index`.
 pub fn validate_body(index: usize, body: &MovingSphere) -> Result<(), Error> {
-    let non_finite = |field| Error::NonFinite { body: index, field };
-    if !body.center.is_finite() {
-        return Err(non_finite(BodyField::Center));
-    }
-    if !body.radius.is_finite() {
-        return Err(non_finite(BodyField::Radius));
-    }
-    if body.radius < 0.0 {
-        return Err(Error::NegativeRadius {
-            body: index,
-            radius: body.radius,
-        });
-    }
-    if !body.displacement.is_finite() {
-        return Err(non_finite(BodyField::Displacement));
+    let fields = [
+        (BodyField::Center, body.center.to_array()),
+        (BodyField::Radius, [body.radius; 3]),
+        (BodyField::Displacement, body.displacement.to_array()),
+    ];
+    for (field, components) in fields {
+        for value in components {
+            if !value.is_finite() {
+                return Err(Error::NonFinite { body: index, field });
+            }
+            if !in_range(value) {
+                return Err(Error::TooLarge {
+                    body: index,
+                    field,
+                    value,
+                    limit: MAX_MAGNITUDE,
+                });
+            }
+        }
+        if field == BodyField::Radius && body.radius < 0.0 {
+            return Err(Error::NegativeRadius {
+                body: index,
+                radius: body.radius,
+            });
+        }
     }
     Ok(())
 }
@@ -95,15 +121,14 @@ pub fn validate_bodies<B: Copy + Into<MovingSphere>>(bodies: &[B]) -> Result<(),
 /// over a batch runs at memory speed.
 #[inline(always)]
 fn is_valid(b: &MovingSphere) -> bool {
-    let finite = f32::is_finite; // |x| < infinity: one comparison, no branch
-    finite(b.center.x)
-        & finite(b.center.y)
-        & finite(b.center.z)
-        & finite(b.radius)
+    in_range(b.center.x)
+        & in_range(b.center.y)
+        & in_range(b.center.z)
+        & in_range(b.radius)
         & (b.radius >= 0.0)
-        & finite(b.displacement.x)
-        & finite(b.displacement.y)
-        & finite(b.displacement.z)
+        & in_range(b.displacement.x)
+        & in_range(b.displacement.y)
+        & in_range(b.displacement.z)
 }
 
 /// The error of the first body [`validate_body`] rejects: only a batch that failed the fast
@@ -147,15 +172,16 @@ fn pack_block<B: Copy + Into<MovingSphere>>(block: &[B], out: &mut Vec<GpuBody>)
 }
 
 /// [`is_valid`] for packed bodies, in straight-line arithmetic the compiler vectorises: a
-/// field times 0 is 0 when the field is finite and NaN otherwise (the padding is 0), and a
-/// NaN survives every sum; the smallest radius is kept to find a negative one.
+/// field times 8 times 0 is 0 when the field is in range ([`in_range`]) and NaN otherwise
+/// (the padding is 0), and a NaN survives every sum; the smallest radius is kept to find a
+/// negative one.
 fn all_packed_valid(packed: &[GpuBody]) -> bool {
     let mut poison = [0.0f32; 8];
     let mut smallest_radius = 0.0f32;
     for body in packed {
         let fields = bytemuck::cast::<GpuBody, [f32; 8]>(*body);
         for (sum, field) in poison.iter_mut().zip(fields) {
-            *sum += field * 0.0;
+            *sum += field * 8.0 * 0.0;
         }
         smallest_radius = if body.radius < smallest_radius {
             body.radius

@@ -7,6 +7,7 @@
 use glam::Vec3;
 
 use crate::geometry::MovingSphere;
+use crate::validate::MAX_MAGNITUDE;
 
 /// Bodies and the candidate pairs to sweep among them.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -289,6 +290,137 @@ impl Workload {
                 Vec3::ZERO,
             );
         }
+        w
+    }
+
+    /// Inputs at the edges of f32, each a pair `[2k, 2k + 1]` (plus a body paired with
+    /// itself at each scale): the same relative setups (head-on contact at t = 0.3, contact at
+    /// t = 1, a tangent graze, overlap, touching at t = 0, a near miss, zero radii, zero
+    /// displacement, identical bodies, random directions) at every length scale from
+    /// subnormal (1e-40) through 1e-30, 1, 1e20 and 1e30 up to [`MAX_MAGNITUDE`] / 16, where
+    /// squaring a relative length overflows f32 without rescaling; worlds placed up to 1e30
+    /// from the origin; and mixed scales: displacements of 1e20 against unit bodies, unit
+    /// bodies beside subnormal ones, radii of 1e30 around points.
+    #[must_use]
+    pub fn extreme(seed: u64) -> Self {
+        let mut rng = SplitMix64::new(seed);
+        let mut w = Self::default();
+        let (x, y, z) = (Vec3::X, Vec3::Y, Vec3::Z);
+        let scales = [
+            1e-40f32,
+            1e-38,
+            1e-30,
+            1e-10,
+            1.0,
+            1e10,
+            1e19,
+            1e20,
+            1e30,
+            1e36,
+            MAX_MAGNITUDE / 16.0,
+        ];
+        for &l in &scales {
+            // World offsets the scale can be placed at (an offset needs the scale to be at
+            // least a few hundred of its f32 steps).
+            for &offset in &[0.0f32, 1e3, 1e30] {
+                let spacing = f32::from_bits(offset.to_bits() + 1) - offset;
+                if offset > 0.0 && l < 256.0 * spacing || 10.0 * l + offset > MAX_MAGNITUDE {
+                    continue;
+                }
+                let o = Vec3::new(offset, -offset, 0.5 * offset);
+                let r = l;
+                // Head-on: gap 3r closes at 10r per step, contact at t = 0.3.
+                w.push(o, r, 10.0 * r * x, o + 5.0 * r * x, r, Vec3::ZERO);
+                // Both moving: contact at t = 1 exactly.
+                w.push(o, r, 1.5 * r * x, o + 5.0 * r * x, r, -1.5 * r * x);
+                // Tangent graze at the radius sum.
+                w.push(
+                    o,
+                    r,
+                    4.0 * r * x,
+                    o + 2.0 * r * x + 2.0 * r * y,
+                    r,
+                    Vec3::ZERO,
+                );
+                // Overlap, and touching at t = 0.
+                w.push(o, r, r * y, o + r * x, r, Vec3::ZERO);
+                w.push(o, r, r * z, o + 2.0 * r * x, r, Vec3::ZERO);
+                // Near miss: closest approach 2.5r against a radius sum of 2r.
+                w.push(
+                    o,
+                    r,
+                    8.0 * r * x,
+                    o + 4.0 * r * x + 2.5 * r * y,
+                    r,
+                    Vec3::ZERO,
+                );
+                // Zero radii: a point swept into a sphere; two points meeting head-on.
+                w.push(o, 0.0, 4.0 * r * x, o + 2.0 * r * x, r, Vec3::ZERO);
+                w.push(o, 0.0, r * x, o + r * x, 0.0, -r * x);
+                // Zero displacements: apart, and overlapping.
+                w.push(o, r, Vec3::ZERO, o + 3.0 * r * x, r, Vec3::ZERO);
+                w.push(o, r, Vec3::ZERO, o + r * x, r, Vec3::ZERO);
+                // Identical bodies.
+                w.push(o, r, r * x, o, r, r * x);
+                // Random directions and sizes around this scale.
+                for _ in 0..8 {
+                    let a = o + rng.in_ball(4.0, 3) * r;
+                    let b = o + rng.in_ball(4.0, 3) * r;
+                    let (ra, rb) = (
+                        rng.range(0.0, 1.0) as f32 * r,
+                        rng.range(0.0, 1.0) as f32 * r,
+                    );
+                    w.push(
+                        a,
+                        ra,
+                        rng.in_ball(8.0, 3) * r,
+                        b,
+                        rb,
+                        rng.in_ball(8.0, 3) * r,
+                    );
+                }
+                // A body paired with itself.
+                let index = w.bodies.len() as u32;
+                w.bodies.push(MovingSphere::new(o, r, r * y));
+                w.pairs.push([index, index]);
+            }
+        }
+        // Mixed scales: a 1e20 displacement against unit bodies (contact at t ~ 1e-20 after
+        // a gap of 3, and a miss passing 10 to the side), in both orders.
+        w.push(Vec3::ZERO, 1.0, 1e20 * x, 5.0 * x, 1.0, Vec3::ZERO);
+        w.push(5.0 * x, 1.0, Vec3::ZERO, Vec3::ZERO, 1.0, 1e20 * x);
+        w.push(
+            Vec3::ZERO,
+            1.0,
+            1e20 * x,
+            5.0 * x + 10.0 * y,
+            1.0,
+            Vec3::ZERO,
+        );
+        // Unit bodies beside subnormal ones, and subnormal motion against a unit gap.
+        w.push(Vec3::ZERO, 1.0, 2.0 * x, 2.5 * x, 1e-40, Vec3::ZERO);
+        w.push(Vec3::ZERO, 1e-40, 1e-40 * x, 1e-40 * y, 1e-40, Vec3::ZERO);
+        w.push(
+            Vec3::ZERO,
+            1.0,
+            1e-40 * x,
+            2.0 * x + 1e-40 * x,
+            1.0,
+            Vec3::ZERO,
+        );
+        // A huge sphere around a moving point, and a point grazing it.
+        w.push(Vec3::ZERO, 1e30, 1e30 * x, 3e30 * x, 0.0, Vec3::ZERO);
+        w.push(
+            Vec3::ZERO,
+            0.0,
+            4e30 * x,
+            2e30 * x + 1e30 * y,
+            1e30,
+            Vec3::ZERO,
+        );
+        // The limit itself: bodies at +-MAX_MAGNITUDE rushing together.
+        let m = MAX_MAGNITUDE;
+        w.push(-m * x, m / 2.0, m * x, m * x, m / 2.0, -m * x);
         w
     }
 

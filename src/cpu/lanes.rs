@@ -15,6 +15,7 @@
 //! (`|V| + R < |C|`) is left out: it only saves work, and whenever it holds the contact time
 //! exceeds 1 anyway (up to rounding, within the parity bound).
 
+use super::sweep::power_of_two_scale;
 use crate::geometry::ImpactStatus;
 use crate::gpu::layout::GpuBody;
 
@@ -61,8 +62,15 @@ fn sweep_lanes(pairs: &Lanes) -> [TimeOfImpact; LANES] {
     let [sx, sy, sz, sum_radii, wx, wy, wz, _] = pairs;
     let mut out = [TimeOfImpact::MISS; LANES];
     for k in 0..LANES {
-        let (sx, sy, sz, wx, wy, wz) = (sx[k], sy[k], sz[k], wx[k], wy[k], wz[k]);
-        let sum_radii_squared = sum_radii[k] * sum_radii[k];
+        // The twin's rescaling by a power of two (|w| = |v|, so the same scale).
+        let largest = (sx[k].abs().max(sy[k].abs()).max(sz[k].abs()))
+            .max(wx[k].abs().max(wy[k].abs()).max(wz[k].abs()))
+            .max(sum_radii[k]);
+        let scale = power_of_two_scale(largest);
+        let (sx, sy, sz) = (sx[k] * scale, sy[k] * scale, sz[k] * scale);
+        let (wx, wy, wz) = (wx[k] * scale, wy[k] * scale, wz[k] * scale);
+        let sum_radii = sum_radii[k] * scale;
+        let sum_radii_squared = sum_radii * sum_radii;
         let distance_squared = sx * sx + sy * sy + sz * sz;
         let gap_product = distance_squared - sum_radii_squared;
         let motion_squared = wx * wx + wy * wy + wz * wz;

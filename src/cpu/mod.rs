@@ -27,7 +27,8 @@ use crate::validate::{pack_bodies, validate_bodies, validate_pairs};
 /// # Returns
 /// `None` when they stay apart for the whole step; otherwise the [`Impact`] at the first
 /// time they touch, or at t = 0 with [`ImpactStatus::Overlapping`](crate::ImpactStatus) when
-/// they already overlap. Inputs are not validated here: NaN gives `None`. Use
+/// they already overlap. Inputs are not validated here: NaN gives `None`, and components
+/// beyond [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE) may give a miss or a non-finite point. Use
 /// [`sweep_batch`] (or [`crate::validate_body`]) for checked input.
 ///
 /// # Example
@@ -90,7 +91,8 @@ where
 ///
 /// # Errors
 /// The same typed errors as the GPU path, before any work is done:
-/// [`Error::NonFinite`], [`Error::NegativeRadius`], [`Error::PairIndexOutOfRange`].
+/// [`Error::NonFinite`], [`Error::TooLarge`], [`Error::NegativeRadius`],
+/// [`Error::PairIndexOutOfRange`].
 pub fn sweep_batch<B>(bodies: &[B], pairs: &[[u32; 2]]) -> Result<Vec<Option<Impact>>, Error>
 where
     B: Copy + Into<MovingSphere> + Sync,

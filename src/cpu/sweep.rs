@@ -30,6 +30,17 @@ fn contact_normal(separation: Vec3, relative_motion: Vec3) -> Vec3 {
     Vec3::X
 }
 
+fn largest_component(v: Vec3) -> f32 {
+    v.x.abs().max(v.y.abs()).max(v.z.abs())
+}
+
+// The power of two that brings `largest` (>= 0, below 2^127) into [1, 2): 2^(127 - E) for
+// the biased exponent E of `largest`. Zero and subnormals (E = 0) get 2^127.
+pub(crate) fn power_of_two_scale(largest: f32) -> f32 {
+    let biased_exponent = (largest.to_bits() >> 23) & 0xff;
+    f32::from_bits((254 - biased_exponent) << 23)
+}
+
 /// `sweep_pair` of the shader: the impact record of bodies `a` and `b`.
 #[must_use]
 pub fn sweep_pair(a: &GpuBody, b: &GpuBody) -> ImpactRecord {
@@ -39,10 +50,21 @@ pub fn sweep_pair(a: &GpuBody, b: &GpuBody) -> ImpactRecord {
         Vec3::from_array(b.displacement),
     );
     // Relative coordinates first: b stands still and a moves by the difference of the
-    // displacements. Nothing below squares an absolute coordinate.
-    let relative_position = b_center - a_center;
-    let relative_motion = a_displacement - b_displacement;
-    let sum_radii = a.radius + b.radius;
+    // displacements. Nothing below squares an absolute coordinate. Validation keeps every
+    // input within f32::MAX / 8, so these differences and sums are finite.
+    let raw_position = b_center - a_center;
+    let raw_motion = a_displacement - b_displacement;
+    let raw_sum_radii = a.radius + b.radius;
+    // Rescale by a power of two (exact) so that the largest relative length lies in [1, 2):
+    // no square or product below can overflow, and none that matters underflows. The time,
+    // a ratio, does not change; the normal is a direction.
+    let largest = largest_component(raw_position)
+        .max(largest_component(raw_motion))
+        .max(raw_sum_radii);
+    let scale = power_of_two_scale(largest);
+    let relative_position = raw_position * scale;
+    let relative_motion = raw_motion * scale;
+    let sum_radii = raw_sum_radii * scale;
     let sum_radii_squared = sum_radii * sum_radii;
     let distance_squared = relative_position.dot(relative_position);
     // |C|^2 - R^2: zero or below means touching or overlapping at t = 0.
