@@ -42,7 +42,11 @@
 //! closest approach within the roundings of `|s|`, `|v|` and `R` (3u S) of the radius sum,
 //! so f ≥ -6u R S ≥ -3 ε S²; `s·v ≤ 0` wrongly taken needs `|s·v| ≤ 3u|s||v|`, which leaves
 //! f ≥ c - 9u²|s|² > 0, no contact at all; and `t > 1` wrongly taken leaves `f(1)` within
-//! the bound of the rows above.
+//! the bound of the rows above. The opposite error, `disc ≥ 0` where the exact disc is
+//! slightly negative (bodies touching at t = 0 and sliding apart), leaves no root at all,
+//! and `c / (b + sqrt(disc))` is then noise over noise; the sweep clamps t to the vertex
+//! `b / a`, after which no first root can come, and there `f = -disc/a` for the exact disc,
+//! which is within the disc row.
 //!
 //! WGSL does not round `sqrt` and `/` correctly: `inverseSqrt` may be off by 2 ULP, `sqrt`
 //! inherits that through `1 / inverseSqrt`, and `x / y` may be off by 2.5 ULP (an ULP is up

@@ -86,7 +86,14 @@ fn sweep_lanes(pairs: &Lanes) -> [TimeOfImpact; LANES] {
             0.0
         })
         .sqrt();
-        let time = gap_product / (approach + root);
+        let quotient = gap_product / (approach + root);
+        // The twin's clamp to the vertex (lanes with no motion divide by zero here; the
+        // select discards them, as it does for the twin, whose test fails there).
+        let time = if quotient * motion_squared > approach {
+            approach / motion_squared
+        } else {
+            quotient
+        };
         let contact = (approach > 0.0) & (discriminant >= 0.0) & (time <= 1.0);
         let swept = if contact { time } else { f32::INFINITY };
         let touching = if gap_product == 0.0 { 0.0 } else { swept };

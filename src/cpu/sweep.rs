@@ -100,6 +100,14 @@ pub fn sweep_pair(a: &GpuBody, b: &GpuBody) -> ImpactRecord {
         // The smaller root of |C - V t|^2 = R^2 in its stable form: every term is positive,
         // so nothing cancels (the source's D - sqrt(T) does) and the divisor is > 0.
         time_of_impact = gap_product / (approach + discriminant.sqrt());
+        // The first root never comes after the vertex approach / motion_squared of |C - V t|^2.
+        // Where rounding has made a slightly negative discriminant 0 (bodies touching at
+        // t = 0 and sliding apart), the quotient above is noise over noise: the vertex, where
+        // the bodies come closest, is the answer the bound allows. (motion_squared > 0 here
+        // whenever the test holds, so the division is guarded.)
+        if time_of_impact * motion_squared > approach {
+            time_of_impact = approach / motion_squared;
+        }
         // Final check: contact must come within this step (written so that NaN misses).
         #[allow(clippy::neg_cmp_op_on_partial_ord)]
         if !(time_of_impact <= 1.0) {
