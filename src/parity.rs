@@ -74,6 +74,8 @@ use crate::reference::{self, Body, ReferenceImpact};
 
 /// `f32::EPSILON` as f64: the unit every bound is given in.
 pub const EPSILON: f64 = f32::EPSILON as f64;
+/// The spacing of f32 below `f32::MIN_POSITIVE` (the smallest subnormal, 2^-149).
+const SUBNORMAL_SPACING: f64 = f32::from_bits(1) as f64;
 /// Bound on the backward error of the f32 CPU sweep, in units of [`EPSILON`].
 pub const CPU_BOUND: f64 = 8.0;
 /// Bound on the backward error of the WGSL sweep, in units of [`EPSILON`].
@@ -227,7 +229,9 @@ fn judge_time(
 ///   u: the bound `k ε (1 + S / |w|)` covers it (for k >= 4). Where the centres coincide
 ///   (`|w| = 0`) there is no direction to check.
 /// * The point must be `c_a + d_a t + n r_a` with the reported normal `n`: four roundings of
-///   quantities up to `|c_a| + |d_a| + r_a`, within `k ε (|c_a| + |d_a| + r_a)` (k >= 2).
+///   quantities up to `|c_a| + |d_a| + r_a`, within `k ε (|c_a| + |d_a| + r_a)` (k >= 2),
+///   plus `k` times the spacing of subnormal f32 (2^-149), which is what a rounding errs by
+///   in absolute terms when the point is below `f32::MIN_POSITIVE`.
 fn contact_frame_failure(
     a: &Body,
     geometry: &PairGeometry,
@@ -245,7 +249,10 @@ fn contact_frame_failure(
         }
     }
     let expected_point = a.center + a.displacement * t + normal * a.radius;
-    let tolerance = bound * EPSILON * (a.center.length() + a.displacement.length() + a.radius);
+    let size = a.center.length() + a.displacement.length() + a.radius;
+    // Below f32::MIN_POSITIVE the spacing of f32 is the fixed 2^-149, not relative: each of
+    // the point's roundings may err by that much in each coordinate.
+    let tolerance = bound * EPSILON * size + bound * SUBNORMAL_SPACING;
     ((impact.point.as_dvec3() - expected_point).length() > tolerance)
         .then_some("point is not on the first body's surface along the normal")
 }
