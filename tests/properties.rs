@@ -28,12 +28,11 @@
 mod common;
 
 use std::cell::Cell;
-use std::sync::OnceLock;
 
 use glam::{DVec3, Vec3};
 use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, TestCaseError};
-use sweepcast::gpu::{GpuContext, SweepPipeline};
+use sweepcast::gpu::SweepPipeline;
 use sweepcast::parity::{self, CPU_BOUND, EPSILON, GPU_BOUND};
 use sweepcast::reference::{self, Body, ReferenceImpact};
 use sweepcast::{Impact, ImpactStatus, MovingSphere, cpu};
@@ -638,21 +637,6 @@ fn scaling_by_any_factor_stays_within_the_bound() {
 // ---------------------------------------------------------------------------------------------
 // GPU properties: one dispatch per generated batch
 
-/// One context and pipeline for every GPU property, or `None` (loudly) without an adapter.
-fn gpu(test: &str) -> Option<&'static SweepPipeline> {
-    static GPU: OnceLock<Option<(GpuContext, SweepPipeline)>> = OnceLock::new();
-    let gpu = GPU.get_or_init(|| {
-        common::gpu_context("tests/properties.rs").map(|context| {
-            let pipeline = SweepPipeline::new(&context);
-            (context, pipeline)
-        })
-    });
-    if gpu.is_none() {
-        eprintln!("!!!!!!!! SKIPPED {test}: no GPU adapter; the GPU properties are NOT tested");
-    }
-    gpu.as_ref().map(|(_, pipeline)| pipeline)
-}
-
 /// Every pair of `pairs` swept in one dispatch.
 fn gpu_sweep(pipeline: &SweepPipeline, pairs: &[Pair]) -> Vec<Option<Impact>> {
     let bodies: Vec<MovingSphere> = pairs.iter().flat_map(|pair| [pair.a, pair.b]).collect();
@@ -665,7 +649,9 @@ fn gpu_sweep(pipeline: &SweepPipeline, pairs: &[Pair]) -> Vec<Option<Impact>> {
 /// The answer properties of the CPU test above, on the GPU within `GPU_BOUND`.
 #[test]
 fn gpu_answers_touch_at_their_time_and_misses_stay_apart() {
-    let Some(pipeline) = gpu("gpu_answers_touch_at_their_time_and_misses_stay_apart") else {
+    let Some(pipeline) =
+        common::shared_pipeline("gpu_answers_touch_at_their_time_and_misses_stay_apart")
+    else {
         return;
     };
     let seen = Cell::new(Seen::default());
@@ -687,7 +673,8 @@ fn gpu_answers_touch_at_their_time_and_misses_stay_apart() {
 /// `/`, so bit-identity is counted, not required.
 #[test]
 fn gpu_swapped_translated_and_scaled_answers_stay_within_the_bound() {
-    let Some(pipeline) = gpu("gpu_swapped_translated_and_scaled_answers_stay_within_the_bound")
+    let Some(pipeline) =
+        common::shared_pipeline("gpu_swapped_translated_and_scaled_answers_stay_within_the_bound")
     else {
         return;
     };
