@@ -16,9 +16,10 @@
 //!    failures), and it passes every such pair the fuzz target found. The fix belongs in
 //!    `src/cpu/sweep.rs`, `src/cpu/lanes.rs` and `shaders/sweep.wgsl`.
 //! 2. Scale (the sweep). It forms `|v|² R²` and `|s × v|²`, products of four lengths: they
-//!    overflow f32 once two lengths multiply past 1.8e19 (S ≈ 3e9, far below the 1e19 at which
-//!    squaring one length overflows), and underflow below S ≈ 1e-10; R² underflows to 0 for
-//!    radius sums below 3e-23. The internal rescaling in progress should fix these.
+//!    underflow below S ≈ 1e-10, and R² underflows to 0 for radius sums below 3e-23 (both
+//!    found by the fuzz target); they overflow f32 once two lengths multiply past 1.8e19
+//!    (S ≈ 3e9, far below the 1e19 at which squaring one length overflows; found by reading
+//!    the algebra). The internal rescaling in progress should fix these.
 //! 3. Subnormal points (the judge). A point in f32's subnormal range is rounded to a multiple
 //!    of 2^-149, but `parity`'s point tolerance is relative only (`k ε (|c_a| + |d_a| +
 //!    r_a)`), so a correctly rounded point of a body of size 1e-43 fails it. The fix belongs
