@@ -1,6 +1,8 @@
 //! Shared by the GPU tests: get a context, or skip loudly (fail with SWEEPCAST_REQUIRE_GPU=1).
 
-use sweepcast::gpu::GpuContext;
+use std::sync::OnceLock;
+
+use sweepcast::gpu::{GpuContext, SweepPipeline};
 
 /// The context every GPU test uses, or `None` (after a loud message) when no adapter exists
 /// and `SWEEPCAST_REQUIRE_GPU` is not `1`.
@@ -21,4 +23,21 @@ pub fn gpu_context(test: &str) -> Option<GpuContext> {
             None
         }
     }
+}
+
+/// One context and pipeline shared by every test of a binary, or `None` (loudly, for each
+/// `test` that asks) when no adapter exists and `SWEEPCAST_REQUIRE_GPU` is not `1`.
+#[allow(dead_code)]
+pub fn shared_pipeline(test: &str) -> Option<&'static SweepPipeline> {
+    static GPU: OnceLock<Option<(GpuContext, SweepPipeline)>> = OnceLock::new();
+    let gpu = GPU.get_or_init(|| {
+        gpu_context(test).map(|context| {
+            let pipeline = SweepPipeline::new(&context);
+            (context, pipeline)
+        })
+    });
+    if gpu.is_none() {
+        eprintln!("!!!!!!!! SKIPPED the GPU part of {test}: no GPU adapter (see above)");
+    }
+    gpu.as_ref().map(|(_, pipeline)| pipeline)
 }

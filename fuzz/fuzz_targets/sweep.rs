@@ -1,0 +1,250 @@
+//! Fuzzes input validation and the CPU sweep paths with arbitrary bytes:
+//! `cargo +nightly fuzz run sweep` from the repository root.
+//!
+//! The bytes are read as one byte of body count, then per body seven f32 from raw
+//! little-endian bits (centre x, y, z, radius, displacement x, y, z: NaN, infinities,
+//! subnormals and huge values all occur), then the rest as pairs of raw little-endian u32
+//! indices (out of range ones included).
+//!
+//! Invariants:
+//! * bad input: `cpu::sweep_batch` and `cpu::times_of_impact_into` return the typed error that
+//!   an independent scan expects (the first bad body, fields in the order centre, radius,
+//!   displacement, before the first pair naming a missing body), and so do
+//!   `validate_bodies` and `validate_pairs`;
+//! * valid input: no panic; one answer per pair; every time finite and in [0, 1], an overlap at
+//!   t = 0 exactly; the single-pair `cpu::sweep` equals the batch; every answer of the batch
+//!   and of the fast batch passes `parity::check_pair` / `check_time` against the f64 oracle
+//!   with `CPU_BOUND` (a contact touches at its time and not before, a miss never comes within
+//!   the bound of touching); the fast batch equals the batch to the bit where both report a
+//!   contact, and where they differ it reports the contact that the batch's reach escape
+//!   dropped; the oracle's own times are finite and in [0, 1].
+//!
+//! Finite inputs are scaled into [`COORDINATE_LIMIT`] (to be widened to `f32::MAX` once the
+//! sweep rescales internally); the feature `known-failures` skips the judgements that the
+//! known failure classes fail ([`SKIP_KNOWN_FAILURES`]).
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+use glam::Vec3;
+use sweepcast::parity::{CPU_BOUND, check_pair, check_time};
+use sweepcast::reference::{self, Body};
+use sweepcast::{
+    BodyField, Error, ImpactStatus, MovingSphere, cpu, validate_bodies, validate_pairs,
+};
+
+/// The largest magnitude of any centre, radius or displacement component fed to the library:
+/// a finite value beyond it is scaled into range by powers of two (its significand kept).
+///
+/// 1e15 for now, while the sweep is taught to rescale internally (issue 4); widen it to
+/// `f32::MAX` (no scaling at all) once that lands. The unrescaled sweep already fails well
+/// inside it: see [`SUPPORTED_SCALES`].
+const COORDINATE_LIMIT: f32 = 1e15;
+
+/// The scales S = |s| + |v| + R (relative position, relative motion, radius sum) at which the
+/// unrescaled sweep keeps its bound. It forms products of four lengths (`|v|² R²`,
+/// `|s × v|²`, up to about S⁴): they overflow f32 (3.4e38) from S ≈ 4e9, and below S ≈ 3e-10
+/// (2e-9 where subnormals are flushed) their underflow errs by more than ε S⁴. Both ends
+/// fail today (tests/regressions.rs: `head_on_contact_and_self_overlap_at_every_scale`).
+const SUPPORTED_SCALES: std::ops::RangeInclusive<f64> = 1e-8..=1e9;
+
+/// The smallest size `|c_a| + |d_a| + r_a` of the first body at which `parity` can judge the
+/// contact point: its tolerance is relative (`k ε` times that size), but a point in f32's
+/// subnormal range (below 1.2e-38) is rounded to a multiple of 2^-149, an absolute error the
+/// bound does not have (tests/regressions.rs: `point_of_a_subnormal_body_is_judged_by_its_rounding`).
+const MIN_FRAME_SIZE: f64 = 1e-30;
+
+/// With the feature `known-failures`, the target skips what the known failure classes above
+/// would report again and again, so that a run can look for others: the parity judgement of
+/// pairs whose S lies outside [`SUPPORTED_SCALES`], and the judgement of the point (the time
+/// is still judged) where the first body's size is below [`MIN_FRAME_SIZE`]. Every other
+/// invariant is checked everywhere. The third known class, bodies sliding apart from touching
+/// (tests/regressions.rs), is not skipped: no cheap test tells it from any other wrong time.
+/// Without the feature (the default) every pair is judged in full.
+const SKIP_KNOWN_FAILURES: bool = cfg!(feature = "known-failures");
+
+/// Bytes per body: seven f32.
+const BODY_BYTES: usize = 28;
+/// Bytes per pair: two u32.
+const PAIR_BYTES: usize = 8;
+
+fuzz_target!(|data: &[u8]| check(data));
+
+/// A finite `x` scaled by 2^-64 until it is within [`COORDINATE_LIMIT`]; NaN and infinities
+/// unchanged, for validation to reject.
+fn within_limit(mut x: f32) -> f32 {
+    while x.is_finite() && x.abs() > COORDINATE_LIMIT {
+        x *= 2f32.powi(-64);
+    }
+    x
+}
+
+fn decode(data: &[u8]) -> (Vec<MovingSphere>, Vec<[u32; 2]>) {
+    let Some((&count, rest)) = data.split_first() else {
+        return (Vec::new(), Vec::new());
+    };
+    let count = usize::from(count).min(rest.len() / BODY_BYTES);
+    let (body_bytes, pair_bytes) = rest.split_at(count * BODY_BYTES);
+    let word = |bytes: &[u8]| u32::from_le_bytes(bytes.try_into().expect("4 bytes"));
+    let bodies = body_bytes
+        .chunks_exact(BODY_BYTES)
+        .map(|body| {
+            let f: Vec<f32> = body
+                .chunks_exact(4)
+                .map(|bytes| within_limit(f32::from_bits(word(bytes))))
+                .collect();
+            MovingSphere::new(
+                Vec3::new(f[0], f[1], f[2]),
+                f[3],
+                Vec3::new(f[4], f[5], f[6]),
+            )
+        })
+        .collect();
+    let pairs = pair_bytes
+        .chunks_exact(PAIR_BYTES)
+        .map(|pair| [word(&pair[..4]), word(&pair[4..])])
+        .collect();
+    (bodies, pairs)
+}
+
+/// The error validation must report, found independently of `sweepcast::validate`.
+#[derive(Debug, PartialEq)]
+enum Expected {
+    NonFinite(usize, BodyField),
+    NegativeRadius(usize, u32),
+    PairIndexOutOfRange(usize, u32),
+}
+
+fn expected_error(bodies: &[MovingSphere], pairs: &[[u32; 2]]) -> Option<Expected> {
+    for (k, body) in bodies.iter().enumerate() {
+        if !body.center.is_finite() {
+            return Some(Expected::NonFinite(k, BodyField::Center));
+        }
+        if !body.radius.is_finite() {
+            return Some(Expected::NonFinite(k, BodyField::Radius));
+        }
+        if body.radius < 0.0 {
+            return Some(Expected::NegativeRadius(k, body.radius.to_bits()));
+        }
+        if !body.displacement.is_finite() {
+            return Some(Expected::NonFinite(k, BodyField::Displacement));
+        }
+    }
+    pairs.iter().enumerate().find_map(|(k, pair)| {
+        let missing = pair.iter().find(|&&index| index as usize >= bodies.len())?;
+        Some(Expected::PairIndexOutOfRange(k, *missing))
+    })
+}
+
+/// The error as an [`Expected`], panicking on any other kind or a wrong body count.
+fn reported(error: &Error, body_count: usize) -> Expected {
+    match *error {
+        Error::NonFinite { body, field } => Expected::NonFinite(body, field),
+        Error::NegativeRadius { body, radius } => Expected::NegativeRadius(body, radius.to_bits()),
+        Error::PairIndexOutOfRange {
+            pair,
+            index,
+            body_count: count,
+        } => {
+            assert_eq!(count, body_count, "{error}");
+            Expected::PairIndexOutOfRange(pair, index)
+        }
+        _ => panic!("unexpected error kind: {error}"),
+    }
+}
+
+fn check(data: &[u8]) {
+    let (bodies, pairs) = decode(data);
+    let batch = cpu::sweep_batch(&bodies, &pairs);
+    let mut times = Vec::new();
+    let fast = cpu::times_of_impact_into(&bodies, &pairs, &mut times);
+    let validated = validate_bodies(&bodies).and_then(|()| validate_pairs(&pairs, bodies.len()));
+    let expected = expected_error(&bodies, &pairs);
+    let errors = [
+        batch.as_ref().err(),
+        fast.as_ref().err(),
+        validated.as_ref().err(),
+    ];
+    for error in errors {
+        assert_eq!(error.map(|e| reported(e, bodies.len())), expected);
+    }
+    let Ok(impacts) = batch else {
+        assert!(
+            times.is_empty(),
+            "the fast batch leaves `times` empty on error"
+        );
+        return;
+    };
+    assert_eq!(impacts.len(), pairs.len());
+    assert_eq!(times.len(), pairs.len());
+
+    for (k, (&[i, j], (impact, fast))) in pairs.iter().zip(impacts.iter().zip(&times)).enumerate() {
+        let (a, b) = (bodies[i as usize], bodies[j as usize]);
+        let (a64, b64) = (Body::from(a), Body::from(b));
+        let context = || format!("pair {k}: a = {a:?}, b = {b:?}");
+        assert_eq!(cpu::sweep(&a, &b), *impact, "{}", context());
+
+        let oracle = reference::sweep(&a64, &b64);
+        if let Some(r) = &oracle {
+            assert!(
+                (0.0..=1.0).contains(&r.time_of_impact),
+                "oracle {r:?}, {}",
+                context()
+            );
+        }
+
+        let twin = impact.map(|i| (i.time_of_impact, i.status));
+        let fast = fast.get();
+        for (path, answer) in [("batch", twin), ("fast batch", fast)] {
+            if let Some((t, status)) = answer {
+                assert!((0.0..=1.0).contains(&t), "{path}: t = {t}, {}", context());
+                if status == ImpactStatus::Overlapping {
+                    assert_eq!(t, 0.0, "{path}: {}", context());
+                }
+            }
+        }
+
+        let bits = |answer: Option<(f32, ImpactStatus)>| answer.map(|(t, s)| (t.to_bits(), s));
+        if bits(twin) != bits(fast) {
+            assert!(
+                twin.is_none() && matches!(fast, Some((_, ImpactStatus::Contact))),
+                "batch {twin:?}, fast batch {fast:?}, {}",
+                context()
+            );
+        }
+        let scale = (b64.center - a64.center).length()
+            + (a64.displacement - b64.displacement).length()
+            + a64.radius
+            + b64.radius;
+        if SKIP_KNOWN_FAILURES && !SUPPORTED_SCALES.contains(&scale) {
+            continue;
+        }
+        let size = a64.center.length() + a64.displacement.length() + a64.radius;
+        if SKIP_KNOWN_FAILURES && size > 0.0 && size < MIN_FRAME_SIZE {
+            let (backward_error, failure) = check_time(&a64, &b64, twin, CPU_BOUND);
+            assert_eq!(
+                failure,
+                None,
+                "batch {twin:?}, oracle {oracle:?}, backward error {backward_error} eps, {}",
+                context()
+            );
+        } else {
+            let verdict = check_pair(&a64, &b64, impact.as_ref(), oracle.as_ref(), CPU_BOUND);
+            assert_eq!(
+                verdict.failure,
+                None,
+                "batch {impact:?}, oracle {oracle:?}, backward error {} eps, {}",
+                verdict.backward_error,
+                context()
+            );
+        }
+        let (backward_error, failure) = check_time(&a64, &b64, fast, CPU_BOUND);
+        assert_eq!(
+            failure,
+            None,
+            "fast batch {fast:?}, oracle {oracle:?}, backward error {backward_error} eps, {}",
+            context()
+        );
+    }
+}
