@@ -20,9 +20,9 @@
 //! f64 roundings of evaluating f here, and [`widened`] where the input itself moved): none is
 //! tuned to what the paths happen to do.
 //!
-//! KNOWN FAILING: the answer properties fail on the f32 paths (twin, fast batch, GPU) for
-//! bodies that touch at t = 0 and slide past each other, which report a contact far into the
-//! step; `tests/regressions.rs` holds the minimal inputs and the cause, and
+//! The answer properties found bodies that touch at t = 0 and slide past each other, which
+//! the f32 paths reported as contacts far into the step; `tests/regressions.rs` holds the
+//! minimal inputs and the cause (fixed by clamping the time to the vertex), and
 //! `tests/properties.proptest-regressions` the seeds, replayed first on every run.
 
 mod common;

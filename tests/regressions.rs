@@ -1,8 +1,8 @@
 //! Minimal inputs of the failures that the property tests (`tests/properties.rs`) and the fuzz
 //! target (`fuzz/fuzz_targets/sweep.rs`) found, each run through every f32 path (the CPU
 //! twin, the fast CPU batch and, when an adapter exists, the GPU) and judged by
-//! `sweepcast::parity` with the path's bound. EVERY TEST HERE FAILS TODAY (issue 4); none is
-//! ignored. Three causes:
+//! `sweepcast::parity` with the path's bound. Each failed before its fix (issue 4); three
+//! causes:
 //!
 //! 1. Sliding from touching (the sweep). Bodies that touch at t = 0, up to rounding, and move
 //!    across the line of centres: `t = c / (b + sqrt(disc))` divides c = |s|² - R² (near 0:
@@ -13,17 +13,17 @@
 //!    f(t) = a t² - 2 b t + c, so `t = min(c / (b + sqrt(disc)), b / a)` (a = v·v) bounds
 //!    it: on 600,000 grazing, sliding, random and adversarial pairs a copy of the algebra with
 //!    the clamp has no failure and a largest backward error of 0.35 ε (without: 306
-//!    failures), and it passes every such pair the fuzz target found. The fix belongs in
+//!    failures), and it passes every such pair the fuzz target found. Fixed by that clamp in
 //!    `src/cpu/sweep.rs`, `src/cpu/lanes.rs` and `shaders/sweep.wgsl`.
 //! 2. Scale (the sweep). It forms `|v|² R²` and `|s × v|²`, products of four lengths: they
 //!    underflow below S ≈ 1e-10, and R² underflows to 0 for radius sums below 3e-23 (both
 //!    found by the fuzz target); they overflow f32 once two lengths multiply past 1.8e19
 //!    (S ≈ 3e9, far below the 1e19 at which squaring one length overflows; found by reading
-//!    the algebra). The internal rescaling in progress should fix these.
+//!    the algebra). Fixed by rescaling each pair by a power of two before squaring.
 //! 3. Subnormal points (the judge). A point in f32's subnormal range is rounded to a multiple
 //!    of 2^-149, but `parity`'s point tolerance is relative only (`k ε (|c_a| + |d_a| +
-//!    r_a)`), so a correctly rounded point of a body of size 1e-43 fails it. The fix belongs
-//!    in `src/parity.rs`: an absolute term of a few 2^-150 (one per rounded operation).
+//!    r_a)`), so a correctly rounded point of a body of size 1e-43 failed it. Fixed in
+//!    `src/parity.rs` by an absolute term of `k` × 2^-149.
 
 mod common;
 
@@ -146,9 +146,9 @@ fn touching_bodies_sliding_past_as_the_properties_and_the_fuzzer_found_them() {
 
 /// Cause 2. A plain contact at t = 0.266 (radii `scale`, centres 3.04 `scale` apart, closing
 /// by 4 `scale`) and a body paired with itself (overlapping at t = 0), at scales from 1e-30 to
-/// the fuzz target's coordinate limit of 1e15. Today the contact fails from 3e9 up (a contact
-/// at t = 0 of bodies apart, then misses) and from 1e-12 down (t = 0.4375, then 0), and the
-/// body paired with itself is a `Contact` instead of `Overlapping` from 1e-25 down.
+/// 1e15. Before the rescaling the contact failed from 3e9 up (a contact at t = 0 of bodies
+/// apart, then misses) and from 1e-12 down (t = 0.4375, then 0), and the body paired with
+/// itself was a `Contact` instead of `Overlapping` from 1e-25 down.
 #[test]
 fn head_on_contact_and_self_overlap_at_every_scale() {
     let failures: Vec<String> = [
@@ -168,8 +168,8 @@ fn head_on_contact_and_self_overlap_at_every_scale() {
 
 /// Cause 3. The first body has radius 1.08e-43 (subnormal); the sweep reports a contact at
 /// t = 0 whose point `c_a + n r_a` is the f32 rounding of the exact product, but the judge's
-/// relative tolerance (1e-49 here) is below the subnormal spacing 1.4e-45. The sweep is right
-/// (asserted first); the judge rejects it. As found by the fuzz target.
+/// relative tolerance (1e-49 here) was below the subnormal spacing 1.4e-45. The sweep is right
+/// (asserted first); the judge rejected it. As found by the fuzz target.
 #[test]
 fn point_of_a_subnormal_body_is_judged_by_its_rounding() {
     let a = MovingSphere::new(Vec3::ZERO, 1.08e-43, Vec3::ZERO);

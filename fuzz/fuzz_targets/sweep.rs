@@ -19,9 +19,10 @@
 //!   contact, and where they differ it reports the contact that the batch's reach escape
 //!   dropped; the oracle's own times are finite and in [0, 1].
 //!
-//! Finite inputs are scaled into [`COORDINATE_LIMIT`] (to be widened to `f32::MAX` once the
-//! sweep rescales internally); the feature `known-failures` skips the judgements that the
-//! known failure classes fail ([`SKIP_KNOWN_FAILURES`]).
+//! Every f32 bit pattern reaches the library as it is: components beyond
+//! [`MAX_MAGNITUDE`](sweepcast::MAX_MAGNITUDE) must be `Error::TooLarge`, and everything up to
+//! it, subnormal to 4.25e37, must be answered within the bound (the sweep rescales each pair
+//! by a power of two).
 
 #![no_main]
 
@@ -31,38 +32,9 @@ use glam::Vec3;
 use sweepcast::parity::{CPU_BOUND, check_pair, check_time};
 use sweepcast::reference::{self, Body};
 use sweepcast::{
-    BodyField, Error, ImpactStatus, MovingSphere, cpu, validate_bodies, validate_pairs,
+    BodyField, Error, ImpactStatus, MAX_MAGNITUDE, MovingSphere, cpu, validate_bodies,
+    validate_pairs,
 };
-
-/// The largest magnitude of any centre, radius or displacement component fed to the library:
-/// a finite value beyond it is scaled into range by powers of two (its significand kept).
-///
-/// 1e15 for now, while the sweep is taught to rescale internally (issue 4); widen it to
-/// `f32::MAX` (no scaling at all) once that lands. The unrescaled sweep already fails well
-/// inside it: see [`SUPPORTED_SCALES`].
-const COORDINATE_LIMIT: f32 = 1e15;
-
-/// The scales S = |s| + |v| + R (relative position, relative motion, radius sum) at which the
-/// unrescaled sweep keeps its bound. It forms products of four lengths (`|v|² R²`,
-/// `|s × v|²`, up to about S⁴): they overflow f32 (3.4e38) from S ≈ 4e9, and below S ≈ 3e-10
-/// (2e-9 where subnormals are flushed) their underflow errs by more than ε S⁴. Both ends
-/// fail today (tests/regressions.rs: `head_on_contact_and_self_overlap_at_every_scale`).
-const SUPPORTED_SCALES: std::ops::RangeInclusive<f64> = 1e-8..=1e9;
-
-/// The smallest size `|c_a| + |d_a| + r_a` of the first body at which `parity` can judge the
-/// contact point: its tolerance is relative (`k ε` times that size), but a point in f32's
-/// subnormal range (below 1.2e-38) is rounded to a multiple of 2^-149, an absolute error the
-/// bound does not have (tests/regressions.rs: `point_of_a_subnormal_body_is_judged_by_its_rounding`).
-const MIN_FRAME_SIZE: f64 = 1e-30;
-
-/// With the feature `known-failures`, the target skips what the known failure classes above
-/// would report again and again, so that a run can look for others: the parity judgement of
-/// pairs whose S lies outside [`SUPPORTED_SCALES`], and the judgement of the point (the time
-/// is still judged) where the first body's size is below [`MIN_FRAME_SIZE`]. Every other
-/// invariant is checked everywhere. The third known class, bodies sliding apart from touching
-/// (tests/regressions.rs), is not skipped: no cheap test tells it from any other wrong time.
-/// Without the feature (the default) every pair is judged in full.
-const SKIP_KNOWN_FAILURES: bool = cfg!(feature = "known-failures");
 
 /// Bytes per body: seven f32.
 const BODY_BYTES: usize = 28;
@@ -70,15 +42,6 @@ const BODY_BYTES: usize = 28;
 const PAIR_BYTES: usize = 8;
 
 fuzz_target!(|data: &[u8]| check(data));
-
-/// A finite `x` scaled by 2^-64 until it is within [`COORDINATE_LIMIT`]; NaN and infinities
-/// unchanged, for validation to reject.
-fn within_limit(mut x: f32) -> f32 {
-    while x.is_finite() && x.abs() > COORDINATE_LIMIT {
-        x *= 2f32.powi(-64);
-    }
-    x
-}
 
 fn decode(data: &[u8]) -> (Vec<MovingSphere>, Vec<[u32; 2]>) {
     let Some((&count, rest)) = data.split_first() else {
@@ -92,7 +55,7 @@ fn decode(data: &[u8]) -> (Vec<MovingSphere>, Vec<[u32; 2]>) {
         .map(|body| {
             let f: Vec<f32> = body
                 .chunks_exact(4)
-                .map(|bytes| within_limit(f32::from_bits(word(bytes))))
+                .map(|bytes| f32::from_bits(word(bytes)))
                 .collect();
             MovingSphere::new(
                 Vec3::new(f[0], f[1], f[2]),
@@ -112,23 +75,30 @@ fn decode(data: &[u8]) -> (Vec<MovingSphere>, Vec<[u32; 2]>) {
 #[derive(Debug, PartialEq)]
 enum Expected {
     NonFinite(usize, BodyField),
+    TooLarge(usize, BodyField, u32),
     NegativeRadius(usize, u32),
     PairIndexOutOfRange(usize, u32),
 }
 
 fn expected_error(bodies: &[MovingSphere], pairs: &[[u32; 2]]) -> Option<Expected> {
     for (k, body) in bodies.iter().enumerate() {
-        if !body.center.is_finite() {
-            return Some(Expected::NonFinite(k, BodyField::Center));
-        }
-        if !body.radius.is_finite() {
-            return Some(Expected::NonFinite(k, BodyField::Radius));
-        }
-        if body.radius < 0.0 {
-            return Some(Expected::NegativeRadius(k, body.radius.to_bits()));
-        }
-        if !body.displacement.is_finite() {
-            return Some(Expected::NonFinite(k, BodyField::Displacement));
+        let fields = [
+            (BodyField::Center, body.center.to_array()),
+            (BodyField::Radius, [body.radius; 3]),
+            (BodyField::Displacement, body.displacement.to_array()),
+        ];
+        for (field, components) in fields {
+            for value in components {
+                if !value.is_finite() {
+                    return Some(Expected::NonFinite(k, field));
+                }
+                if value.abs() > MAX_MAGNITUDE {
+                    return Some(Expected::TooLarge(k, field, value.to_bits()));
+                }
+            }
+            if field == BodyField::Radius && body.radius < 0.0 {
+                return Some(Expected::NegativeRadius(k, body.radius.to_bits()));
+            }
         }
     }
     pairs.iter().enumerate().find_map(|(k, pair)| {
@@ -141,6 +111,15 @@ fn expected_error(bodies: &[MovingSphere], pairs: &[[u32; 2]]) -> Option<Expecte
 fn reported(error: &Error, body_count: usize) -> Expected {
     match *error {
         Error::NonFinite { body, field } => Expected::NonFinite(body, field),
+        Error::TooLarge {
+            body,
+            field,
+            value,
+            limit,
+        } => {
+            assert_eq!(limit, MAX_MAGNITUDE, "{error}");
+            Expected::TooLarge(body, field, value.to_bits())
+        }
         Error::NegativeRadius { body, radius } => Expected::NegativeRadius(body, radius.to_bits()),
         Error::PairIndexOutOfRange {
             pair,
@@ -213,32 +192,14 @@ fn check(data: &[u8]) {
                 context()
             );
         }
-        let scale = (b64.center - a64.center).length()
-            + (a64.displacement - b64.displacement).length()
-            + a64.radius
-            + b64.radius;
-        if SKIP_KNOWN_FAILURES && !SUPPORTED_SCALES.contains(&scale) {
-            continue;
-        }
-        let size = a64.center.length() + a64.displacement.length() + a64.radius;
-        if SKIP_KNOWN_FAILURES && size > 0.0 && size < MIN_FRAME_SIZE {
-            let (backward_error, failure) = check_time(&a64, &b64, twin, CPU_BOUND);
-            assert_eq!(
-                failure,
-                None,
-                "batch {twin:?}, oracle {oracle:?}, backward error {backward_error} eps, {}",
-                context()
-            );
-        } else {
-            let verdict = check_pair(&a64, &b64, impact.as_ref(), oracle.as_ref(), CPU_BOUND);
-            assert_eq!(
-                verdict.failure,
-                None,
-                "batch {impact:?}, oracle {oracle:?}, backward error {} eps, {}",
-                verdict.backward_error,
-                context()
-            );
-        }
+        let verdict = check_pair(&a64, &b64, impact.as_ref(), oracle.as_ref(), CPU_BOUND);
+        assert_eq!(
+            verdict.failure,
+            None,
+            "batch {impact:?}, oracle {oracle:?}, backward error {} eps, {}",
+            verdict.backward_error,
+            context()
+        );
         let (backward_error, failure) = check_time(&a64, &b64, fast, CPU_BOUND);
         assert_eq!(
             failure,
