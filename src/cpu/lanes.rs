@@ -15,7 +15,9 @@
 //! (`|V| + R < |C|`) is left out: it only saves work, and whenever it holds the contact time
 //! exceeds 1 anyway (up to rounding, within the parity bound).
 
-use super::sweep::power_of_two_scale;
+use glam::Vec3;
+
+use super::sweep::{largest_component, power_of_two_scale};
 use crate::geometry::ImpactStatus;
 use crate::gpu::layout::GpuBody;
 
@@ -63,8 +65,8 @@ fn sweep_lanes(pairs: &Lanes) -> [TimeOfImpact; LANES] {
     let mut out = [TimeOfImpact::MISS; LANES];
     for k in 0..LANES {
         // The twin's rescaling by a power of two (|w| = |v|, so the same scale).
-        let largest = (sx[k].abs().max(sy[k].abs()).max(sz[k].abs()))
-            .max(wx[k].abs().max(wy[k].abs()).max(wz[k].abs()))
+        let largest = largest_component(Vec3::new(sx[k], sy[k], sz[k]))
+            .max(largest_component(Vec3::new(wx[k], wy[k], wz[k])))
             .max(sum_radii[k]);
         let scale = power_of_two_scale(largest);
         let (sx, sy, sz) = (sx[k] * scale, sy[k] * scale, sz[k] * scale);

@@ -30,7 +30,7 @@ fn contact_normal(separation: Vec3, relative_motion: Vec3) -> Vec3 {
     Vec3::X
 }
 
-fn largest_component(v: Vec3) -> f32 {
+pub(crate) fn largest_component(v: Vec3) -> f32 {
     v.x.abs().max(v.y.abs()).max(v.z.abs())
 }
 
