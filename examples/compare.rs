@@ -205,10 +205,7 @@ fn run_workload(
 fn main() -> ExitCode {
     let options = match parse_options() {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("{message}");
-            return ExitCode::from(3);
-        }
+        Err(message) => return common::bad_options(&message),
     };
     println!(
         "# sweepcast compare: {} CPU threads, median of {} runs after a warm-up, seed {}",

@@ -44,8 +44,7 @@ fn main() -> ExitCode {
             _ => Err(format!("bad option {flag}; see the file's header")),
         };
         if let Err(message) = parsed {
-            eprintln!("{message}");
-            return ExitCode::from(3);
+            return common::bad_options(&message);
         }
     }
     let (workloads, single) = peers::fast_path_workloads();

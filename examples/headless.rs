@@ -77,10 +77,7 @@ fn report_throughput(name: &str, pairs: usize, timings: &Timings) {
 fn main() -> ExitCode {
     let options = match parse_options() {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("{message}");
-            return ExitCode::from(3);
-        }
+        Err(message) => return common::bad_options(&message),
     };
     let config = options.config;
     let context = match GpuContext::new_blocking() {

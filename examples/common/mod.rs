@@ -4,6 +4,13 @@
 
 use std::time::{Duration, Instant};
 
+/// Reports options that could not be parsed: the message on stderr, and the exit code every
+/// example uses for bad arguments (3).
+pub fn bad_options(message: &str) -> std::process::ExitCode {
+    eprintln!("{message}");
+    std::process::ExitCode::from(3)
+}
+
 /// Parses one option value.
 pub fn parse<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.parse().map_err(|_| format!("cannot parse {text:?}"))
