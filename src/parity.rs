@@ -69,6 +69,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
+use crate::cpu::TimeOfImpact;
 use crate::geometry::{Impact, ImpactStatus, MovingSphere};
 use crate::reference::{self, Body, ReferenceImpact};
 
@@ -157,15 +158,19 @@ pub fn check_pair(
         }
         contact_frame_failure(a, &geometry, impact, bound)
     });
-    let disagrees = match (time, reference) {
+    PairCheck {
+        backward_error,
+        disagrees: disagrees(time, reference),
+        failure,
+    }
+}
+
+/// Whether an answer (`None` for a miss) disagrees with the oracle's on hit, miss or overlap.
+fn disagrees(time: Option<(f32, ImpactStatus)>, reference: Option<&ReferenceImpact>) -> bool {
+    match (time, reference) {
         (None, None) => false,
         (Some((_, status)), Some(r)) => status != r.status,
         _ => true,
-    };
-    PairCheck {
-        backward_error,
-        disagrees,
-        failure,
     }
 }
 
@@ -344,36 +349,106 @@ where
     B: Copy + Into<MovingSphere> + Sync,
 {
     assert_eq!(pairs.len(), candidates.len(), "one answer per pair");
+    judge_batch(bodies, pairs, oracle, |k, a, b, oracle| {
+        let candidate = candidates[k].as_ref();
+        let check = check_pair(a, b, candidate, oracle, bound);
+        (check, candidate.map(|c| (c.time_of_impact, c.status)))
+    })
+}
+
+/// [`compare`] for the fast batch's times ([`crate::cpu::times_of_impact_into`]): each judged
+/// by [`check_time`], with no normal or point to check.
+///
+/// # Panics
+/// If `times` and `pairs` differ in length or a pair index is out of range.
+#[must_use]
+pub fn compare_times<B>(
+    bodies: &[B],
+    pairs: &[[u32; 2]],
+    times: &[TimeOfImpact],
+    bound: f64,
+) -> ParityReport
+where
+    B: Copy + Into<MovingSphere> + Sync,
+{
+    let oracle = reference::sweep_batch(bodies, pairs);
+    compare_times_with_oracle(bodies, pairs, times, &oracle, bound)
+}
+
+/// [`compare_times`] with the oracle's answers already computed ([`reference::sweep_batch`]).
+///
+/// # Panics
+/// If `times`, `oracle` and `pairs` differ in length or a pair index is out of range.
+#[must_use]
+pub fn compare_times_with_oracle<B>(
+    bodies: &[B],
+    pairs: &[[u32; 2]],
+    times: &[TimeOfImpact],
+    oracle: &[Option<ReferenceImpact>],
+    bound: f64,
+) -> ParityReport
+where
+    B: Copy + Into<MovingSphere> + Sync,
+{
+    assert_eq!(pairs.len(), times.len(), "one time per pair");
+    judge_batch(bodies, pairs, oracle, |k, a, b, oracle| {
+        let time = times[k].get();
+        let (backward_error, failure) = check_time(a, b, time, bound);
+        let check = PairCheck {
+            backward_error,
+            disagrees: disagrees(time, oracle),
+            failure,
+        };
+        (check, time)
+    })
+}
+
+/// Judges every pair with `judge` (given the pair's index, its bodies and the oracle's
+/// answer; returning the verdict and the candidate's time and status) and gathers the
+/// verdicts into a report.
+fn judge_batch<B>(
+    bodies: &[B],
+    pairs: &[[u32; 2]],
+    oracle: &[Option<ReferenceImpact>],
+    judge: impl Fn(
+        usize,
+        &Body,
+        &Body,
+        Option<&ReferenceImpact>,
+    ) -> (PairCheck, Option<(f32, ImpactStatus)>)
+    + Sync,
+) -> ParityReport
+where
+    B: Copy + Into<MovingSphere> + Sync,
+{
     assert_eq!(pairs.len(), oracle.len(), "one oracle answer per pair");
     let body = |index: u32| Body::from(bodies[index as usize]);
-    let checks: Vec<(PairCheck, bool, f64)> = pairs
+    let checks: Vec<(PairCheck, bool, bool, f64)> = pairs
         .par_iter()
-        .zip(candidates.par_iter().zip(oracle.par_iter()))
-        .map(|(&[i, j], (candidate, oracle))| {
-            let check = check_pair(
-                &body(i),
-                &body(j),
-                candidate.as_ref(),
-                oracle.as_ref(),
-                bound,
-            );
+        .zip(oracle.par_iter())
+        .enumerate()
+        .map(|(k, (&[i, j], oracle))| {
+            let (check, candidate) = judge(k, &body(i), &body(j), oracle.as_ref());
             let time_difference = match (candidate, oracle) {
-                (Some(c), Some(r)) if c.status == ImpactStatus::Contact => {
-                    (f64::from(c.time_of_impact) - r.time_of_impact).abs()
+                (Some((t, ImpactStatus::Contact)), Some(r)) => {
+                    (f64::from(t) - r.time_of_impact).abs()
                 }
                 _ => 0.0,
             };
-            (check, oracle.is_some(), time_difference)
+            (
+                check,
+                candidate.is_some(),
+                oracle.is_some(),
+                time_difference,
+            )
         })
         .collect();
     let mut report = ParityReport {
         pairs: pairs.len(),
         ..ParityReport::default()
     };
-    for (index, ((check, oracle_hit, time_difference), candidate)) in
-        checks.iter().zip(candidates).enumerate()
-    {
-        report.candidate_hits += usize::from(candidate.is_some());
+    for (index, (check, candidate_hit, oracle_hit, time_difference)) in checks.iter().enumerate() {
+        report.candidate_hits += usize::from(*candidate_hit);
         report.reference_hits += usize::from(*oracle_hit);
         report.disagreements += usize::from(check.disagrees);
         report.max_backward_error = report.max_backward_error.max(check.backward_error);

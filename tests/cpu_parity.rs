@@ -148,6 +148,27 @@ fn parity_judge_rejects_wrong_answers() {
         judge(misplaced).is_some(),
         "a point off the surface by 1e-3"
     );
+
+    // The batch judge of the fast path's times fails the same wrong times, counting each.
+    use sweepcast::cpu::TimeOfImpact;
+    use sweepcast::parity::compare_times;
+    let bodies = [a, b];
+    let times_report = |times: &[TimeOfImpact]| {
+        compare_times(&bodies, &vec![[0, 1]; times.len()], times, CPU_BOUND)
+    };
+    assert!(times_report(&[TimeOfImpact(0.5)]).passed());
+    let wrong = [
+        TimeOfImpact::MISS,
+        TimeOfImpact(0.75),
+        TimeOfImpact(0.5001),
+        TimeOfImpact::OVERLAPPING,
+    ];
+    let report = times_report(&wrong);
+    assert_eq!(report.failures, wrong.len(), "{report}");
+    assert_eq!(
+        report.disagreements, 2,
+        "the miss and the overlap: {report}"
+    );
 }
 
 /// The fast batch runs the twin's algebra with selects instead of branches: where both report

@@ -7,6 +7,7 @@ mod common;
 use glam::Vec3;
 use sweepcast::gpu::SweepPipeline;
 use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND};
+use sweepcast::reference::ReferenceImpact;
 use sweepcast::workload::{Workload, WorkloadConfig};
 use sweepcast::{BodyField, Error, Impact, MAX_MAGNITUDE, MovingSphere, cpu, reference};
 
@@ -23,25 +24,19 @@ fn assert_finite(name: &str, impacts: &[Option<Impact>]) {
     }
 }
 
-/// The fast batch's times, judged pair by pair with `parity::check_time`.
-fn check_fast_path(name: &str, workload: &Workload) {
+/// The fast batch's times, judged pair by pair against the oracle's `oracle`.
+fn check_fast_path(name: &str, workload: &Workload, oracle: &[Option<ReferenceImpact>]) {
     let mut times = Vec::new();
     cpu::times_of_impact_into(&workload.bodies, &workload.pairs, &mut times).expect("valid");
-    let mut worst = 0.0f64;
-    for (pair, (&[i, j], time)) in workload.pairs.iter().zip(&times).enumerate() {
-        let time = time.get();
-        if let Some((t, _)) = time {
-            assert!((0.0..=1.0).contains(&t), "{name}: pair {pair} at t = {t}");
-        }
-        let (a, b) = (workload.bodies[i as usize], workload.bodies[j as usize]);
-        let (error, failure) = parity::check_time(&a.into(), &b.into(), time, CPU_BOUND);
-        assert!(
-            failure.is_none(),
-            "{name}: pair {pair} ({a:?}, {b:?}) {time:?}: {failure:?}"
-        );
-        worst = worst.max(error);
-    }
-    eprintln!("{name}: fast path, max backward error {worst:.3} eps");
+    let report = parity::compare_times_with_oracle(
+        &workload.bodies,
+        &workload.pairs,
+        &times,
+        oracle,
+        CPU_BOUND,
+    );
+    eprintln!("{name}, fast path: {report}");
+    assert!(report.passed(), "{name}, fast path: {report}");
 }
 
 #[test]
@@ -49,16 +44,20 @@ fn extreme_inputs_get_right_answers_on_the_cpu() {
     let workload = Workload::extreme(1);
     let impacts = cpu::sweep_batch(&workload.bodies, &workload.pairs).expect("all in range");
     assert_finite("extreme, CPU", &impacts);
-    let report = parity::compare(&workload.bodies, &workload.pairs, &impacts, CPU_BOUND);
+    let oracle = reference::sweep_batch(&workload.bodies, &workload.pairs);
+    let report = parity::compare_with_oracle(
+        &workload.bodies,
+        &workload.pairs,
+        &impacts,
+        &oracle,
+        CPU_BOUND,
+    );
     eprintln!("extreme, CPU twin: {report}");
     assert!(report.passed(), "{report}");
     assert!(report.candidate_hits > workload.pairs.len() / 2, "{report}");
-    check_fast_path("extreme", &workload);
+    check_fast_path("extreme", &workload, &oracle);
     // The oracle itself reports only finite hits in [0, 1].
-    for (pair, hit) in reference::sweep_batch(&workload.bodies, &workload.pairs)
-        .iter()
-        .enumerate()
-    {
+    for (pair, hit) in oracle.iter().enumerate() {
         if let Some(hit) = hit {
             assert!(
                 (0.0..=1.0).contains(&hit.time_of_impact),
@@ -179,7 +178,7 @@ fn large_worlds_keep_the_bound_of_the_origin() {
         };
         let impacts = cpu::sweep_batch(&workload.bodies, &workload.pairs).expect("valid");
         judge("CPU twin", &impacts, CPU_BOUND);
-        check_fast_path(&format!("offset {offset:e}"), &workload);
+        check_fast_path(&format!("offset {offset:e}"), &workload, &oracle);
         if let Some(pipeline) = &pipeline {
             let impacts = pipeline
                 .sweep(&workload.bodies, &workload.pairs)
