@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere, Sphere};
 use crate::gpu::layout::GpuBody;
-use crate::validate::{pack_bodies, validate_pairs};
+use crate::validate::{pack_bodies, validate_bodies, validate_pairs};
 
 /// When two moving bodies (circles or spheres) first touch during the step.
 ///
@@ -116,15 +116,17 @@ where
     B: Copy + Into<MovingSphere> + Sync,
 {
     impacts.clear();
-    with_packed_bodies(bodies, pairs, |packed| {
-        pairs
-            .par_iter()
-            .map(|&[i, j]| {
-                let (a, b) = (&packed[i as usize], &packed[j as usize]);
-                sweep::sweep_pair(a, b).to_impact(a, b)
-            })
-            .collect_into_vec(impacts);
-    })
+    validate_bodies(bodies)?;
+    validate_pairs(pairs, bodies.len())?;
+    let gpu_body = |index: u32| GpuBody::from(bodies[index as usize].into());
+    pairs
+        .par_iter()
+        .map(|&[i, j]| {
+            let (a, b) = (gpu_body(i), gpu_body(j));
+            sweep::sweep_pair(&a, &b).to_impact(&a, &b)
+        })
+        .collect_into_vec(impacts);
+    Ok(())
 }
 
 /// The fast batch: only the time and status of each pair, vectorised across [`LANES`] pairs
@@ -165,38 +167,25 @@ where
 {
     /// Pairs per rayon task: large enough to amortise scheduling, a multiple of LANES.
     const TASK: usize = 64 * LANES;
+    thread_local! {
+        /// The packed bodies of the last call on this thread, kept so that a simulation that
+        /// calls every step allocates nothing once the buffer has grown to its body count.
+        static PACKED: Cell<Vec<GpuBody>> = const { Cell::new(Vec::new()) };
+    }
     times.clear();
-    with_packed_bodies(bodies, pairs, |packed| {
+    // Taken, not borrowed: a call nested in another on the same thread (a rayon task stolen
+    // while this one waits) gets an empty buffer of its own instead of a borrow panic.
+    let mut packed = PACKED.take();
+    let result = pack_bodies(bodies, &mut packed).and_then(|()| {
+        validate_pairs(pairs, bodies.len())?;
         times.resize(pairs.len(), TimeOfImpact::MISS);
         times
             .par_chunks_mut(TASK)
             .zip(pairs.par_chunks(TASK))
-            // SAFETY: `with_packed_bodies` has checked every index against the packed bodies.
-            .for_each(|(times, pairs)| unsafe { lanes::sweep_block(packed, pairs, times) });
-    })
-}
-
-/// Validates `bodies` and `pairs` (bodies first, as every batch path does) and runs `work` on
-/// the bodies packed in the shader's layout, converted once each however many pairs name
-/// them. The packed copy is kept per thread between calls, so a simulation that calls every
-/// step allocates nothing once it has grown to its body count.
-fn with_packed_bodies<B>(
-    bodies: &[B],
-    pairs: &[[u32; 2]],
-    work: impl FnOnce(&[GpuBody]),
-) -> Result<(), Error>
-where
-    B: Copy + Into<MovingSphere>,
-{
-    thread_local! {
-        static PACKED: Cell<Vec<GpuBody>> = const { Cell::new(Vec::new()) };
-    }
-    // Taken, not borrowed: a call nested in another on the same thread (a rayon task stolen
-    // while this one waits) gets an empty buffer of its own instead of a borrow panic.
-    let mut packed = PACKED.take();
-    let result = pack_bodies(bodies, &mut packed)
-        .and_then(|()| validate_pairs(pairs, bodies.len()))
-        .map(|()| work(&packed));
+            // SAFETY: `validate_pairs` has checked every index against the packed bodies.
+            .for_each(|(times, pairs)| unsafe { lanes::sweep_block(&packed, pairs, times) });
+        Ok(())
+    });
     PACKED.set(packed);
     result
 }
