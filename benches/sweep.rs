@@ -10,8 +10,9 @@ mod peers;
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use sweepcast::workload::{Workload, WorkloadConfig};
+use sweepcast::SweepOptions;
 use sweepcast::{MovingSphere, cpu, reference};
+use testkit::{Workload, WorkloadConfig};
 
 type Method = Box<dyn Fn(&[MovingSphere], &[[u32; 2]]) -> usize + Sync>;
 
@@ -21,19 +22,30 @@ fn methods() -> Vec<(&'static str, Method)> {
     vec![
         (
             "sweepcast_cpu_f32_batch",
-            Box::new(|b, p| cpu::sweep_batch(b, p).unwrap().iter().flatten().count()),
+            Box::new(|b, p| {
+                cpu::sweep_batch(b, p, SweepOptions::DEFAULT)
+                    .unwrap()
+                    .iter()
+                    .flatten()
+                    .count()
+            }),
         ),
         (
             "sweepcast_cpu_times_of_impact",
             Box::new(|b, p| {
                 let mut times = Vec::new();
-                cpu::times_of_impact_into(b, p, &mut times).unwrap();
+                cpu::times_of_impact_into(b, p, SweepOptions::DEFAULT, &mut times).unwrap();
                 times.iter().filter(|t| t.get().is_some()).count()
             }),
         ),
         (
             "sweepcast_reference_f64",
-            Box::new(|b, p| reference::sweep_batch(b, p).iter().flatten().count()),
+            Box::new(|b, p| {
+                reference::sweep_batch(b, p, &SweepOptions::DEFAULT)
+                    .iter()
+                    .flatten()
+                    .count()
+            }),
         ),
         (
             "parry3d_cast_shapes",
@@ -109,7 +121,12 @@ fn fast_path_against_parry(c: &mut Criterion) {
             |b| {
                 b.iter(|| {
                     single.install(|| {
-                        cpu::times_of_impact_into(black_box(bodies), black_box(pairs), &mut times)
+                        cpu::times_of_impact_into(
+                            black_box(bodies),
+                            black_box(pairs),
+                            SweepOptions::DEFAULT,
+                            &mut times,
+                        )
                     })
                 });
             },

@@ -18,9 +18,10 @@ use std::process::ExitCode;
 
 use common::{Timings, parse, time_runs};
 use peers::Times;
+use sweepcast::SweepOptions;
 use sweepcast::gpu::{GpuContext, SweepPipeline};
-use sweepcast::workload::{Workload, WorkloadConfig};
 use sweepcast::{Impact, cpu, reference};
+use testkit::{Workload, WorkloadConfig};
 
 /// Bytes one invocation of `shaders/sweep.wgsl` moves: two 32-byte bodies and an 8-byte pair
 /// read, a 32-byte record written; the copy of the record to the readback buffer reads and
@@ -136,7 +137,7 @@ fn run_workload(
         let mut impacts = Vec::new();
         let timings = time_runs(runs, || {
             pipeline
-                .sweep_into(bodies, pairs, &mut impacts)
+                .sweep_into(bodies, pairs, SweepOptions::DEFAULT, &mut impacts)
                 .expect("valid workload");
         });
         gpu_rate = Some(timings.rates(pairs.len()).0);
@@ -148,7 +149,8 @@ fn run_workload(
     }
     let mut impacts = Vec::new();
     let timings = time_runs(runs, || {
-        cpu::sweep_batch_into(bodies, pairs, &mut impacts).expect("valid workload");
+        cpu::sweep_batch_into(bodies, pairs, SweepOptions::DEFAULT, &mut impacts)
+            .expect("valid workload");
     });
     rows.push(Row {
         method: "sweepcast CPU f32 batch".into(),
@@ -158,7 +160,8 @@ fn run_workload(
 
     let mut fast = Vec::new();
     let timings = time_runs(runs, || {
-        cpu::times_of_impact_into(bodies, pairs, &mut fast).expect("valid workload");
+        cpu::times_of_impact_into(bodies, pairs, SweepOptions::DEFAULT, &mut fast)
+            .expect("valid workload");
     });
     rows.push(Row {
         method: "sweepcast CPU f32 times only (lanes)".into(),
@@ -170,7 +173,9 @@ fn run_workload(
     });
 
     let mut oracle = Vec::new();
-    let timings = time_runs(runs, || oracle = reference::sweep_batch(bodies, pairs));
+    let timings = time_runs(runs, || {
+        oracle = reference::sweep_batch(bodies, pairs, &SweepOptions::DEFAULT)
+    });
     let oracle: Times = oracle.iter().map(|r| r.map(|r| r.time_of_impact)).collect();
     rows.push(Row {
         method: "sweepcast f64 reference".into(),
@@ -217,7 +222,7 @@ fn main() -> ExitCode {
     let pipeline = match &context {
         Ok(context) => {
             println!("adapter: {}", context.describe());
-            Some(SweepPipeline::new(context))
+            Some(SweepPipeline::new(context).unwrap())
         }
         Err(error) => {
             println!("no GPU row: {error}");

@@ -22,6 +22,7 @@ mod peers;
 use std::process::ExitCode;
 
 use common::{parse, time_runs};
+use sweepcast::SweepOptions;
 use sweepcast::cpu;
 
 fn main() -> ExitCode {
@@ -60,7 +61,14 @@ fn main() -> ExitCode {
             if runs("sweepcast") {
                 let timing = time_runs(1, || {
                     single
-                        .install(|| cpu::times_of_impact_into(bodies, pairs, &mut times))
+                        .install(|| {
+                            cpu::times_of_impact_into(
+                                bodies,
+                                pairs,
+                                SweepOptions::DEFAULT,
+                                &mut times,
+                            )
+                        })
                         .expect("valid input");
                 });
                 ours.push(timing.rates(pairs.len()).0 / 1e6);

@@ -13,10 +13,11 @@ mod common;
 use common::{Timings, parse, time_runs};
 use std::process::ExitCode;
 
+use sweepcast::SweepOptions;
 use sweepcast::gpu::{GpuContext, SweepPipeline};
 use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND};
-use sweepcast::workload::{Workload, WorkloadConfig};
 use sweepcast::{cpu, reference};
+use testkit::{Workload, WorkloadConfig};
 
 struct Options {
     config: WorkloadConfig,
@@ -92,7 +93,7 @@ fn main() -> ExitCode {
         "adapter: {} | backend {:?} | type {:?} | driver {} {}",
         info.name, info.backend, info.device_type, info.driver, info.driver_info
     );
-    let pipeline = SweepPipeline::new(&context);
+    let pipeline = SweepPipeline::new(&context).unwrap();
     println!(
         "device limits: {} pairs per dispatch, {} bodies per batch",
         pipeline.max_pairs_per_dispatch(),
@@ -114,7 +115,7 @@ fn main() -> ExitCode {
     let mut gpu = Vec::new();
     let mut gpu_error = None;
     let gpu_time = time_runs(options.runs, || {
-        if let Err(error) = pipeline.sweep_into(bodies, pairs, &mut gpu) {
+        if let Err(error) = pipeline.sweep_into(bodies, pairs, SweepOptions::DEFAULT, &mut gpu) {
             gpu_error.get_or_insert(error);
         }
     });
@@ -124,11 +125,12 @@ fn main() -> ExitCode {
     }
     let mut cpu_f32 = Vec::new();
     let cpu_time = time_runs(options.runs, || {
-        cpu::sweep_batch_into(bodies, pairs, &mut cpu_f32).expect("generated input is valid");
+        cpu::sweep_batch_into(bodies, pairs, SweepOptions::DEFAULT, &mut cpu_f32)
+            .expect("generated input is valid");
     });
     let mut oracle = Vec::new();
     let oracle_time = time_runs(options.runs, || {
-        oracle = reference::sweep_batch(bodies, pairs)
+        oracle = reference::sweep_batch(bodies, pairs, &SweepOptions::DEFAULT)
     });
 
     println!();
@@ -143,8 +145,22 @@ fn main() -> ExitCode {
     );
 
     println!();
-    let gpu_report = parity::compare_with_oracle(bodies, pairs, &gpu, &oracle, GPU_BOUND);
-    let cpu_report = parity::compare_with_oracle(bodies, pairs, &cpu_f32, &oracle, CPU_BOUND);
+    let gpu_report = parity::compare_with_oracle(
+        bodies,
+        pairs,
+        &SweepOptions::DEFAULT,
+        &gpu,
+        &oracle,
+        GPU_BOUND,
+    );
+    let cpu_report = parity::compare_with_oracle(
+        bodies,
+        pairs,
+        &SweepOptions::DEFAULT,
+        &cpu_f32,
+        &oracle,
+        CPU_BOUND,
+    );
     println!("parity GPU (bound {GPU_BOUND} eps): {gpu_report}");
     println!("parity CPU f32 (bound {CPU_BOUND} eps): {cpu_report}");
     if gpu_report.passed() && cpu_report.passed() {

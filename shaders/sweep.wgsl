@@ -1,42 +1,18 @@
 // sweep.wgsl: one invocation per candidate pair; when do its two bodies first touch?
+// shared.wgsl (the structs and constants) is prepended to this file.
 //
 // The method is Pool Hall Lessons' swept test (dynamic-static with early escapes, the
 // dynamic-dynamic case by relative motion, 3D by the same algebra, 2D as z = 0), with the
 // source's unstable formulas replaced by stable ones. Its Rust twin, line for line, is
 // src/cpu/sweep.rs; its f64 oracle is src/reference.rs. Change the three together.
 
-struct Body {
-    center: vec3<f32>,
-    radius: f32,
-    displacement: vec3<f32>,
-    _pad: f32,
-}
-
-struct ImpactRecord {
-    point: vec3<f32>,
-    time_of_impact: f32,
-    normal: vec3<f32>,
-    status: u32,
-}
-
-struct Params {
-    pair_count: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-const STATUS_MISS: u32 = 0u;
-const STATUS_CONTACT: u32 = 1u;
-const STATUS_OVERLAPPING: u32 = 2u;
-const WORKGROUP_SIZE: u32 = 64u;
-// Smallest normal f32: below it a squared length has no usable direction (and GPUs flush it).
-const MIN_NORMAL: f32 = 1.17549435e-38;
-
-@group(0) @binding(0) var<storage, read> bodies: array<Body>;
+@group(0) @binding(0) var<storage, read> bodies: array<BodyRecord>;
 @group(0) @binding(1) var<storage, read> pairs: array<vec2<u32>>;
 @group(0) @binding(2) var<storage, read_write> impacts: array<ImpactRecord>;
-@group(0) @binding(3) var<uniform> params: Params;
+@group(0) @binding(3) var<uniform> params: SweepParams;
+@group(0) @binding(4) var<storage, read> dispatch: SweepDispatch;
+// The same buffer as `dispatch`, written by `prepare_indirect` (in a bind group of its own).
+@group(0) @binding(5) var<storage, read_write> dispatch_out: SweepDispatch;
 
 fn miss() -> ImpactRecord {
     return ImpactRecord(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), STATUS_MISS);
@@ -65,11 +41,26 @@ fn power_of_two_scale(largest: f32) -> f32 {
     return bitcast<f32>((254u - biased_exponent) << 23u);
 }
 
-fn sweep_pair(a: Body, b: Body) -> ImpactRecord {
+// b's centre relative to a's. In a periodic box, relative to the nearest image of b: the
+// image index comes from the rounded difference, and the shift is applied to one centre
+// before the subtraction, where it is exact (Sterbenz) for centres in [0, period): the one
+// rounding is that of the wrapped difference itself, as without a box. Ties (exactly half a
+// box apart) may go either way; validation keeps such pairs out of reach of each other.
+fn center_offset(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
+    if ((params.flags & FLAG_PERIODIC) == 0u) {
+        return b - a;
+    }
+    let image = round((b - a) * params.inverse_period);
+    let shift_b = select(vec3<f32>(0.0), image * params.period, image > vec3<f32>(0.0));
+    let shift_a = select(vec3<f32>(0.0), -image * params.period, image < vec3<f32>(0.0));
+    return (b - shift_b) - (a - shift_a);
+}
+
+fn sweep_pair(a: BodyRecord, b: BodyRecord) -> ImpactRecord {
     // Relative coordinates first: b stands still and a moves by the difference of the
     // displacements. Nothing below squares an absolute coordinate. Validation keeps every
     // input within f32::MAX / 8, so these differences and sums are finite.
-    let raw_position = b.center - a.center;
+    let raw_position = center_offset(a.center, b.center);
     let raw_motion = a.displacement - b.displacement;
     let raw_sum_radii = a.radius + b.radius;
     // Rescale by a power of two (exact) so that the largest relative length lies in [1, 2):
@@ -89,6 +80,13 @@ fn sweep_pair(a: Body, b: Body) -> ImpactRecord {
     var time_of_impact = 0.0;
     var status = STATUS_OVERLAPPING;
     if (gap_product <= 0.0) {
+        // Touching or overlapping at t = 0 and not moving towards each other: under the
+        // separating option (event-driven simulations, after a collision is resolved) the
+        // pair only moves apart, so it is no hit.
+        let separating = dot(relative_position, relative_motion) <= 0.0;
+        if ((params.flags & FLAG_SEPARATING_MISSES) != 0u && separating) {
+            return miss();
+        }
         status = select(STATUS_CONTACT, STATUS_OVERLAPPING, gap_product < 0.0);
     } else {
         let motion_squared = dot(relative_motion, relative_motion);
@@ -133,12 +131,34 @@ fn sweep_pair(a: Body, b: Body) -> ImpactRecord {
     return ImpactRecord(center_a + normal * a.radius, time_of_impact, normal, status);
 }
 
+// One invocation: the pair count comes from `dispatch`, written by the host for a direct
+// dispatch or by `prepare_indirect` from the caller's count buffer.
+
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let index = id.x;
-    if (index >= params.pair_count) {
+fn main(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let index = linear_index(id, workgroups.x);
+    if (index >= dispatch.pair_count) {
         return;
     }
     let pair = pairs[index];
     impacts[index] = sweep_pair(bodies[pair.x], bodies[pair.y]);
+}
+
+// One invocation before an indirect sweep: caps the requested count (copied into
+// `requested_pairs` from the caller's buffer) at the capacity, flags an overflow, and writes
+// the workgroups to run, in two dimensions when one is not enough.
+@compute @workgroup_size(1)
+fn prepare_indirect() {
+    let requested = dispatch_out.requested_pairs;
+    let pair_count = min(requested, params.pair_capacity);
+    let workgroups = (pair_count + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+    let workgroups_y = (workgroups + MAX_WORKGROUPS_PER_DIMENSION - 1u) / MAX_WORKGROUPS_PER_DIMENSION;
+    dispatch_out.workgroups_x = select(workgroups, MAX_WORKGROUPS_PER_DIMENSION, workgroups_y > 1u);
+    dispatch_out.workgroups_y = max(workgroups_y, 1u);
+    dispatch_out.workgroups_z = 1u;
+    dispatch_out.pair_count = pair_count;
+    dispatch_out.overflowed = select(0u, 1u, requested > pair_count);
 }

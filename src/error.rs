@@ -2,6 +2,7 @@
 
 /// Which field of a body failed validation.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum BodyField {
     /// The centre at t = 0.
     Center,
@@ -68,6 +69,52 @@ pub enum Error {
         index: u32,
         /// How many bodies were given.
         body_count: usize,
+    },
+    /// A [`PeriodicBox`](crate::PeriodicBox) period that is NaN, zero, negative, finite
+    /// above [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE), or a box in which no axis wraps.
+    #[error(
+        "periodic box: the period {period} on axis {axis} is not valid; each period must be positive and finite (at most f32::MAX / 8), or infinite for an axis that does not wrap, and at least one axis must wrap"
+    )]
+    InvalidPeriodicBox {
+        /// The axis (0, 1, 2 for x, y, z).
+        axis: usize,
+        /// The period given.
+        period: f32,
+    },
+    /// A body whose radius plus displacement along a periodic axis is not below a quarter of
+    /// the period: a pair could then reach two images of each other within the step, and
+    /// only the nearest is swept (see [`PeriodicBox`](crate::PeriodicBox)).
+    #[error(
+        "body {body}: radius + |displacement| along axis {axis} is {reach}, not below a quarter of the periodic box's period {period}; enlarge the box or take shorter steps"
+    )]
+    PeriodicBoxTooSmall {
+        /// Index of the offending body.
+        body: usize,
+        /// The axis (0, 1, 2 for x, y, z).
+        axis: usize,
+        /// Its radius plus the magnitude of its displacement along the axis.
+        reach: f32,
+        /// The period along the axis.
+        period: f32,
+    },
+    /// More pairs than the buffers of a GPU stage hold.
+    #[error(
+        "{pairs} pairs exceed the capacity of {capacity} of the stage's buffers; create buffers for at least {pairs} pairs"
+    )]
+    CapacityExceeded {
+        /// Pairs asked for.
+        pairs: usize,
+        /// Pairs the buffers hold.
+        capacity: usize,
+    },
+    /// A caller's buffer handed to a GPU stage lacks a usage the stage needs or is not a
+    /// multiple of its element size.
+    #[error("buffer {name}: {reason}")]
+    InvalidBuffer {
+        /// Which binding (`bodies`, `pairs`, `impacts`, `count`).
+        name: &'static str,
+        /// What is wrong with it.
+        reason: String,
     },
     /// More bodies than one storage binding of this device can hold (pairs are split into
     /// chunks transparently, bodies cannot be: any pair may name any body).

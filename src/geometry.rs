@@ -114,9 +114,11 @@ impl From<MovingCircle> for MovingSphere {
 
 /// Whether a pair first touches during the step or already overlaps at its start.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ImpactStatus {
-    /// The bodies are apart at t = 0 and first touch at `time_of_impact` (touching at exactly
-    /// t = 1, or grazing tangentially, counts).
+    /// The bodies touch at `time_of_impact` and did not overlap before: they first touch
+    /// during the step (touching at exactly t = 1, or grazing tangentially, counts), or they
+    /// touch exactly at t = 0 (`time_of_impact` = 0: centre distance equal to the radius sum).
     Contact,
     /// The bodies already overlap at t = 0 (centre distance below the radius sum);
     /// `time_of_impact` is 0.

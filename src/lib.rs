@@ -4,30 +4,42 @@
 //! candidate pairs per step on the GPU (wgpu, WGSL compute) and on the CPU, and proves the two
 //! agree with an f64 oracle.
 //!
-//! The pipeline, top to bottom:
+//! The crate, top to bottom:
 //!
 //! * [`geometry`]: the bodies ([`MovingCircle`], [`MovingSphere`], ...) and the [`Impact`].
-//! * [`reference`](mod@reference): the f64 oracle, the swept test of the source documents made numerically
-//!   stable.
-//! * [`cpu`]: the f32 twin of each shader, line for line, and the batched CPU path.
-//! * [`gpu`]: [`gpu::GpuContext`] and [`gpu::SweepPipeline`], which runs `shaders/sweep.wgsl`.
-//! * [`parity`]: the backward-error bound the f32 paths are held to.
-//! * [`workload`]: reproducible random and adversarial inputs.
+//! * [`SweepOptions`]: what every path takes besides the bodies (the separating option for
+//!   event-driven simulations, a [`PeriodicBox`]).
+//! * [`layout`]: the data contract shared by the shaders (`shaders/shared.wgsl`), their CPU
+//!   twins, the batched CPU paths and validation.
+//! * [`reference`](mod@reference): the f64 oracle, the swept test of the source documents made
+//!   numerically stable.
+//! * [`cpu`]: the f32 twin of each shader, line for line, the shape-named single-pair
+//!   queries and the batched CPU paths.
+//! * [`gpu`]: [`gpu::GpuContext`], the stages that record into a caller's encoder
+//!   ([`gpu::SweepStage`]) and the blocking [`gpu::SweepPipeline`].
+//! * [`parity`]: the backward-error judge the f32 paths are held to, for checking any
+//!   driver's answers against the oracle.
 //!
 //! # Example
 //! ```
-//! use glam::Vec3;
-//! use sweepcast::{cpu, ImpactStatus, MovingSphere};
+//! use sweepcast::glam::Vec3;
+//! use sweepcast::{cpu, ImpactStatus, MovingSphere, SweepOptions};
 //!
 //! // Two unit spheres 10 apart, closing at 8 per step: the gap of 8 closes at t = 1.
 //! let a = MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(4.0, 0.0, 0.0));
 //! let b = MovingSphere::new(Vec3::new(10.0, 0.0, 0.0), 1.0, Vec3::new(-4.0, 0.0, 0.0));
-//! let impact = cpu::sweep(&a, &b).expect("touching at t = 1 is a hit");
+//! let impact = cpu::sweep_sphere_sphere(&a, &b, SweepOptions::default())
+//!     .expect("touching at t = 1 is a hit");
 //! assert_eq!(impact.time_of_impact, 1.0);
 //! assert_eq!(impact.status, ImpactStatus::Contact);
 //! assert_eq!(impact.normal, Vec3::X);
 //! assert_eq!(impact.point, Vec3::new(5.0, 0.0, 0.0));
 //! ```
+//!
+//! Work in f32 relative to a local origin when the world is large: a coordinate of
+//! magnitude `m` carries a rounding of `m · 2⁻²⁴`, and the answers are exact for inputs
+//! within a few such roundings (see [`parity`]); centring the step's bodies near the origin
+//! keeps that small beside the bodies' sizes.
 
 #![warn(missing_docs)]
 
@@ -35,14 +47,21 @@ pub mod cpu;
 mod error;
 pub mod geometry;
 pub mod gpu;
+pub mod layout;
+mod options;
 pub mod parity;
 pub mod reference;
 mod validate;
-pub mod workload;
+
+/// The vector types of the API: glam 0.34, re-exported so that callers use the same version.
+pub use glam;
 
 pub use error::{BodyField, Error};
 pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere};
-pub use validate::{MAX_MAGNITUDE, validate_bodies, validate_body, validate_pairs};
+pub use options::{PeriodicBox, SweepOptions};
+pub use validate::{
+    MAX_MAGNITUDE, validate_bodies, validate_body, validate_pairs, validate_periodic_reach,
+};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

@@ -71,6 +71,7 @@ use rayon::prelude::*;
 
 use crate::cpu::TimeOfImpact;
 use crate::geometry::{Impact, ImpactStatus, MovingSphere};
+use crate::options::SweepOptions;
 use crate::reference::{self, Body, ReferenceImpact};
 
 /// `f32::EPSILON` as f64: the unit every bound is given in.
@@ -89,11 +90,13 @@ struct PairGeometry {
     relative_motion: DVec3,
     sum_radii: f64,
     scale_squared: f64,
+    /// Whether a pair touching or overlapping at t = 0 while separating is a miss.
+    separating_misses: bool,
 }
 
 impl PairGeometry {
-    fn new(a: &Body, b: &Body) -> Self {
-        let relative_position = b.center - a.center;
+    fn new(a: &Body, b: &Body, options: &SweepOptions) -> Self {
+        let relative_position = reference::center_offset(a, b, options);
         let relative_motion = a.displacement - b.displacement;
         let sum_radii = a.radius + b.radius;
         let scale = relative_position.length() + relative_motion.length() + sum_radii;
@@ -103,7 +106,13 @@ impl PairGeometry {
             sum_radii,
             // Two coincident resting points: f is identically 0; any positive scale will do.
             scale_squared: if scale > 0.0 { scale * scale } else { 1.0 },
+            separating_misses: !options.stop_at_penetration,
         }
+    }
+
+    /// `s · v / S²`: positive while the bodies approach each other.
+    fn approach(&self) -> f64 {
+        self.relative_position.dot(self.relative_motion) / self.scale_squared
     }
 
     /// f(t) / S²: the squared centre distance minus the squared radius sum, normalised.
@@ -143,11 +152,12 @@ pub struct PairCheck {
 pub fn check_pair(
     a: &Body,
     b: &Body,
+    options: &SweepOptions,
     candidate: Option<&Impact>,
     reference: Option<&ReferenceImpact>,
     bound: f64,
 ) -> PairCheck {
-    let geometry = PairGeometry::new(a, b);
+    let geometry = PairGeometry::new(a, b, options);
     let time = candidate.map(|impact| (impact.time_of_impact, impact.status));
     let (backward_error, time_failure) = judge_time(&geometry, time, bound);
     let failure = time_failure.or_else(|| {
@@ -184,10 +194,11 @@ fn disagrees(time: Option<(f32, ImpactStatus)>, reference: Option<&ReferenceImpa
 pub fn check_time(
     a: &Body,
     b: &Body,
+    options: &SweepOptions,
     time: Option<(f32, ImpactStatus)>,
     bound: f64,
 ) -> (f64, Option<&'static str>) {
-    judge_time(&PairGeometry::new(a, b), time, bound)
+    judge_time(&PairGeometry::new(a, b, options), time, bound)
 }
 
 fn judge_time(
@@ -196,14 +207,26 @@ fn judge_time(
     bound: f64,
 ) -> (f64, Option<&'static str>) {
     let tolerance = bound * EPSILON;
+    // Under the separating option a pair touching or overlapping at t = 0 (within the bound)
+    // and not approaching (within the bound: `s · v` is a dot product of rounded inputs) is
+    // rightly a miss, and one clearly separating must not be reported.
+    let separating_at_start = geometry.separating_misses
+        && geometry.residual(0.0) <= tolerance
+        && geometry.approach() <= tolerance;
     let Some((t, status)) = time else {
-        let failure = (geometry.least_residual(1.0) < -tolerance)
+        let failure = (geometry.least_residual(1.0) < -tolerance && !separating_at_start)
             .then_some("missed a contact deeper than the bound");
         return (0.0, failure);
     };
     let t = f64::from(t);
     if !(0.0..=1.0).contains(&t) {
         return (0.0, Some("time of impact outside [0, 1]"));
+    }
+    if t == 0.0 && geometry.separating_misses && geometry.approach() < -tolerance {
+        return (
+            0.0,
+            Some("reported a pair separating at t = 0 under the separating option"),
+        );
     }
     match status {
         ImpactStatus::Overlapping if t != 0.0 => (0.0, Some("overlap reported at t != 0")),
@@ -323,14 +346,15 @@ impl std::fmt::Display for ParityReport {
 pub fn compare<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
+    options: &SweepOptions,
     candidates: &[Option<Impact>],
     bound: f64,
 ) -> ParityReport
 where
     B: Copy + Into<MovingSphere> + Sync,
 {
-    let oracle = reference::sweep_batch(bodies, pairs);
-    compare_with_oracle(bodies, pairs, candidates, &oracle, bound)
+    let oracle = reference::sweep_batch(bodies, pairs, options);
+    compare_with_oracle(bodies, pairs, options, candidates, &oracle, bound)
 }
 
 /// [`compare`] with the oracle's answers already computed ([`reference::sweep_batch`]).
@@ -341,6 +365,7 @@ where
 pub fn compare_with_oracle<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
+    options: &SweepOptions,
     candidates: &[Option<Impact>],
     oracle: &[Option<ReferenceImpact>],
     bound: f64,
@@ -351,7 +376,7 @@ where
     assert_eq!(pairs.len(), candidates.len(), "one answer per pair");
     judge_batch(bodies, pairs, oracle, |k, a, b, oracle| {
         let candidate = candidates[k].as_ref();
-        let check = check_pair(a, b, candidate, oracle, bound);
+        let check = check_pair(a, b, options, candidate, oracle, bound);
         (check, candidate.map(|c| (c.time_of_impact, c.status)))
     })
 }
@@ -365,14 +390,15 @@ where
 pub fn compare_times<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
+    options: &SweepOptions,
     times: &[TimeOfImpact],
     bound: f64,
 ) -> ParityReport
 where
     B: Copy + Into<MovingSphere> + Sync,
 {
-    let oracle = reference::sweep_batch(bodies, pairs);
-    compare_times_with_oracle(bodies, pairs, times, &oracle, bound)
+    let oracle = reference::sweep_batch(bodies, pairs, options);
+    compare_times_with_oracle(bodies, pairs, options, times, &oracle, bound)
 }
 
 /// [`compare_times`] with the oracle's answers already computed ([`reference::sweep_batch`]).
@@ -383,6 +409,7 @@ where
 pub fn compare_times_with_oracle<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
+    options: &SweepOptions,
     times: &[TimeOfImpact],
     oracle: &[Option<ReferenceImpact>],
     bound: f64,
@@ -393,7 +420,7 @@ where
     assert_eq!(pairs.len(), times.len(), "one time per pair");
     judge_batch(bodies, pairs, oracle, |k, a, b, oracle| {
         let time = times[k].get();
-        let (backward_error, failure) = check_time(a, b, time, bound);
+        let (backward_error, failure) = check_time(a, b, options, time, bound);
         let check = PairCheck {
             backward_error,
             disagrees: disagrees(time, oracle),

@@ -10,6 +10,7 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::geometry::{ImpactStatus, MovingSphere};
+use crate::options::SweepOptions;
 
 /// A moving body in f64.
 #[derive(Copy, Clone, Debug, PartialEq, Default)]
@@ -47,22 +48,51 @@ pub struct ReferenceImpact {
     pub status: ImpactStatus,
 }
 
-/// When two moving bodies first touch, in f64.
+/// `b`'s centre relative to `a`'s, exactly: in a periodic box, relative to the nearest image
+/// of `b` (`s - L round(s / L)` on each axis that wraps; exact in f64 for f32 inputs of
+/// similar magnitude).
+#[must_use]
+pub fn center_offset(a: &Body, b: &Body, options: &SweepOptions) -> DVec3 {
+    let offset = b.center - a.center;
+    let Some(periodic_box) = &options.periodic_box else {
+        return offset;
+    };
+    let period = periodic_box.period().as_dvec3();
+    DVec3::from_array(std::array::from_fn(|axis| {
+        if periodic_box.wraps(axis) {
+            offset[axis] - period[axis] * (offset[axis] / period[axis]).round_ties_even()
+        } else {
+            offset[axis]
+        }
+    }))
+}
+
+/// When two moving spheres (or circles, with z = 0) first touch, in f64.
 ///
 /// Dynamic–dynamic is reduced to dynamic–static by relative motion: in the frame of `b`,
-/// `a` moves by `a.displacement - b.displacement` and `b` stands still.
+/// `a` moves by `a.displacement - b.displacement` and `b` stands still. The options act as in
+/// [`crate::cpu::sweep_sphere_sphere`]: in a periodic box the nearest image of `b` is swept;
+/// with `stop_at_penetration` false a pair touching or overlapping at t = 0 while separating
+/// (`s · v <= 0`) is a miss.
 ///
 /// # Returns
 /// `None` when the bodies never come within the sum of their radii during the step; otherwise
 /// the first time they touch (touching exactly at t = 1, or tangentially, is a hit), or t = 0
 /// with [`ImpactStatus::Overlapping`] if they already overlap.
 #[must_use]
-pub fn sweep(a: &Body, b: &Body) -> Option<ReferenceImpact> {
-    let relative_position = b.center - a.center;
+pub fn sweep_sphere_sphere(a: &Body, b: &Body, options: &SweepOptions) -> Option<ReferenceImpact> {
+    let relative_position = center_offset(a, b, options);
     let relative_motion = a.displacement - b.displacement;
     let sum_radii = a.radius + b.radius;
     let (time_of_impact, status) =
         time_of_impact_dynamic_static(relative_position, relative_motion, sum_radii)?;
+    // The separating option: touching or overlapping at t = 0 (the test above) and not
+    // approaching.
+    let at_start = relative_position.length() <= sum_radii;
+    let separating = relative_position.dot(relative_motion) <= 0.0;
+    if at_start && separating && !options.stop_at_penetration {
+        return None;
+    }
 
     // Centre of b relative to a at contact.
     let separation = relative_position - relative_motion * time_of_impact;
@@ -151,19 +181,23 @@ pub fn overlaps(a: &Body, b: &Body) -> bool {
     (b.center - a.center).length_squared() <= sum_radii * sum_radii
 }
 
-/// [`sweep`] over every candidate pair, in parallel on all cores.
+/// [`sweep_sphere_sphere`] over every candidate pair, in parallel on all cores.
 ///
 /// # Panics
 /// If a pair index is out of range: the oracle trusts its input (see
 /// [`crate::validate_pairs`]).
 #[must_use]
-pub fn sweep_batch<B>(bodies: &[B], pairs: &[[u32; 2]]) -> Vec<Option<ReferenceImpact>>
+pub fn sweep_batch<B>(
+    bodies: &[B],
+    pairs: &[[u32; 2]],
+    options: &SweepOptions,
+) -> Vec<Option<ReferenceImpact>>
 where
     B: Copy + Into<MovingSphere> + Sync,
 {
     let body = |index: u32| Body::from(bodies[index as usize]);
     pairs
         .par_iter()
-        .map(|&[i, j]| sweep(&body(i), &body(j)))
+        .map(|&[i, j]| sweep_sphere_sphere(&body(i), &body(j), options))
         .collect()
 }

@@ -2,7 +2,8 @@
 
 use crate::error::{BodyField, Error};
 use crate::geometry::MovingSphere;
-use crate::gpu::layout::GpuBody;
+use crate::layout::BodyRecord;
+use crate::options::{PeriodicBox, SweepOptions};
 
 /// The largest magnitude any component of a body may have: `f32::MAX / 8`, about 4.25e37.
 ///
@@ -145,7 +146,7 @@ fn name_first_invalid<B: Copy + Into<MovingSphere>>(bodies: &[B]) -> Result<(), 
 /// `out` is left empty on error.
 pub(crate) fn pack_bodies<B: Copy + Into<MovingSphere>>(
     bodies: &[B],
-    out: &mut Vec<GpuBody>,
+    out: &mut Vec<BodyRecord>,
 ) -> Result<(), Error> {
     /// Bodies packed and then checked at a time: 32 KiB of packed bodies, which stay in the
     /// L1 cache between the two.
@@ -165,9 +166,9 @@ pub(crate) fn pack_bodies<B: Copy + Into<MovingSphere>>(
 }
 
 /// Appends the GPU layout of `block` to `out`; whether every body in it is valid.
-fn pack_block<B: Copy + Into<MovingSphere>>(block: &[B], out: &mut Vec<GpuBody>) -> bool {
+fn pack_block<B: Copy + Into<MovingSphere>>(block: &[B], out: &mut Vec<BodyRecord>) -> bool {
     let start = out.len();
-    out.extend(block.iter().map(|&body| GpuBody::from(body.into())));
+    out.extend(block.iter().map(|&body| BodyRecord::from(body.into())));
     all_packed_valid(&out[start..])
 }
 
@@ -175,11 +176,11 @@ fn pack_block<B: Copy + Into<MovingSphere>>(block: &[B], out: &mut Vec<GpuBody>)
 /// field times 8 times 0 is 0 when the field is in range ([`in_range`]) and NaN otherwise
 /// (the padding is 0), and a NaN survives every sum; the smallest radius is kept to find a
 /// negative one.
-fn all_packed_valid(packed: &[GpuBody]) -> bool {
+fn all_packed_valid(packed: &[BodyRecord]) -> bool {
     let mut poison = [0.0f32; 8];
     let mut smallest_radius = 0.0f32;
     for body in packed {
-        let fields = bytemuck::cast::<GpuBody, [f32; 8]>(*body);
+        let fields = bytemuck::cast::<BodyRecord, [f32; 8]>(*body);
         for (sum, field) in poison.iter_mut().zip(fields) {
             *sum += field * 8.0 * 0.0;
         }
@@ -190,4 +191,54 @@ fn all_packed_valid(packed: &[GpuBody]) -> bool {
         };
     }
     poison.iter().all(|&sum| sum == 0.0) & (smallest_radius >= 0.0)
+}
+
+/// Checks that every body fits the periodic box: on every axis that wraps, its radius plus
+/// the magnitude of its displacement along the axis is below a quarter of the period, so
+/// that any pair can reach only the nearest image of the other within the step (see
+/// [`PeriodicBox`]). Computed in f64, where the sum is exact.
+///
+/// # Errors
+/// [`Error::PeriodicBoxTooSmall`] for the first body that does not fit.
+pub fn validate_periodic_reach<B: Copy + Into<MovingSphere>>(
+    bodies: &[B],
+    periodic_box: &PeriodicBox,
+) -> Result<(), Error> {
+    let period = periodic_box.period();
+    for axis in (0..3).filter(|&axis| periodic_box.wraps(axis)) {
+        let quarter = f64::from(period[axis]) / 4.0;
+        let reach =
+            |body: &MovingSphere| f64::from(body.radius) + f64::from(body.displacement[axis].abs());
+        let fits = bodies
+            .iter()
+            .fold(true, |fits, &body| fits & (reach(&body.into()) < quarter));
+        if !fits {
+            let (body, reach) = bodies
+                .iter()
+                .map(|&body| reach(&body.into()))
+                .enumerate()
+                .find(|&(_, reach)| reach >= quarter)
+                .expect("a body does not fit");
+            return Err(Error::PeriodicBoxTooSmall {
+                body,
+                axis,
+                reach: reach as f32,
+                period: period[axis],
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What every batch path checks before it sweeps: the bodies (already checked one by one
+/// where they were packed) against the options, and the pairs against the bodies.
+pub(crate) fn validate_batch<B: Copy + Into<MovingSphere>>(
+    bodies: &[B],
+    pairs: &[[u32; 2]],
+    options: &SweepOptions,
+) -> Result<(), Error> {
+    if let Some(periodic_box) = &options.periodic_box {
+        validate_periodic_reach(bodies, periodic_box)?;
+    }
+    validate_pairs(pairs, bodies.len())
 }

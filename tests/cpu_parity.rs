@@ -1,9 +1,10 @@
 //! The f32 CPU twin of the shader against the f64 oracle, judged by backward error
 //! (see `sweepcast::parity` for the bound and its derivation).
 
+use sweepcast::SweepOptions;
 use sweepcast::cpu;
 use sweepcast::parity::{self, CPU_BOUND};
-use sweepcast::workload::{Workload, WorkloadConfig};
+use testkit::{Workload, WorkloadConfig};
 
 /// The target set for the twin: parry3d's f32 ball-ball cast keeps the backward error under
 /// one ε on exact f32 inputs, and so must the twin on these fixed, seeded sets. This is a
@@ -13,8 +14,15 @@ use sweepcast::workload::{Workload, WorkloadConfig};
 const PARRY_TARGET: f64 = 1.0;
 
 fn check(name: &str, workload: &Workload) {
-    let impacts = cpu::sweep_batch(&workload.bodies, &workload.pairs).expect("valid workload");
-    let report = parity::compare(&workload.bodies, &workload.pairs, &impacts, CPU_BOUND);
+    let impacts = cpu::sweep_batch(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)
+        .expect("valid workload");
+    let report = parity::compare(
+        &workload.bodies,
+        &workload.pairs,
+        &SweepOptions::DEFAULT,
+        &impacts,
+        CPU_BOUND,
+    );
     println!("{name}: {report}");
     assert!(report.passed(), "{name}: {report}");
     assert!(
@@ -91,11 +99,19 @@ fn parity_judge_rejects_wrong_answers() {
     let a = MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(16.0, 0.0, 0.0));
     let b = MovingSphere::new(Vec3::new(10.0, 0.0, 0.0), 1.0, Vec3::ZERO);
     let (a64, b64) = (Body::from(a), Body::from(b));
-    let oracle = reference::sweep(&a64, &b64);
-    let right = cpu::sweep(&a, &b).expect("hit");
+    let oracle = reference::sweep_sphere_sphere(&a64, &b64, &SweepOptions::DEFAULT);
+    let right = cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT).expect("hit");
     assert_eq!(right.time_of_impact, 0.5);
     let judge = |candidate: Option<sweepcast::Impact>| {
-        check_pair(&a64, &b64, candidate.as_ref(), oracle.as_ref(), CPU_BOUND).failure
+        check_pair(
+            &a64,
+            &b64,
+            &SweepOptions::DEFAULT,
+            candidate.as_ref(),
+            oracle.as_ref(),
+            CPU_BOUND,
+        )
+        .failure
     };
     assert_eq!(judge(Some(right)), None);
     let at = |t: f32, status| {
@@ -154,13 +170,19 @@ fn parity_judge_rejects_wrong_answers() {
     use sweepcast::parity::compare_times;
     let bodies = [a, b];
     let times_report = |times: &[TimeOfImpact]| {
-        compare_times(&bodies, &vec![[0, 1]; times.len()], times, CPU_BOUND)
+        compare_times(
+            &bodies,
+            &vec![[0, 1]; times.len()],
+            &SweepOptions::DEFAULT,
+            times,
+            CPU_BOUND,
+        )
     };
-    assert!(times_report(&[TimeOfImpact(0.5)]).passed());
+    assert!(times_report(&[TimeOfImpact::contact(0.5).unwrap()]).passed());
     let wrong = [
         TimeOfImpact::MISS,
-        TimeOfImpact(0.75),
-        TimeOfImpact(0.5001),
+        TimeOfImpact::contact(0.75).unwrap(),
+        TimeOfImpact::contact(0.5001).unwrap(),
         TimeOfImpact::OVERLAPPING,
     ];
     let report = times_report(&wrong);
@@ -217,8 +239,8 @@ fn fast_batch_equals_the_twin_or_passes_the_bound() {
     for (name, workload) in sets {
         let (bodies, pairs) = (&workload.bodies, &workload.pairs);
         let mut times = Vec::new();
-        cpu::times_of_impact_into(bodies, pairs, &mut times).unwrap();
-        let twin = cpu::sweep_batch(bodies, pairs).unwrap();
+        cpu::times_of_impact_into(bodies, pairs, SweepOptions::DEFAULT, &mut times).unwrap();
+        let twin = cpu::sweep_batch(bodies, pairs, SweepOptions::DEFAULT).unwrap();
         assert_eq!(times.len(), pairs.len(), "{name}");
         let bits = |answer: Option<(f32, ImpactStatus)>| answer.map(|(t, s)| (t.to_bits(), s));
         let mut differing = 0;
@@ -238,7 +260,7 @@ fn fast_batch_equals_the_twin_or_passes_the_bound() {
                 Body::from(bodies[i as usize]),
                 Body::from(bodies[j as usize]),
             );
-            let (_, failure) = check_time(&a, &b, fast.get(), CPU_BOUND);
+            let (_, failure) = check_time(&a, &b, &SweepOptions::DEFAULT, fast.get(), CPU_BOUND);
             assert_eq!(failure, None, "{name} pair {k}: {:?}", fast.get());
         }
         println!(

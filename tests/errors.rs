@@ -4,6 +4,7 @@
 mod common;
 
 use glam::Vec3;
+use sweepcast::SweepOptions;
 use sweepcast::gpu::SweepPipeline;
 use sweepcast::{BodyField, Error, Impact, MovingSphere, cpu};
 
@@ -21,9 +22,13 @@ fn both(
     bodies: &[MovingSphere],
     pairs: &[[u32; 2]],
 ) -> Vec<Result<Vec<Option<Impact>>, Error>> {
-    let mut results = vec![cpu::sweep_batch(bodies, pairs)];
+    let mut results = vec![cpu::sweep_batch(bodies, pairs, SweepOptions::DEFAULT)];
     if let Some(context) = common::gpu_context(test) {
-        results.push(SweepPipeline::new(&context).sweep(bodies, pairs));
+        results.push(SweepPipeline::new(&context).unwrap().sweep(
+            bodies,
+            pairs,
+            SweepOptions::DEFAULT,
+        ));
     }
     results
 }
@@ -147,9 +152,14 @@ fn empty_batch_returns_empty_without_touching_the_device() {
         assert_eq!(result.expect("empty is fine").len(), 0);
     }
     if let Some(context) = common::gpu_context("empty_batch_allocates_nothing") {
-        let pipeline = SweepPipeline::new(&context);
+        let pipeline = SweepPipeline::new(&context).unwrap();
         let before = pipeline.device_memory_bytes();
-        assert!(pipeline.sweep(&bodies(), &[]).unwrap().is_empty());
+        assert!(
+            pipeline
+                .sweep(&bodies(), &[], SweepOptions::DEFAULT)
+                .unwrap()
+                .is_empty()
+        );
         assert_eq!(
             pipeline.device_memory_bytes(),
             before,
@@ -172,7 +182,7 @@ fn more_bodies_than_one_binding_holds_is_rejected() {
     let Some(context) = common::gpu_context("too_many_bodies") else {
         return;
     };
-    let pipeline = SweepPipeline::new(&context);
+    let pipeline = SweepPipeline::new(&context).unwrap();
     let max = pipeline.max_bodies();
     // Software adapters allow 128 MiB bindings (4 Mi bodies); skip the allocation on devices
     // whose limit would make this test hold gigabytes.
@@ -181,7 +191,7 @@ fn more_bodies_than_one_binding_holds_is_rejected() {
         return;
     }
     let bodies = vec![MovingSphere::default(); max + 1];
-    match pipeline.sweep(&bodies, &[[0, 1]]) {
+    match pipeline.sweep(&bodies, &[[0, 1]], SweepOptions::DEFAULT) {
         Err(error @ Error::TooManyBodies { count, max: limit }) => {
             assert_eq!((count, limit), (max + 1, max));
             assert!(error.to_string().contains("split the world"), "{error}");
@@ -189,7 +199,13 @@ fn more_bodies_than_one_binding_holds_is_rejected() {
         other => panic!("expected TooManyBodies, got {:?}", other.map(|v| v.len())),
     }
     // The largest allowed batch of bodies still works.
-    assert_eq!(pipeline.sweep(&bodies[..max], &[[0, 1]]).unwrap().len(), 1);
+    assert_eq!(
+        pipeline
+            .sweep(&bodies[..max], &[[0, 1]], SweepOptions::DEFAULT)
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -207,8 +223,9 @@ fn the_fast_batch_rejects_bad_input_like_the_others() {
     ];
     for (name, bodies, pairs) in cases {
         let mut times = vec![cpu::TimeOfImpact::MISS; 3];
-        let fast = cpu::times_of_impact_into(&bodies, &pairs, &mut times).unwrap_err();
-        let batch = cpu::sweep_batch(&bodies, &pairs).unwrap_err();
+        let fast = cpu::times_of_impact_into(&bodies, &pairs, SweepOptions::DEFAULT, &mut times)
+            .unwrap_err();
+        let batch = cpu::sweep_batch(&bodies, &pairs, SweepOptions::DEFAULT).unwrap_err();
         assert_eq!(format!("{fast:?}"), format!("{batch:?}"), "{name}");
         assert!(
             times.is_empty(),
@@ -216,6 +233,6 @@ fn the_fast_batch_rejects_bad_input_like_the_others() {
         );
     }
     let mut times = vec![cpu::TimeOfImpact::MISS; 3];
-    cpu::times_of_impact_into(&bodies(), &[], &mut times).unwrap();
+    cpu::times_of_impact_into(&bodies(), &[], SweepOptions::DEFAULT, &mut times).unwrap();
     assert!(times.is_empty(), "an empty batch gives an empty result");
 }

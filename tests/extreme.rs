@@ -5,11 +5,12 @@
 mod common;
 
 use glam::Vec3;
+use sweepcast::SweepOptions;
 use sweepcast::gpu::SweepPipeline;
 use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND};
 use sweepcast::reference::ReferenceImpact;
-use sweepcast::workload::{Workload, WorkloadConfig};
 use sweepcast::{BodyField, Error, Impact, MAX_MAGNITUDE, MovingSphere, cpu, reference};
+use testkit::{Workload, WorkloadConfig};
 
 /// Every reported hit is finite: time in [0, 1], unit normal, finite point.
 fn assert_finite(name: &str, impacts: &[Option<Impact>]) {
@@ -27,10 +28,17 @@ fn assert_finite(name: &str, impacts: &[Option<Impact>]) {
 /// The fast batch's times, judged pair by pair against the oracle's `oracle`.
 fn check_fast_path(name: &str, workload: &Workload, oracle: &[Option<ReferenceImpact>]) {
     let mut times = Vec::new();
-    cpu::times_of_impact_into(&workload.bodies, &workload.pairs, &mut times).expect("valid");
+    cpu::times_of_impact_into(
+        &workload.bodies,
+        &workload.pairs,
+        SweepOptions::DEFAULT,
+        &mut times,
+    )
+    .expect("valid");
     let report = parity::compare_times_with_oracle(
         &workload.bodies,
         &workload.pairs,
+        &SweepOptions::DEFAULT,
         &times,
         oracle,
         CPU_BOUND,
@@ -42,12 +50,14 @@ fn check_fast_path(name: &str, workload: &Workload, oracle: &[Option<ReferenceIm
 #[test]
 fn extreme_inputs_get_right_answers_on_the_cpu() {
     let workload = Workload::extreme(1);
-    let impacts = cpu::sweep_batch(&workload.bodies, &workload.pairs).expect("all in range");
+    let impacts = cpu::sweep_batch(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)
+        .expect("all in range");
     assert_finite("extreme, CPU", &impacts);
-    let oracle = reference::sweep_batch(&workload.bodies, &workload.pairs);
+    let oracle = reference::sweep_batch(&workload.bodies, &workload.pairs, &SweepOptions::DEFAULT);
     let report = parity::compare_with_oracle(
         &workload.bodies,
         &workload.pairs,
+        &SweepOptions::DEFAULT,
         &impacts,
         &oracle,
         CPU_BOUND,
@@ -74,10 +84,17 @@ fn extreme_inputs_get_right_answers_on_the_gpu() {
     };
     let workload = Workload::extreme(1);
     let impacts = SweepPipeline::new(&context)
-        .sweep(&workload.bodies, &workload.pairs)
+        .unwrap()
+        .sweep(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)
         .expect("all in range");
     assert_finite("extreme, GPU", &impacts);
-    let report = parity::compare(&workload.bodies, &workload.pairs, &impacts, GPU_BOUND);
+    let report = parity::compare(
+        &workload.bodies,
+        &workload.pairs,
+        &SweepOptions::DEFAULT,
+        &impacts,
+        GPU_BOUND,
+    );
     eprintln!("extreme, GPU: {report}");
     assert!(report.passed(), "{report}");
 }
@@ -92,7 +109,7 @@ fn squaring_would_overflow_or_underflow_without_rescaling() {
             MovingSphere::new(o, scale, Vec3::new(10.0 * scale, 0.0, 0.0)),
             MovingSphere::new(o + Vec3::new(5.0 * scale, 0.0, 0.0), scale, Vec3::ZERO),
         ];
-        let impact = cpu::sweep(&bodies[0], &bodies[1])
+        let impact = cpu::sweep_sphere_sphere(&bodies[0], &bodies[1], SweepOptions::DEFAULT)
             .unwrap_or_else(|| panic!("scale {scale:e}: a contact at t = 0.3 was missed"));
         assert!(
             (impact.time_of_impact - 0.3).abs() < 1e-6,
@@ -107,7 +124,8 @@ fn squaring_would_overflow_or_underflow_without_rescaling() {
 fn components_beyond_the_limit_are_typed_errors() {
     let ok = MovingSphere::new(Vec3::ZERO, 1.0, Vec3::ZERO);
     let at_limit = MovingSphere::new(Vec3::splat(-MAX_MAGNITUDE), MAX_MAGNITUDE, Vec3::ZERO);
-    cpu::sweep_batch(&[ok, at_limit], &[[0, 1]]).expect("the limit itself is accepted");
+    cpu::sweep_batch(&[ok, at_limit], &[[0, 1]], SweepOptions::DEFAULT)
+        .expect("the limit itself is accepted");
     let beyond = f32::from_bits(MAX_MAGNITUDE.to_bits() + 1);
     let cases = [
         (
@@ -127,8 +145,8 @@ fn components_beyond_the_limit_are_typed_errors() {
         let bodies = [ok, body];
         let mut times = Vec::new();
         let results = [
-            cpu::sweep_batch(&bodies, &[[0, 1]]).map(|_| ()),
-            cpu::times_of_impact_into(&bodies, &[[0, 1]], &mut times),
+            cpu::sweep_batch(&bodies, &[[0, 1]], SweepOptions::DEFAULT).map(|_| ()),
+            cpu::times_of_impact_into(&bodies, &[[0, 1]], SweepOptions::DEFAULT, &mut times),
             sweepcast::validate_bodies(&bodies),
         ];
         for result in results {
@@ -152,7 +170,9 @@ fn components_beyond_the_limit_are_typed_errors() {
 #[test]
 fn large_worlds_keep_the_bound_of_the_origin() {
     let context = common::gpu_context("large_worlds_keep_the_bound_of_the_origin");
-    let pipeline = context.as_ref().map(SweepPipeline::new);
+    let pipeline = context
+        .as_ref()
+        .map(|context| SweepPipeline::new(context).unwrap());
     for offset in [0.0, 1e3, 1e5, 1e6] {
         let workload = Workload::random(&WorkloadConfig {
             bodies: 200_000,
@@ -163,11 +183,13 @@ fn large_worlds_keep_the_bound_of_the_origin() {
             spacing: 64.0,
             ..Default::default()
         });
-        let oracle = reference::sweep_batch(&workload.bodies, &workload.pairs);
+        let oracle =
+            reference::sweep_batch(&workload.bodies, &workload.pairs, &SweepOptions::DEFAULT);
         let judge = |path: &str, impacts: &[Option<Impact>], bound| {
             let report = parity::compare_with_oracle(
                 &workload.bodies,
                 &workload.pairs,
+                &SweepOptions::DEFAULT,
                 impacts,
                 &oracle,
                 bound,
@@ -176,12 +198,13 @@ fn large_worlds_keep_the_bound_of_the_origin() {
             assert!(report.passed(), "offset {offset:e}, {path}: {report}");
             assert!(report.reference_hits > 10_000, "{report}");
         };
-        let impacts = cpu::sweep_batch(&workload.bodies, &workload.pairs).expect("valid");
+        let impacts = cpu::sweep_batch(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)
+            .expect("valid");
         judge("CPU twin", &impacts, CPU_BOUND);
         check_fast_path(&format!("offset {offset:e}"), &workload, &oracle);
         if let Some(pipeline) = &pipeline {
             let impacts = pipeline
-                .sweep(&workload.bodies, &workload.pairs)
+                .sweep(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)
                 .expect("valid");
             judge("GPU", &impacts, GPU_BOUND);
         }

@@ -8,10 +8,11 @@ mod common;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use sweepcast::SweepOptions;
 use sweepcast::gpu::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
 use sweepcast::parity::{self, GPU_BOUND};
-use sweepcast::workload::{SplitMix64, Workload, WorkloadConfig};
 use sweepcast::{Error, Impact};
+use testkit::{SplitMix64, Workload, WorkloadConfig};
 
 /// Holds `impacts` to the GPU bound against the f64 oracle, as `tests/gpu_parity.rs` does.
 fn assert_right(name: &str, workload: &Workload, impacts: &[Option<Impact>]) {
@@ -20,7 +21,13 @@ fn assert_right(name: &str, workload: &Workload, impacts: &[Option<Impact>]) {
         workload.pairs.len(),
         "{name}: one result per pair"
     );
-    let report = parity::compare(&workload.bodies, &workload.pairs, impacts, GPU_BOUND);
+    let report = parity::compare(
+        &workload.bodies,
+        &workload.pairs,
+        &SweepOptions::DEFAULT,
+        impacts,
+        GPU_BOUND,
+    );
     assert!(report.passed(), "{name}: {report}");
 }
 
@@ -47,15 +54,15 @@ fn capacity(n: u64) -> u64 {
 }
 
 /// [`SweepPipeline::device_memory_bytes`] after calls of at most `bodies` bodies and `pairs`
-/// pairs, none failed: parameters 2 x 16 bytes, bodies 2 x 32, pairs 2 x 8, records 2 x 32
-/// (the element sizes of `src/gpu/layout.rs`).
+/// pairs, none failed: the stage's parameters and dispatch, 32 bytes each; bodies 2 x 32,
+/// pairs 2 x 8, records 2 x 32 (the sizes of `src/layout.rs`).
 fn expected_memory(bodies: u64, pairs: u64) -> u64 {
-    2 * 16 + 2 * 32 * capacity(bodies) + (2 * 8 + 2 * 32) * capacity(pairs)
+    2 * 32 + 2 * 32 * capacity(bodies) + (2 * 8 + 2 * 32) * capacity(pairs)
 }
 
 /// The bound [`expected_memory`] keeps below: a power of two at most doubles a count.
 fn memory_bound(bodies: u64, pairs: u64) -> u64 {
-    2 * 16 + 2 * 32 * (2 * bodies).max(1024) + (2 * 8 + 2 * 32) * (2 * pairs).max(1024)
+    2 * 32 + 2 * 32 * (2 * bodies).max(1024) + (2 * 8 + 2 * 32) * (2 * pairs).max(1024)
 }
 
 #[test]
@@ -65,16 +72,18 @@ fn a_wait_past_the_poll_timeout_is_a_typed_error_and_the_pipeline_recovers() {
         return;
     };
     assert_eq!(
-        SweepPipeline::new(&context).poll_timeout(),
+        SweepPipeline::new(&context).unwrap().poll_timeout(),
         Some(DEFAULT_POLL_TIMEOUT)
     );
     let large = world(1_000_000, 40);
     let other = world(300_000, 41);
-    let pipeline = SweepPipeline::new(&context).with_poll_timeout(Some(Duration::ZERO));
+    let pipeline = SweepPipeline::new(&context)
+        .unwrap()
+        .with_poll_timeout(Some(Duration::ZERO));
     assert_eq!(pipeline.poll_timeout(), Some(Duration::ZERO));
     let backend = context.adapter_info().backend;
     for (name, workload) in [("large", &large), ("other", &other), ("large", &large)] {
-        match pipeline.sweep(&workload.bodies, &workload.pairs) {
+        match pipeline.sweep(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT) {
             Err(error @ Error::Timeout { waited }) => {
                 eprintln!("{test}: {name} batch on {backend:?}: timed out after {waited:?}");
                 assert!(error.to_string().contains("poll timeout"), "{error}");
@@ -97,11 +106,15 @@ fn a_wait_past_the_poll_timeout_is_a_typed_error_and_the_pipeline_recovers() {
     // The same pipeline, its device buffers kept, with the limit lifted: the abandoned work
     // is waited for and every answer is right and the same as a fresh pipeline's.
     let pipeline = pipeline.with_poll_timeout(None);
-    let fresh = SweepPipeline::new(&context);
+    let fresh = SweepPipeline::new(&context).unwrap();
     for (name, workload) in [("other", &other), ("large", &large)] {
-        let impacts = pipeline.sweep(&workload.bodies, &workload.pairs).unwrap();
+        let impacts = pipeline
+            .sweep(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)
+            .unwrap();
         assert_right(name, workload, &impacts);
-        let expected = fresh.sweep(&workload.bodies, &workload.pairs).unwrap();
+        let expected = fresh
+            .sweep(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)
+            .unwrap();
         assert_eq!(impacts, expected, "{name}: as a fresh pipeline answers");
     }
     // A timed-out call drops the host-visible buffers; the next makes them again, sized for
@@ -118,7 +131,7 @@ fn ten_thousand_calls_of_growing_and_shrinking_batches_stay_right_and_bounded() 
         return;
     };
     let start = Instant::now();
-    let pipeline = SweepPipeline::new(&context);
+    let pipeline = SweepPipeline::new(&context).unwrap();
     let mut rng = SplitMix64::new(4);
     let (mut most_bodies, mut most_pairs, mut high_water) = (0, 0, 0);
     let (mut total_pairs, mut grown, mut shrunk) = (0, 0, 0);
@@ -134,7 +147,12 @@ fn ten_thousand_calls_of_growing_and_shrinking_batches_stay_right_and_bounded() 
         };
         let workload = world(pairs, call);
         pipeline
-            .sweep_into(&workload.bodies, &workload.pairs, &mut impacts)
+            .sweep_into(
+                &workload.bodies,
+                &workload.pairs,
+                SweepOptions::DEFAULT,
+                &mut impacts,
+            )
             .unwrap_or_else(|error| panic!("call {call}, {pairs} pairs: {error}"));
         assert_right(&format!("call {call}, {pairs} pairs"), &workload, &impacts);
 
@@ -177,7 +195,7 @@ fn four_threads_share_one_pipeline() {
     let Some(context) = common::gpu_context(test) else {
         return;
     };
-    let pipeline = Arc::new(SweepPipeline::new(&context));
+    let pipeline = Arc::new(SweepPipeline::new(&context).unwrap());
     // Each thread its own sizes, in its own order, so that buffers grow while others wait.
     let workloads: Vec<Vec<Workload>> = (0..4u64)
         .map(|thread| {
@@ -199,7 +217,8 @@ fn four_threads_share_one_pipeline() {
                 let mut calls = Vec::new();
                 for workload in workloads {
                     let began = Instant::now();
-                    let impacts = pipeline.sweep(&workload.bodies, &workload.pairs);
+                    let impacts =
+                        pipeline.sweep(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT);
                     calls.push((workload, impacts.unwrap(), began..Instant::now()));
                 }
                 calls
@@ -226,7 +245,9 @@ fn four_threads_share_one_pipeline() {
             let name = format!("thread {thread}, call {call}");
             assert_right(&name, workload, impacts);
             // The same answers as one thread alone gets: no call saw another's data.
-            let alone = pipeline.sweep(&workload.bodies, &workload.pairs).unwrap();
+            let alone = pipeline
+                .sweep(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)
+                .unwrap();
             assert_eq!(impacts, &alone, "{name}");
         }
     }
@@ -240,13 +261,19 @@ fn a_destroyed_device_fails_every_later_call_at_once() {
     };
     // The limit only turns a hang into a failure; it is not what the test checks.
     let hang = Some(Duration::from_secs(30));
-    let pipeline = SweepPipeline::new(&context).with_poll_timeout(hang);
+    let pipeline = SweepPipeline::new(&context)
+        .unwrap()
+        .with_poll_timeout(hang);
     let workload = world(10_000, 50);
-    let before = pipeline.sweep(&workload.bodies, &workload.pairs).unwrap();
+    let before = pipeline
+        .sweep(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)
+        .unwrap();
     context.device().destroy();
-    let assert_lost = |pipeline: &SweepPipeline, name: &str| match pipeline
-        .sweep(&workload.bodies, &workload.pairs)
-    {
+    let assert_lost = |pipeline: &SweepPipeline, name: &str| match pipeline.sweep(
+        &workload.bodies,
+        &workload.pairs,
+        SweepOptions::DEFAULT,
+    ) {
         Err(Error::Device(message)) => {
             assert!(message.contains("device lost"), "{name}: {message}");
             eprintln!("{test}: {name}: {message}");
@@ -259,12 +286,19 @@ fn a_destroyed_device_fails_every_later_call_at_once() {
     for call in 0..3 {
         assert_lost(&pipeline, &format!("call {call} after destroy"));
     }
-    let late = SweepPipeline::new(&context).with_poll_timeout(hang);
-    assert_lost(&late, "a pipeline built after the loss");
+    // Building a pipeline on the lost device fails the same way, at once.
+    match SweepPipeline::new(&context) {
+        Err(Error::Device(message)) => assert!(message.contains("device lost"), "{message}"),
+        other => panic!(
+            "a pipeline built after the loss: expected Error::Device, got {:?}",
+            other.map(|_| "a pipeline")
+        ),
+    }
     // A new context is the way on.
     let again = common::gpu_context(test).expect("the adapter is still there");
     let after = SweepPipeline::new(&again)
-        .sweep(&workload.bodies, &workload.pairs)
+        .unwrap()
+        .sweep(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)
         .unwrap();
     assert_eq!(after, before);
 }

@@ -32,6 +32,7 @@ use std::cell::Cell;
 use glam::{DVec3, Vec3};
 use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, TestCaseError};
+use sweepcast::SweepOptions;
 use sweepcast::gpu::SweepPipeline;
 use sweepcast::parity::{self, CPU_BOUND, EPSILON, GPU_BOUND};
 use sweepcast::reference::{self, Body, ReferenceImpact};
@@ -401,6 +402,7 @@ fn check_answer(
                 );
             }
         }
+        Some((_, status)) => prop_assert!(false, "a status the test does not know: {status:?}"),
     }
     if exact.gap(0.0) < -tolerance {
         prop_assert_eq!(answer, Some((0.0, ImpactStatus::Overlapping)));
@@ -411,7 +413,7 @@ fn check_answer(
 /// `parity::check_pair` and [`check_answer`] on one impact of `pair`.
 fn check_impact(pair: &Pair, impact: Option<&Impact>, bound: f64) -> Result<(), TestCaseError> {
     let (a, b) = pair.bodies();
-    let check = parity::check_pair(&a, &b, impact, None, bound);
+    let check = parity::check_pair(&a, &b, &SweepOptions::DEFAULT, impact, None, bound);
     prop_assert_eq!(check.failure, None, "{:?}", impact);
     check_answer(pair, widen(time_of(impact)), bound)
 }
@@ -423,7 +425,7 @@ fn check_time(
     bound: f64,
 ) -> Result<(), TestCaseError> {
     let (a, b) = pair.bodies();
-    let (_, failure) = parity::check_time(&a, &b, time, bound);
+    let (_, failure) = parity::check_time(&a, &b, &SweepOptions::DEFAULT, time, bound);
     prop_assert_eq!(failure, None, "{:?}", time);
     check_answer(pair, widen(time), bound)
 }
@@ -432,18 +434,24 @@ fn check_time(
 // The paths
 
 fn twin(pair: &Pair) -> Option<Impact> {
-    cpu::sweep(&pair.a, &pair.b)
+    cpu::sweep_sphere_sphere(&pair.a, &pair.b, SweepOptions::DEFAULT)
 }
 
 fn fast(pair: &Pair) -> Option<(f32, ImpactStatus)> {
     let mut times = Vec::new();
-    cpu::times_of_impact_into(&[pair.a, pair.b], &[[0, 1]], &mut times).expect("valid pair");
+    cpu::times_of_impact_into(
+        &[pair.a, pair.b],
+        &[[0, 1]],
+        SweepOptions::DEFAULT,
+        &mut times,
+    )
+    .expect("valid pair");
     times[0].get()
 }
 
 fn oracle(pair: &Pair) -> Option<ReferenceImpact> {
     let (a, b) = pair.bodies();
-    reference::sweep(&a, &b)
+    reference::sweep_sphere_sphere(&a, &b, &SweepOptions::DEFAULT)
 }
 
 fn oracle_time(pair: &Pair) -> Option<(f64, ImpactStatus)> {
@@ -512,6 +520,7 @@ impl Seen {
             None => self.misses += 1,
             Some((_, ImpactStatus::Contact)) => self.contacts += 1,
             Some((_, ImpactStatus::Overlapping)) => self.overlaps += 1,
+            Some((_, status)) => panic!("a status the test does not know: {status:?}"),
         }
     }
 
@@ -643,7 +652,9 @@ fn gpu_sweep(pipeline: &SweepPipeline, pairs: &[Pair]) -> Vec<Option<Impact>> {
     let indices: Vec<[u32; 2]> = (0..pairs.len() as u32)
         .map(|k| [2 * k, 2 * k + 1])
         .collect();
-    pipeline.sweep(&bodies, &indices).expect("valid pairs")
+    pipeline
+        .sweep(&bodies, &indices, SweepOptions::DEFAULT)
+        .expect("valid pairs")
 }
 
 /// The answer properties of the CPU test above, on the GPU within `GPU_BOUND`.

@@ -28,6 +28,7 @@
 mod common;
 
 use glam::{DVec3, Vec3};
+use sweepcast::SweepOptions;
 use sweepcast::parity::{CPU_BOUND, GPU_BOUND, check_pair, check_time};
 use sweepcast::reference::{self, Body};
 use sweepcast::{MovingSphere, cpu};
@@ -35,10 +36,17 @@ use sweepcast::{MovingSphere, cpu};
 /// Why each f32 path fails the parity bound on a pair, if it does.
 fn failures(name: &str, a: MovingSphere, b: MovingSphere) -> Vec<String> {
     let (a64, b64) = (Body::from(a), Body::from(b));
-    let oracle = reference::sweep(&a64, &b64);
+    let oracle = reference::sweep_sphere_sphere(&a64, &b64, &SweepOptions::DEFAULT);
     let mut failures = Vec::new();
     let mut judge = |path: &str, impact: Option<sweepcast::Impact>, bound| {
-        let check = check_pair(&a64, &b64, impact.as_ref(), oracle.as_ref(), bound);
+        let check = check_pair(
+            &a64,
+            &b64,
+            &SweepOptions::DEFAULT,
+            impact.as_ref(),
+            oracle.as_ref(),
+            bound,
+        );
         if let Some(failure) = check.failure {
             failures.push(format!(
                 "{name}: {path}: {failure}: {:?}, backward error {:.3e} eps (oracle {:?})",
@@ -48,14 +56,27 @@ fn failures(name: &str, a: MovingSphere, b: MovingSphere) -> Vec<String> {
             ));
         }
     };
-    judge("CPU twin", cpu::sweep(&a, &b), CPU_BOUND);
+    judge(
+        "CPU twin",
+        cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT),
+        CPU_BOUND,
+    );
     if let Some(pipeline) = common::shared_pipeline(name) {
-        let gpu = pipeline.sweep(&[a, b], &[[0, 1]]).expect("valid pair");
+        let gpu = pipeline
+            .sweep(&[a, b], &[[0, 1]], SweepOptions::DEFAULT)
+            .expect("valid pair");
         judge("GPU", gpu[0], GPU_BOUND);
     }
     let mut times = Vec::new();
-    cpu::times_of_impact_into(&[a, b], &[[0, 1]], &mut times).expect("valid pair");
-    let (backward_error, failure) = check_time(&a64, &b64, times[0].get(), CPU_BOUND);
+    cpu::times_of_impact_into(&[a, b], &[[0, 1]], SweepOptions::DEFAULT, &mut times)
+        .expect("valid pair");
+    let (backward_error, failure) = check_time(
+        &a64,
+        &b64,
+        &SweepOptions::DEFAULT,
+        times[0].get(),
+        CPU_BOUND,
+    );
     if let Some(failure) = failure {
         failures.push(format!(
             "{name}: fast batch: {failure}: {:?}, backward error {backward_error:.3e} eps",
@@ -178,7 +199,7 @@ fn point_of_a_subnormal_body_is_judged_by_its_rounding() {
         1.551837e-36,
         Vec3::new(2.4247452e-38, -0.031253815, -0.05986596),
     );
-    let impact = cpu::sweep(&a, &b).expect("a contact");
+    let impact = cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT).expect("a contact");
     let exact = impact.normal.as_dvec3() * f64::from(a.radius);
     let rounded = Vec3::from_array(exact.to_array().map(|x| x as f32));
     assert_eq!(impact.point, rounded, "the point is the rounded exact one");

@@ -5,6 +5,7 @@
 mod common;
 
 use glam::{Vec2, Vec3};
+use sweepcast::SweepOptions;
 use sweepcast::gpu::SweepPipeline;
 use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND};
 use sweepcast::reference::{self, Body};
@@ -27,22 +28,35 @@ const CLOSE: f32 = 1e-5;
 const ORACLE_CLOSE: f64 = 1e-7;
 
 fn assert_case(name: &str, a: MovingSphere, b: MovingSphere, expected: Option<Expected>) {
-    let oracle = reference::sweep(&Body::from(a), &Body::from(b));
+    let oracle =
+        reference::sweep_sphere_sphere(&Body::from(a), &Body::from(b), &SweepOptions::DEFAULT);
     assert_eq!(
         oracle.is_some(),
         expected.is_some(),
         "{name}: oracle hit/miss"
     );
-    let mut answers = vec![("f32 twin", cpu::sweep(&a, &b), CPU_BOUND)];
+    let mut answers = vec![(
+        "f32 twin",
+        cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT),
+        CPU_BOUND,
+    )];
     if let Some(context) = common::gpu_context(name) {
         let gpu = SweepPipeline::new(&context)
-            .sweep(&[a, b], &[[0, 1]])
+            .unwrap()
+            .sweep(&[a, b], &[[0, 1]], SweepOptions::DEFAULT)
             .unwrap();
         answers.push(("GPU", gpu[0], GPU_BOUND));
     }
     let (a64, b64) = (Body::from(a), Body::from(b));
     for (path, impact, bound) in answers {
-        let check = parity::check_pair(&a64, &b64, impact.as_ref(), oracle.as_ref(), bound);
+        let check = parity::check_pair(
+            &a64,
+            &b64,
+            &SweepOptions::DEFAULT,
+            impact.as_ref(),
+            oracle.as_ref(),
+            bound,
+        );
         assert_eq!(check.failure, None, "{name}: {path} fails the parity bound");
         // The twin rounds correctly, so it must give the hand-computed hit or miss. WGSL may
         // round `/` and `sqrt` off by a few ULP: at a contact exactly at t = 1 the GPU may
@@ -110,10 +124,10 @@ fn circle_reaching_a_stationary_circle() {
         displacement_b: Vec3::ZERO,
     };
     assert_case("dynamic-static", a.into(), b.into(), Some(expected()));
-    let static_impact = cpu::sweep_against_static(&a, &b).expect("hit");
+    let static_impact = cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT).expect("hit");
     assert_eq!(
         Some(static_impact),
-        cpu::sweep(&a, &b),
+        cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT),
         "the convenience is the same test"
     );
 }
@@ -195,7 +209,8 @@ fn head_on_collinear_contact_at_the_end_of_the_step() {
 fn movement_escape_compares_with_the_gap_not_the_centre_distance() {
     let a = MovingCircle::new(Vec2::ZERO, 1.0, Vec2::new(4.0, 0.0));
     let b = Circle::new(Vec2::new(5.0, 0.0), 1.0);
-    let impact = cpu::sweep_against_static(&a, &b).expect("the gap of 3 is covered");
+    let impact =
+        cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT).expect("the gap of 3 is covered");
     assert_eq!(impact.time_of_impact, 0.75);
 }
 
@@ -207,10 +222,14 @@ fn movement_escape_compares_with_the_gap_not_the_centre_distance() {
 fn stable_root_keeps_early_contacts_accurate() {
     let a = MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(1.0, 0.5, 0.25));
     let b = MovingSphere::new(Vec3::new(2.0 + 2f32.powi(-20), 0.0, 0.0), 1.0, Vec3::ZERO);
-    let exact = reference::sweep(&a.into(), &b.into())
+    let exact = reference::sweep_sphere_sphere(&a.into(), &b.into(), &SweepOptions::DEFAULT)
         .expect("hit")
         .time_of_impact;
-    let stable = f64::from(cpu::sweep(&a, &b).expect("hit").time_of_impact);
+    let stable = f64::from(
+        cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT)
+            .expect("hit")
+            .time_of_impact,
+    );
 
     // The source's formula, in f32.
     let c = b.center - a.center;
@@ -237,13 +256,14 @@ fn stable_root_keeps_early_contacts_accurate() {
 fn overlap_at_the_start_is_reported_even_when_moving_apart() {
     let a = MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(-3.0, 0.0, 0.0));
     let b = MovingSphere::new(Vec3::new(1.5, 0.0, 0.0), 1.0, Vec3::ZERO);
-    let impact = cpu::sweep(&a, &b).expect("overlapping");
+    let impact = cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT).expect("overlapping");
     assert_eq!(impact.status, ImpactStatus::Overlapping);
     assert!(impact.is_overlapping());
     assert_eq!(impact.time_of_impact, 0.0);
     assert_eq!(impact.normal, Vec3::X);
     assert_eq!(impact.displacement_a, Vec3::ZERO);
-    let oracle = reference::sweep(&a.into(), &b.into()).expect("overlapping");
+    let oracle = reference::sweep_sphere_sphere(&a.into(), &b.into(), &SweepOptions::DEFAULT)
+        .expect("overlapping");
     assert_eq!(oracle.status, ImpactStatus::Overlapping);
 }
 
@@ -251,8 +271,14 @@ fn overlap_at_the_start_is_reported_even_when_moving_apart() {
 #[test]
 fn static_proximity_test() {
     let a = Circle::new(Vec2::ZERO, 1.0);
-    assert!(cpu::overlaps(&a, &Circle::new(Vec2::new(3.0, 4.0), 4.0)));
-    assert!(!cpu::overlaps(&a, &Circle::new(Vec2::new(3.0, 4.0), 3.999)));
+    assert!(cpu::overlap_sphere_sphere(
+        &a,
+        &Circle::new(Vec2::new(3.0, 4.0), 4.0)
+    ));
+    assert!(!cpu::overlap_sphere_sphere(
+        &a,
+        &Circle::new(Vec2::new(3.0, 4.0), 3.999)
+    ));
     assert!(reference::overlaps(
         &Body::from(a),
         &Body::from(Circle::new(Vec2::new(3.0, 4.0), 4.0))

@@ -1,115 +1,157 @@
-//! Every WGSL shader parses and validates with naga, and its structs have the byte layout of
-//! their Rust copies in `sweepcast::gpu::layout`. Needs no GPU.
+//! Every stage's WGSL (the data contract `shaders/shared.wgsl` followed by the stage's file)
+//! parses and validates with naga, and the contract matches its Rust mirror in
+//! `sweepcast::layout`: every struct's size and field offsets, every constant's value, every
+//! entry point's workgroup size. Needs no GPU.
 
 use std::path::Path;
 
 use naga::valid::{Capabilities, ValidationFlags, Validator};
-use sweepcast::gpu::layout::{GpuBody, ImpactRecord, Params, WORKGROUP_SIZE};
+use sweepcast::gpu::{SHARED_WGSL, SWEEP_WGSL};
+use sweepcast::layout::{
+    BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, MAX_WORKGROUPS_PER_DIMENSION,
+    MIN_NORMAL, STATUS_CONTACT, STATUS_MISS, STATUS_OVERLAPPING, SweepDispatch, SweepParams,
+    WORKGROUP_SIZE,
+};
 
-fn parse_and_validate(path: &Path) -> naga::Module {
-    let source = std::fs::read_to_string(path).expect("readable shader");
-    let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|error| {
-        panic!(
-            "{}",
-            error.emit_to_string_with_path(&source, &path.display().to_string())
-        )
-    });
+fn parse_and_validate(name: &str, source: &str) -> naga::Module {
+    let module = naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|error| panic!("{}", error.emit_to_string_with_path(source, name)));
     Validator::new(ValidationFlags::all(), Capabilities::empty())
         .validate(&module)
-        .unwrap_or_else(|error| {
-            panic!(
-                "{}",
-                error.emit_to_string_with_path(&source, &path.display().to_string())
-            )
-        });
+        .unwrap_or_else(|error| panic!("{}", error.emit_to_string_with_path(source, name)));
     module
 }
 
+/// Every stage file in shaders/ with the contract prepended, as the crate compiles it.
 #[test]
-fn every_shader_parses_and_validates() {
+fn every_stage_parses_and_validates_after_the_contract() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
-    let mut count = 0;
+    let mut stages = 0;
     for entry in std::fs::read_dir(&dir).expect("shaders/ exists") {
         let path = entry.expect("directory entry").path();
-        if path.extension().is_some_and(|e| e == "wgsl") {
-            parse_and_validate(&path);
-            count += 1;
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.extension().is_some_and(|e| e == "wgsl") && name != "shared.wgsl" {
+            let stage = std::fs::read_to_string(&path).expect("readable shader");
+            parse_and_validate(&name, &format!("{SHARED_WGSL}{stage}"));
+            stages += 1;
         }
     }
-    assert!(count >= 1, "no .wgsl files found in {}", dir.display());
+    assert!(stages >= 1, "no stage files found in {}", dir.display());
+    parse_and_validate("shared.wgsl", SHARED_WGSL);
 }
 
-#[test]
-fn the_embedded_sweep_source_is_the_file() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/sweep.wgsl");
-    assert_eq!(
-        sweepcast::gpu::SWEEP_WGSL,
-        std::fs::read_to_string(path).unwrap()
-    );
-}
-
-/// Size and member offsets of the WGSL struct `name`, as naga lays it out.
-fn struct_layout(module: &naga::Module, name: &str) -> (u32, Vec<(String, u32)>) {
-    let mut layouter = naga::proc::Layouter::default();
-    layouter.update(module.to_ctx()).expect("layout");
-    let (handle, ty) = module
-        .types
-        .iter()
-        .find(|(_, ty)| ty.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("struct {name} not in the shader"));
-    let naga::TypeInner::Struct { members, .. } = &ty.inner else {
-        panic!("{name} is not a struct");
+/// Size and member names and offsets of the WGSL struct `handle`, as naga lays it out.
+fn struct_layout(
+    module: &naga::Module,
+    layouter: &naga::proc::Layouter,
+    handle: naga::Handle<naga::Type>,
+) -> (usize, Vec<(String, u32)>) {
+    let naga::TypeInner::Struct { members, .. } = &module.types[handle].inner else {
+        unreachable!("only structs are asked for");
     };
     let offsets = members
         .iter()
         .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
         .collect();
-    (layouter[handle].size, offsets)
+    (layouter[handle].size as usize, offsets)
 }
 
-/// The Rust struct's field names and offsets, in declaration order.
-macro_rules! rust_offsets {
+/// The Rust struct's size, field names and offsets, in declaration order.
+macro_rules! rust_layout {
     ($ty:ty: $($field:ident),+) => {
-        vec![$((stringify!($field).to_string(), std::mem::offset_of!($ty, $field) as u32)),+]
+        (
+            stringify!($ty),
+            size_of::<$ty>(),
+            vec![$((stringify!($field).to_string(), std::mem::offset_of!($ty, $field) as u32)),+],
+        )
     };
 }
 
 #[test]
-fn shader_structs_match_their_rust_copies() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/sweep.wgsl");
-    let module = parse_and_validate(&path);
-    let expected = [
-        (
-            "Body",
-            size_of::<GpuBody>(),
-            rust_offsets!(GpuBody: center, radius, displacement, _pad),
-        ),
-        (
-            "ImpactRecord",
-            size_of::<ImpactRecord>(),
-            rust_offsets!(ImpactRecord: point, time_of_impact, normal, status),
-        ),
-        (
-            "Params",
-            size_of::<Params>(),
-            rust_offsets!(Params: pair_count, _pad),
-        ),
+fn every_shared_struct_matches_its_rust_mirror() {
+    let module = parse_and_validate("shared.wgsl", SHARED_WGSL);
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).expect("layout");
+    let mirrors = [
+        rust_layout!(BodyRecord: center, radius, displacement, _pad),
+        rust_layout!(ImpactRecord: point, time_of_impact, normal, status),
+        rust_layout!(SweepParams: period, flags, inverse_period, pair_capacity),
+        rust_layout!(SweepDispatch: workgroups_x, workgroups_y, workgroups_z, pair_count,
+            requested_pairs, overflowed, _pad0, _pad1),
     ];
-    for (name, rust_size, rust_offsets) in expected {
-        let (size, offsets) = struct_layout(&module, name);
-        assert_eq!(size as usize, rust_size, "size of {name}");
-        if name == "Params" {
-            // The shader spells the padding as three u32 fields, Rust as one array.
-            assert_eq!(offsets[0], rust_offsets[0], "{name}");
-        } else {
-            assert_eq!(offsets, rust_offsets, "fields of {name}");
-        }
+    let mut structs = 0;
+    for (handle, ty) in module.types.iter() {
+        let (Some(name), naga::TypeInner::Struct { .. }) = (&ty.name, &ty.inner) else {
+            continue;
+        };
+        structs += 1;
+        let (_, rust_size, rust_offsets) = mirrors
+            .iter()
+            .find(|(rust_name, ..)| rust_name == name)
+            .unwrap_or_else(|| panic!("struct {name} of shared.wgsl has no mirror in layout.rs"));
+        let (size, offsets) = struct_layout(&module, &layouter, handle);
+        assert_eq!(size, *rust_size, "size of {name}");
+        assert_eq!(&offsets, rust_offsets, "fields of {name}");
     }
+    assert_eq!(structs, mirrors.len(), "every mirror has its WGSL struct");
+}
 
-    let entry = module
-        .entry_points
-        .iter()
-        .find(|e| e.name == "main")
-        .expect("main");
-    assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1]);
+/// A constant's value as WGSL declares it.
+#[derive(Debug, PartialEq)]
+enum Value {
+    U32(u32),
+    F32(f32),
+}
+
+#[test]
+fn every_shared_constant_matches_its_rust_mirror() {
+    let module = parse_and_validate("shared.wgsl", SHARED_WGSL);
+    let mirrors = [
+        ("STATUS_MISS", Value::U32(STATUS_MISS)),
+        ("STATUS_CONTACT", Value::U32(STATUS_CONTACT)),
+        ("STATUS_OVERLAPPING", Value::U32(STATUS_OVERLAPPING)),
+        ("FLAG_PERIODIC", Value::U32(FLAG_PERIODIC)),
+        ("FLAG_SEPARATING_MISSES", Value::U32(FLAG_SEPARATING_MISSES)),
+        ("WORKGROUP_SIZE", Value::U32(WORKGROUP_SIZE)),
+        (
+            "MAX_WORKGROUPS_PER_DIMENSION",
+            Value::U32(MAX_WORKGROUPS_PER_DIMENSION),
+        ),
+        ("MIN_NORMAL", Value::F32(MIN_NORMAL)),
+    ];
+    let mut constants = 0;
+    for (_, constant) in module.constants.iter() {
+        let name = constant.name.as_deref().expect("named constants");
+        constants += 1;
+        let value = match module.global_expressions[constant.init] {
+            naga::Expression::Literal(naga::Literal::U32(value)) => Value::U32(value),
+            naga::Expression::Literal(naga::Literal::F32(value)) => Value::F32(value),
+            ref other => panic!("{name}: a literal expected, found {other:?}"),
+        };
+        let (_, rust) = mirrors
+            .iter()
+            .find(|(rust_name, _)| *rust_name == name)
+            .unwrap_or_else(|| panic!("constant {name} of shared.wgsl has no mirror in layout.rs"));
+        assert_eq!(&value, rust, "{name}");
+    }
+    assert_eq!(
+        constants,
+        mirrors.len(),
+        "every mirror has its WGSL constant"
+    );
+}
+
+#[test]
+fn entry_points_run_the_contract_workgroup_size() {
+    let module = parse_and_validate("sweep stage", SWEEP_WGSL);
+    let size = |name: &str| {
+        module
+            .entry_points
+            .iter()
+            .find(|e| e.name == name)
+            .unwrap_or_else(|| panic!("entry point {name}"))
+            .workgroup_size
+    };
+    assert_eq!(size("main"), [WORKGROUP_SIZE, 1, 1]);
+    assert_eq!(size("prepare_indirect"), [1, 1, 1]);
 }

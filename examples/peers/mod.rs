@@ -7,7 +7,7 @@
 
 use rayon::prelude::*;
 use sweepcast::MovingSphere;
-use sweepcast::workload::{Workload, WorkloadConfig};
+use testkit::{Workload, WorkloadConfig};
 
 /// The workloads on which the fast path meets parry's ball-specific cast, in `cargo bench`
 /// and `examples/fast_path.rs`: the lattice (25,000 bodies, 200,000 neighbour pairs, seed 1)

@@ -29,6 +29,7 @@
 use libfuzzer_sys::fuzz_target;
 
 use glam::Vec3;
+use sweepcast::SweepOptions;
 use sweepcast::parity::{CPU_BOUND, check_pair, check_time};
 use sweepcast::reference::{self, Body};
 use sweepcast::{
@@ -135,9 +136,9 @@ fn reported(error: &Error, body_count: usize) -> Expected {
 
 fn check(data: &[u8]) {
     let (bodies, pairs) = decode(data);
-    let batch = cpu::sweep_batch(&bodies, &pairs);
+    let batch = cpu::sweep_batch(&bodies, &pairs, SweepOptions::DEFAULT);
     let mut times = Vec::new();
-    let fast = cpu::times_of_impact_into(&bodies, &pairs, &mut times);
+    let fast = cpu::times_of_impact_into(&bodies, &pairs, SweepOptions::DEFAULT, &mut times);
     let validated = validate_bodies(&bodies).and_then(|()| validate_pairs(&pairs, bodies.len()));
     let expected = expected_error(&bodies, &pairs);
     let errors = [
@@ -162,9 +163,14 @@ fn check(data: &[u8]) {
         let (a, b) = (bodies[i as usize], bodies[j as usize]);
         let (a64, b64) = (Body::from(a), Body::from(b));
         let context = || format!("pair {k}: a = {a:?}, b = {b:?}");
-        assert_eq!(cpu::sweep(&a, &b), *impact, "{}", context());
+        assert_eq!(
+            cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT),
+            *impact,
+            "{}",
+            context()
+        );
 
-        let oracle = reference::sweep(&a64, &b64);
+        let oracle = reference::sweep_sphere_sphere(&a64, &b64, &SweepOptions::DEFAULT);
         if let Some(r) = &oracle {
             assert!(
                 (0.0..=1.0).contains(&r.time_of_impact),
@@ -192,7 +198,14 @@ fn check(data: &[u8]) {
                 context()
             );
         }
-        let verdict = check_pair(&a64, &b64, impact.as_ref(), oracle.as_ref(), CPU_BOUND);
+        let verdict = check_pair(
+            &a64,
+            &b64,
+            &SweepOptions::DEFAULT,
+            impact.as_ref(),
+            oracle.as_ref(),
+            CPU_BOUND,
+        );
         assert_eq!(
             verdict.failure,
             None,
@@ -200,7 +213,8 @@ fn check(data: &[u8]) {
             verdict.backward_error,
             context()
         );
-        let (backward_error, failure) = check_time(&a64, &b64, fast, CPU_BOUND);
+        let (backward_error, failure) =
+            check_time(&a64, &b64, &SweepOptions::DEFAULT, fast, CPU_BOUND);
         assert_eq!(
             failure,
             None,

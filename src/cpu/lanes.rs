@@ -1,7 +1,7 @@
 //! The vectorised CPU batch: the algebra of [`sweep_pair`](super::sweep::sweep_pair) with
 //! its branches turned into selects, run on [`LANES`] pairs at a time.
 //!
-//! Bodies arrive packed in the shader's 32-byte layout ([`GpuBody`], aligned to 32 bytes).
+//! Bodies arrive packed in the shader's 32-byte layout ([`BodyRecord`], aligned to 32 bytes).
 //! Each block of [`LANES`] pairs gathers its bodies and transposes them into one array per
 //! coordinate (a structure of arrays per block), so that the arithmetic is straight-line
 //! code over `[f32; LANES]` that the compiler turns into SIMD instructions. On x86-64 CPUs
@@ -19,22 +19,35 @@ use glam::Vec3;
 
 use super::sweep::{largest_component, power_of_two_scale};
 use crate::geometry::ImpactStatus;
-use crate::gpu::layout::GpuBody;
+use crate::layout::{BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, SweepParams};
 
 /// Pairs per block: one AVX register (or two SSE registers) of f32.
 pub const LANES: usize = 8;
 
-/// The time of first contact of one pair, as the vectorised batch reports it: a contact time
-/// in [0, 1], or [`TimeOfImpact::MISS`], or [`TimeOfImpact::OVERLAPPING`].
+/// The time of first contact of one pair, as the times-only paths report it: a contact at a
+/// time in [0, 1], an overlap at t = 0, or a miss; 4 bytes. Read it with
+/// [`TimeOfImpact::get`], [`TimeOfImpact::time`] or [`TimeOfImpact::status`].
 #[repr(transparent)]
-#[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct TimeOfImpact(pub f32);
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct TimeOfImpact(f32);
+
+impl Default for TimeOfImpact {
+    fn default() -> Self {
+        Self::MISS
+    }
+}
 
 impl TimeOfImpact {
     /// The bodies stay apart for the whole step.
     pub const MISS: Self = Self(f32::INFINITY);
     /// The bodies already overlap at t = 0.
     pub const OVERLAPPING: Self = Self(-1.0);
+
+    /// A contact at `time`, or `None` unless `time` is in [0, 1].
+    #[must_use]
+    pub fn contact(time: f32) -> Option<Self> {
+        (0.0..=1.0).contains(&time).then_some(Self(time))
+    }
 
     /// The time and status, or `None` for a miss. An overlap reports t = 0.
     #[must_use]
@@ -47,10 +60,34 @@ impl TimeOfImpact {
             None
         }
     }
+
+    /// The time of impact (0 for an overlap), or `None` for a miss.
+    #[must_use]
+    pub fn time(self) -> Option<f32> {
+        self.get().map(|(time, _)| time)
+    }
+
+    /// The status, or `None` for a miss.
+    #[must_use]
+    pub fn status(self) -> Option<ImpactStatus> {
+        self.get().map(|(_, status)| status)
+    }
+
+    /// Whether the pair touches or overlaps during the step.
+    #[must_use]
+    pub fn is_hit(self) -> bool {
+        self.0 <= 1.0
+    }
+
+    /// The raw encoding, for bit-for-bit comparisons inside the crate.
+    #[cfg(test)]
+    fn to_bits(self) -> u32 {
+        self.0.to_bits()
+    }
 }
 
 /// A block of [`LANES`] pairs, relative and transposed: one array per field, in the order of
-/// [`GpuBody`]'s fields, holding for pair (a, b) the separation `s = b.center - a.center`,
+/// [`BodyRecord`]'s fields, holding for pair (a, b) the separation `s = b.center - a.center`,
 /// the radius sum `a.radius + b.radius`, the relative motion `w = b.displacement -
 /// a.displacement` and padding. (The shader's twin uses `v = -w`; as IEEE subtraction is
 /// exactly antisymmetric, `w = -v` to the bit, and [`sweep_lanes`] flips signs to match.)
@@ -59,8 +96,10 @@ type Lanes = [[f32; LANES]; 8];
 /// The sweep of [`LANES`] pairs at once, without branches: every lane runs every operation,
 /// and selects (not `if` statements, not `&&`) pick each lane's answer, so that the loop
 /// compiles to SIMD instructions.
+///
+/// `separating_misses` is the shader's [`FLAG_SEPARATING_MISSES`].
 #[inline(always)]
-fn sweep_lanes(pairs: &Lanes) -> [TimeOfImpact; LANES] {
+fn sweep_lanes(pairs: &Lanes, separating_misses: bool) -> [TimeOfImpact; LANES] {
     let [sx, sy, sz, sum_radii, wx, wy, wz, _] = pairs;
     let mut out = [TimeOfImpact::MISS; LANES];
     for k in 0..LANES {
@@ -98,26 +137,61 @@ fn sweep_lanes(pairs: &Lanes) -> [TimeOfImpact; LANES] {
         };
         let contact = (approach > 0.0) & (discriminant >= 0.0) & (time <= 1.0);
         let swept = if contact { time } else { f32::INFINITY };
-        let touching = if gap_product == 0.0 { 0.0 } else { swept };
-        out[k] = TimeOfImpact(if gap_product < 0.0 { -1.0 } else { touching });
+        // At t = 0: overlapping or touching, unless separating under the option.
+        let at_start = if gap_product < 0.0 { -1.0 } else { 0.0 };
+        let separating = separating_misses & (approach <= 0.0);
+        let at_start = if separating { f32::INFINITY } else { at_start };
+        out[k] = TimeOfImpact(if gap_product <= 0.0 { at_start } else { swept });
     }
     out
 }
 
-/// Sweeps `pairs` into `out`, [`LANES`] at a time.
+/// The periodic box of a block's gather, one row per body field as [`BodyRecord`] lays them
+/// out: the period and its inverse on the centre's three fields, 0 everywhere else (and on
+/// axes that do not wrap), so that the wrap leaves the other fields as they are.
+#[derive(Copy, Clone, Debug)]
+struct Wrap {
+    period: [f32; 8],
+    inverse_period: [f32; 8],
+}
+
+impl Wrap {
+    /// The wrap of `params`, or `None` without a periodic box.
+    fn new(params: &SweepParams) -> Option<Self> {
+        if params.flags & FLAG_PERIODIC == 0 {
+            return None;
+        }
+        let mut wrap = Self {
+            period: [0.0; 8],
+            inverse_period: [0.0; 8],
+        };
+        wrap.period[..3].copy_from_slice(&params.period);
+        wrap.inverse_period[..3].copy_from_slice(&params.inverse_period);
+        Some(wrap)
+    }
+}
+
+/// Sweeps `pairs` into `out`, [`LANES`] at a time, with the options of `params`.
 ///
 /// # Safety
 /// Every index in `pairs` must be less than `bodies.len()` (as
 /// [`validate_pairs`](crate::validate::validate_pairs) checks): the AVX gather does not
 /// check them again.
-pub(crate) unsafe fn sweep_block(bodies: &[GpuBody], pairs: &[[u32; 2]], out: &mut [TimeOfImpact]) {
+pub(crate) unsafe fn sweep_block(
+    bodies: &[BodyRecord],
+    pairs: &[[u32; 2]],
+    out: &mut [TimeOfImpact],
+    params: &SweepParams,
+) {
     debug_assert!(pairs.iter().flatten().all(|&i| (i as usize) < bodies.len()));
+    let separating_misses = params.flags & FLAG_SEPARATING_MISSES != 0;
+    let wrap = Wrap::new(params);
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx") {
         // SAFETY: the CPU supports AVX, as just checked; the caller guarantees the indices.
-        return unsafe { avx::sweep_block(bodies, pairs, out) };
+        return unsafe { avx::sweep_block(bodies, pairs, out, separating_misses, wrap) };
     }
-    portable::sweep_block(bodies, pairs, out);
+    portable::sweep_block(bodies, pairs, out, separating_misses, wrap);
 }
 
 /// Runs `$block` (an expression of `$block_pairs: &[[u32; 2]; LANES]` and `$start`, the
@@ -147,27 +221,55 @@ macro_rules! for_each_block {
 
 /// The gather in scalar code, for CPUs without AVX.
 mod portable {
-    use super::{GpuBody, LANES, Lanes, TimeOfImpact, sweep_lanes};
+    use super::{BodyRecord, LANES, Lanes, TimeOfImpact, Wrap, sweep_lanes};
 
     /// [`super::sweep_block`] without SIMD intrinsics (the arithmetic still vectorises).
-    pub(super) fn sweep_block(bodies: &[GpuBody], pairs: &[[u32; 2]], out: &mut [TimeOfImpact]) {
-        for_each_block!(pairs, out, |block, _start| sweep_lanes(&relative(
-            bodies, block
-        )));
+    pub(super) fn sweep_block(
+        bodies: &[BodyRecord],
+        pairs: &[[u32; 2]],
+        out: &mut [TimeOfImpact],
+        separating_misses: bool,
+        wrap: Option<Wrap>,
+    ) {
+        match wrap {
+            None => for_each_block!(pairs, out, |block, _start| sweep_lanes(
+                &relative(bodies, block, |a, b, _| b - a),
+                separating_misses
+            )),
+            Some(wrap) => for_each_block!(pairs, out, |block, _start| sweep_lanes(
+                &relative(bodies, block, |a, b, field| wrapped(a, b, field, &wrap)),
+                separating_misses
+            )),
+        }
     }
 
-    /// The pairs of a block, relative (see [`Lanes`]), one array per field.
+    /// The twin's `center_offset` on one field: `b - a` wrapped to the nearest image.
     #[inline(always)]
-    fn relative(bodies: &[GpuBody], pairs: &[[u32; 2]; LANES]) -> Lanes {
+    fn wrapped(a: f32, b: f32, field: usize, wrap: &Wrap) -> f32 {
+        let period = wrap.period[field];
+        let image = ((b - a) * wrap.inverse_period[field]).round_ties_even();
+        let shift_b = if image > 0.0 { image * period } else { 0.0 };
+        let shift_a = if image < 0.0 { -image * period } else { 0.0 };
+        (b - shift_b) - (a - shift_a)
+    }
+
+    /// The pairs of a block, relative (see [`Lanes`]), one array per field: `difference`
+    /// of the two bodies' fields, the radius sum on field 3.
+    #[inline(always)]
+    fn relative(
+        bodies: &[BodyRecord],
+        pairs: &[[u32; 2]; LANES],
+        difference: impl Fn(f32, f32, usize) -> f32,
+    ) -> Lanes {
         let mut lanes = Lanes::default();
         for (lane, &[i, j]) in pairs.iter().enumerate() {
-            let a = bytemuck::cast::<GpuBody, [f32; 8]>(bodies[i as usize]);
-            let b = bytemuck::cast::<GpuBody, [f32; 8]>(bodies[j as usize]);
+            let a = bytemuck::cast::<BodyRecord, [f32; 8]>(bodies[i as usize]);
+            let b = bytemuck::cast::<BodyRecord, [f32; 8]>(bodies[j as usize]);
             for field in 0..8 {
                 lanes[field][lane] = if field == 3 {
                     a[field] + b[field]
                 } else {
-                    b[field] - a[field]
+                    difference(a[field], b[field], field)
                 };
             }
         }
@@ -180,12 +282,14 @@ mod portable {
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::{
-        __m256, _MM_HINT_T0, _mm_prefetch, _mm256_add_ps, _mm256_blend_ps, _mm256_load_ps,
-        _mm256_permute2f128_ps, _mm256_setzero_ps, _mm256_shuffle_ps, _mm256_sub_ps,
-        _mm256_unpackhi_ps, _mm256_unpacklo_ps,
+        __m256, _CMP_GT_OQ, _CMP_LT_OQ, _MM_FROUND_NO_EXC, _MM_FROUND_TO_NEAREST_INT, _MM_HINT_T0,
+        _mm_prefetch, _mm256_add_ps, _mm256_and_ps, _mm256_blend_ps, _mm256_cmp_ps, _mm256_load_ps,
+        _mm256_loadu_ps, _mm256_mul_ps, _mm256_permute2f128_ps, _mm256_round_ps, _mm256_set1_ps,
+        _mm256_setzero_ps, _mm256_shuffle_ps, _mm256_sub_ps, _mm256_unpackhi_ps,
+        _mm256_unpacklo_ps, _mm256_xor_ps,
     };
 
-    use super::{GpuBody, LANES, Lanes, TimeOfImpact, sweep_lanes};
+    use super::{BodyRecord, LANES, Lanes, TimeOfImpact, Wrap, sweep_lanes};
 
     /// [`super::sweep_block`] with AVX.
     ///
@@ -193,15 +297,63 @@ mod avx {
     /// The CPU must support AVX, and every index in `pairs` must be less than `bodies.len()`.
     #[target_feature(enable = "avx")]
     pub(super) unsafe fn sweep_block(
-        bodies: &[GpuBody],
+        bodies: &[BodyRecord],
         pairs: &[[u32; 2]],
         out: &mut [TimeOfImpact],
+        separating_misses: bool,
+        wrap: Option<Wrap>,
     ) {
-        // SAFETY: this function requires AVX and valid indices of its caller.
-        for_each_block!(pairs, out, |block, start| {
-            prefetch(bodies, pairs, start + PREFETCH_AHEAD);
-            sweep_lanes(&unsafe { relative(bodies, block) })
-        });
+        match wrap {
+            // SAFETY: this function requires AVX and valid indices of its caller.
+            None => for_each_block!(pairs, out, |block, start| {
+                prefetch(bodies, pairs, start + PREFETCH_AHEAD);
+                sweep_lanes(
+                    &unsafe { relative(bodies, block, |a, b| _mm256_sub_ps(b, a)) },
+                    separating_misses,
+                )
+            }),
+            Some(wrap) => {
+                // SAFETY: the caller guarantees AVX; each row is 8 f32s.
+                let (period, inverse_period) = unsafe {
+                    (
+                        _mm256_loadu_ps(wrap.period.as_ptr()),
+                        _mm256_loadu_ps(wrap.inverse_period.as_ptr()),
+                    )
+                };
+                // SAFETY: as above.
+                let wrapped = |a, b| unsafe { wrapped(a, b, period, inverse_period) };
+                // SAFETY: this function requires AVX and valid indices of its caller.
+                for_each_block!(pairs, out, |block, start| {
+                    prefetch(bodies, pairs, start + PREFETCH_AHEAD);
+                    sweep_lanes(
+                        &unsafe { relative(bodies, block, wrapped) },
+                        separating_misses,
+                    )
+                })
+            }
+        }
+    }
+
+    /// The twin's `center_offset` on a whole row: `b - a` wrapped to the nearest image on
+    /// the fields whose period is not 0, `b - a` exactly on the others.
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[inline(always)]
+    unsafe fn wrapped(a: __m256, b: __m256, period: __m256, inverse_period: __m256) -> __m256 {
+        // SAFETY: the caller guarantees AVX.
+        unsafe {
+            let zero = _mm256_setzero_ps();
+            let image = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
+                _mm256_mul_ps(_mm256_sub_ps(b, a), inverse_period),
+            );
+            let shift = _mm256_mul_ps(image, period);
+            // -image * period is -(image * period) to the bit; the masks leave +0 elsewhere.
+            let shift_b = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(image, zero), shift);
+            let negated = _mm256_xor_ps(shift, _mm256_set1_ps(-0.0));
+            let shift_a = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(image, zero), negated);
+            _mm256_sub_ps(_mm256_sub_ps(b, shift_b), _mm256_sub_ps(a, shift_a))
+        }
     }
 
     /// How many pairs ahead the bodies are fetched into the cache: two blocks, so that their
@@ -211,7 +363,7 @@ mod avx {
 
     /// Asks the cache for the bodies of the block of pairs at `start`, if there is one.
     #[inline(always)]
-    fn prefetch(bodies: &[GpuBody], pairs: &[[u32; 2]], start: usize) {
+    fn prefetch(bodies: &[BodyRecord], pairs: &[[u32; 2]], start: usize) {
         let Some(block) = pairs.get(start..start + LANES) else {
             return;
         };
@@ -226,16 +378,20 @@ mod avx {
     }
 
     /// The pairs of a block, relative (see [`Lanes`]): per pair, one aligned load of each
-    /// body, their difference with the radius sum blended in, then the block transposed.
+    /// body, their `difference` with the radius sum blended in, then the block transposed.
     ///
     /// # Safety
     /// The CPU must support AVX (inlined into [`sweep_block`], which requires it), and every
     /// index in `pairs` must be less than `bodies.len()`.
     #[inline(always)]
-    unsafe fn relative(bodies: &[GpuBody], pairs: &[[u32; 2]; LANES]) -> Lanes {
-        // SAFETY: `GpuBody` is 32 bytes of f32, aligned to 32 bytes (`repr(C, align(32))`),
+    unsafe fn relative(
+        bodies: &[BodyRecord],
+        pairs: &[[u32; 2]; LANES],
+        difference: impl Fn(__m256, __m256) -> __m256,
+    ) -> Lanes {
+        // SAFETY: `BodyRecord` is 32 bytes of f32, aligned to 32 bytes (`repr(C, align(32))`),
         // and the caller guarantees AVX.
-        let load = |body: &GpuBody| unsafe { _mm256_load_ps(std::ptr::from_ref(body).cast()) };
+        let load = |body: &BodyRecord| unsafe { _mm256_load_ps(std::ptr::from_ref(body).cast()) };
         // SAFETY: the caller guarantees AVX.
         let mut rows = [unsafe { _mm256_setzero_ps() }; LANES];
         for (row, &[i, j]) in rows.iter_mut().zip(pairs) {
@@ -247,7 +403,7 @@ mod avx {
                 )
             };
             // SAFETY: the caller guarantees AVX. Field 3 (the radius) from the sum.
-            *row = unsafe { _mm256_blend_ps::<0b1000>(_mm256_sub_ps(b, a), _mm256_add_ps(a, b)) };
+            *row = unsafe { _mm256_blend_ps::<0b1000>(difference(a, b), _mm256_add_ps(a, b)) };
         }
         // SAFETY: the caller guarantees AVX; `[__m256; 8]` and `[[f32; 8]; 8]` have the same
         // size, and any bits are f32s.
@@ -289,33 +445,101 @@ mod avx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::Workload;
+    use crate::geometry::MovingSphere;
 
-    /// Both gathers, on every length of short last block: the AVX path (where the CPU has it)
-    /// gives the portable path's times to the bit, and every pair gets its own time.
+    /// Bodies and pairs for the gathers to agree on: the cases where the branch-free lanes
+    /// could part from each other (touching, overlapping, coincident, points, no motion,
+    /// a body with itself, contact at t = 1, grazing) and random pairs at several scales.
+    fn bodies_and_pairs() -> (Vec<BodyRecord>, Vec<[u32; 2]>) {
+        let mut state = 7u64;
+        let mut unit = || {
+            // SplitMix64.
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let (x, y) = (Vec3::X, Vec3::Y);
+        let mut bodies = vec![
+            MovingSphere::new(Vec3::ZERO, 1.0, 3.0 * x),  // 0
+            MovingSphere::new(5.0 * x, 1.0, Vec3::ZERO),  // 1: head-on, touching at t = 1
+            MovingSphere::new(2.0 * x, 1.0, -x),          // 2: touching 0 at t = 0
+            MovingSphere::new(1.5 * x, 1.0, x),           // 3: overlapping 0, separating
+            MovingSphere::new(Vec3::ZERO, 1.0, 3.0 * x),  // 4: identical to 0
+            MovingSphere::new(Vec3::ZERO, 0.0, 10.0 * x), // 5: a point
+            MovingSphere::new(5.0 * x + 2.0 * y, 1.0, Vec3::ZERO), // 6: grazed by 0 at t = 0.5
+            MovingSphere::new(7.5 * x, 0.0, Vec3::ZERO),  // 7: a point at rest
+        ];
+        let mut pairs = vec![
+            [0, 1],
+            [0, 2],
+            [2, 0],
+            [0, 3],
+            [3, 0],
+            [0, 4],
+            [5, 1],
+            [0, 6],
+            [5, 7],
+            [7, 7],
+            [1, 1],
+            [0, 5],
+        ];
+        for scale in [1e-3f32, 1.0, 1e3] {
+            for _ in 0..64 {
+                let mut vector = || Vec3::new(unit(), unit(), unit()) * 2.0 - Vec3::ONE;
+                let (center, displacement) = (vector() * 8.0 * scale, vector() * 8.0 * scale);
+                bodies.push(MovingSphere::new(center, unit() * scale, displacement));
+            }
+        }
+        let count = bodies.len() as u32;
+        for _ in 0..512 {
+            let pick = |u: f32| ((u * count as f32) as u32).min(count - 1);
+            pairs.push([pick(unit()), pick(unit())]);
+        }
+        (bodies.into_iter().map(BodyRecord::from).collect(), pairs)
+    }
+
+    /// Both gathers, on every length of short last block and under every option: the AVX
+    /// path (where the CPU has it) gives the portable path's times to the bit, and every pair
+    /// gets its own time.
     #[test]
     fn gathers_agree_to_the_bit() {
-        let workload = Workload::adversarial(7);
-        let bodies: Vec<GpuBody> = workload.bodies.iter().map(|&b| b.into()).collect();
-        for len in [1, LANES - 1, LANES, LANES + 3, workload.pairs.len()] {
-            let pairs = &workload.pairs[..len];
-            let mut portable_times = vec![TimeOfImpact::MISS; len];
-            portable::sweep_block(&bodies, pairs, &mut portable_times);
-            let mut times = vec![TimeOfImpact(f32::NAN); len];
-            // SAFETY: the workload's pairs index its bodies.
-            unsafe { sweep_block(&bodies, pairs, &mut times) };
-            for (index, (t, p)) in times.iter().zip(&portable_times).enumerate() {
-                assert_eq!(t.0.to_bits(), p.0.to_bits(), "pair {index} of {len}");
-            }
-            for (index, pair) in pairs.iter().enumerate() {
-                let mut alone = [TimeOfImpact(f32::NAN)];
-                // SAFETY: as above.
-                unsafe { sweep_block(&bodies, std::slice::from_ref(pair), &mut alone) };
-                assert_eq!(
-                    alone[0].0.to_bits(),
-                    times[index].0.to_bits(),
-                    "pair {index}"
+        let (bodies, all_pairs) = bodies_and_pairs();
+        let periodic = crate::PeriodicBox::new(glam::Vec3::new(16.0, 8.0, f32::INFINITY))
+            .expect("a valid box");
+        let options = [
+            crate::SweepOptions::default(),
+            crate::SweepOptions::event_driven(),
+            crate::SweepOptions::event_driven().with_periodic_box(periodic),
+        ];
+        for params in options.map(|options| SweepParams::new(&options, 0)) {
+            for len in [1, LANES - 1, LANES, LANES + 3, all_pairs.len()] {
+                let pairs = &all_pairs[..len];
+                let mut portable_times = vec![TimeOfImpact::MISS; len];
+                let (separating_misses, wrap) = (
+                    params.flags & FLAG_SEPARATING_MISSES != 0,
+                    Wrap::new(&params),
                 );
+                portable::sweep_block(&bodies, pairs, &mut portable_times, separating_misses, wrap);
+                let mut times = vec![TimeOfImpact(f32::NAN); len];
+                // SAFETY: the pairs index the bodies.
+                unsafe { sweep_block(&bodies, pairs, &mut times, &params) };
+                for (index, (t, p)) in times.iter().zip(&portable_times).enumerate() {
+                    assert_eq!(
+                        t.to_bits(),
+                        p.to_bits(),
+                        "pair {index} of {len}, {params:?}"
+                    );
+                }
+                for (index, pair) in pairs.iter().enumerate() {
+                    let mut alone = [TimeOfImpact(f32::NAN)];
+                    // SAFETY: as above.
+                    unsafe {
+                        sweep_block(&bodies, std::slice::from_ref(pair), &mut alone, &params)
+                    };
+                    assert_eq!(alone[0].to_bits(), times[index].to_bits(), "pair {index}");
+                }
             }
         }
     }

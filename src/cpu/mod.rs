@@ -1,5 +1,6 @@
 //! The CPU paths in f32: the twin of each shader ([`sweep`](mod@sweep) mirrors
-//! `shaders/sweep.wgsl`), the single-pair conveniences built on it, and the batched path.
+//! `shaders/sweep.wgsl`, entry points included), the shape-named single-pair queries built on
+//! it, and the batched paths.
 //!
 //! See also [`crate::reference`] for the f64 oracle and [`crate::gpu`] for the same sweep
 //! on the GPU.
@@ -14,62 +15,78 @@ use std::cell::Cell;
 use rayon::prelude::*;
 
 use crate::error::Error;
-use crate::geometry::{Impact, MovingSphere, Sphere};
-use crate::gpu::layout::GpuBody;
-use crate::validate::{pack_bodies, validate_bodies, validate_pairs};
+use crate::geometry::{Impact, MovingCircle, MovingSphere, Sphere};
+use crate::layout::{BodyRecord, SweepParams};
+use crate::options::SweepOptions;
+use crate::validate::{pack_bodies, validate_batch, validate_bodies};
 
-/// When two moving bodies (circles or spheres) first touch during the step.
+/// When two moving spheres first touch during the step.
 ///
 /// # Arguments
-/// * `a`, `b`: the two bodies; any of [`MovingSphere`], [`MovingCircle`](crate::MovingCircle),
-///   [`Sphere`], [`Circle`](crate::Circle) (the stationary ones do not move).
+/// * `a`, `b`: the two bodies; any of [`MovingSphere`], [`Sphere`] (which does not move),
+///   or their 2D forms [`MovingCircle`] and [`Circle`](crate::Circle) (see also
+///   [`sweep_circle_circle`]).
+/// * `options`: [`SweepOptions::default()`] for the plain answer; the separating option and
+///   a periodic box as documented there.
 ///
 /// # Returns
 /// `None` when they stay apart for the whole step; otherwise the [`Impact`] at the first
 /// time they touch, or at t = 0 with [`ImpactStatus::Overlapping`](crate::ImpactStatus) when
 /// they already overlap. Inputs are not validated here: NaN gives `None`, and components
-/// beyond [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE) may give a miss or a non-finite point. Use
-/// [`sweep_batch`] (or [`crate::validate_body`]) for checked input.
+/// beyond [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE) (or bodies too large for the periodic box)
+/// may give wrong answers. Use [`sweep_batch`] (or [`crate::validate_body`]) for checked
+/// input.
 ///
 /// # Example
 /// ```
-/// use glam::Vec2;
-/// use sweepcast::{cpu, MovingCircle};
+/// use glam::Vec3;
+/// use sweepcast::{cpu, MovingSphere, Sphere, SweepOptions};
 ///
-/// // A circle of radius 1 moving 10 to the right towards a resting circle 5 away.
-/// let a = MovingCircle::new(Vec2::ZERO, 1.0, Vec2::new(10.0, 0.0));
-/// let b = MovingCircle::new(Vec2::new(5.0, 0.0), 1.0, Vec2::ZERO);
-/// let impact = cpu::sweep(&a, &b).expect("they collide");
+/// // A sphere of radius 1 moving 10 along x towards a resting sphere 5 away.
+/// let a = MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(10.0, 0.0, 0.0));
+/// let b = Sphere::new(Vec3::new(5.0, 0.0, 0.0), 1.0);
+/// let impact = cpu::sweep_sphere_sphere(&a, &b, SweepOptions::default()).expect("they collide");
 /// assert!((impact.time_of_impact - 0.3).abs() < 1e-6); // the gap of 3 closes at t = 0.3
 /// ```
+///
+/// See also [`crate::reference::sweep_sphere_sphere`], the f64 oracle of the same test.
 #[must_use]
-pub fn sweep<A, B>(a: &A, b: &B) -> Option<Impact>
+pub fn sweep_sphere_sphere<A, B>(a: &A, b: &B, options: SweepOptions) -> Option<Impact>
 where
     A: Copy + Into<MovingSphere>,
     B: Copy + Into<MovingSphere>,
 {
-    let (a, b) = (GpuBody::from((*a).into()), GpuBody::from((*b).into()));
-    sweep::sweep_pair(&a, &b).to_impact(&a, &b)
+    let (a, b) = (BodyRecord::from((*a).into()), BodyRecord::from((*b).into()));
+    sweep::sweep_pair(&a, &b, &SweepParams::new(&options, 0)).to_impact(&a, &b)
 }
 
-/// The dynamic–static case: a moving body against one that stays put.
+/// When two moving circles first touch during the step: [`sweep_sphere_sphere`] in the
+/// plane z = 0 (every vector of the [`Impact`] has z = 0).
 ///
-/// Equivalent to [`sweep()`] with a zero displacement for `fixed`.
+/// # Example
+/// ```
+/// use glam::Vec2;
+/// use sweepcast::{cpu, MovingCircle, SweepOptions};
+///
+/// let a = MovingCircle::new(Vec2::ZERO, 1.0, Vec2::new(10.0, 0.0));
+/// let b = MovingCircle::new(Vec2::new(5.0, 0.0), 1.0, Vec2::ZERO);
+/// let impact = cpu::sweep_circle_circle(&a, &b, SweepOptions::default()).expect("they collide");
+/// assert!((impact.time_of_impact - 0.3).abs() < 1e-6);
+/// ```
 #[must_use]
-pub fn sweep_against_static<A, S>(moving: &A, fixed: &S) -> Option<Impact>
-where
-    A: Copy + Into<MovingSphere>,
-    S: Copy + Into<Sphere>,
-{
-    let fixed: MovingSphere = (*fixed).into().into();
-    sweep(moving, &fixed)
+pub fn sweep_circle_circle(
+    a: &MovingCircle,
+    b: &MovingCircle,
+    options: SweepOptions,
+) -> Option<Impact> {
+    sweep_sphere_sphere(a, b, options)
 }
 
-/// Static proximity test: whether two stationary circles or spheres overlap or touch.
+/// Static proximity test: whether two stationary spheres (or circles) overlap or touch.
 ///
 /// Compares squared distances, so it takes no square root.
 #[must_use]
-pub fn overlaps<A, B>(a: &A, b: &B) -> bool
+pub fn overlap_sphere_sphere<A, B>(a: &A, b: &B) -> bool
 where
     A: Copy + Into<Sphere>,
     B: Copy + Into<Sphere>,
@@ -85,6 +102,7 @@ where
 /// # Arguments
 /// * `bodies`: the moving bodies.
 /// * `pairs`: candidate pairs, each two indices into `bodies`.
+/// * `options`: see [`SweepOptions`].
 ///
 /// # Returns
 /// One entry per pair, in order: `None` for a miss, else the [`Impact`].
@@ -92,13 +110,17 @@ where
 /// # Errors
 /// The same typed errors as the GPU path, before any work is done:
 /// [`Error::NonFinite`], [`Error::TooLarge`], [`Error::NegativeRadius`],
-/// [`Error::PairIndexOutOfRange`].
-pub fn sweep_batch<B>(bodies: &[B], pairs: &[[u32; 2]]) -> Result<Vec<Option<Impact>>, Error>
+/// [`Error::PeriodicBoxTooSmall`], [`Error::PairIndexOutOfRange`].
+pub fn sweep_batch<B>(
+    bodies: &[B],
+    pairs: &[[u32; 2]],
+    options: SweepOptions,
+) -> Result<Vec<Option<Impact>>, Error>
 where
     B: Copy + Into<MovingSphere> + Sync,
 {
     let mut impacts = Vec::new();
-    sweep_batch_into(bodies, pairs, &mut impacts)?;
+    sweep_batch_into(bodies, pairs, options, &mut impacts)?;
     Ok(impacts)
 }
 
@@ -110,6 +132,7 @@ where
 pub fn sweep_batch_into<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
+    options: SweepOptions,
     impacts: &mut Vec<Option<Impact>>,
 ) -> Result<(), Error>
 where
@@ -117,13 +140,14 @@ where
 {
     impacts.clear();
     validate_bodies(bodies)?;
-    validate_pairs(pairs, bodies.len())?;
-    let gpu_body = |index: u32| GpuBody::from(bodies[index as usize].into());
+    validate_batch(bodies, pairs, &options)?;
+    let params = SweepParams::new(&options, 0);
+    let record = |index: u32| BodyRecord::from(bodies[index as usize].into());
     pairs
         .par_iter()
         .map(|&[i, j]| {
-            let (a, b) = (gpu_body(i), gpu_body(j));
-            sweep::sweep_pair(&a, &b).to_impact(&a, &b)
+            let (a, b) = (record(i), record(j));
+            sweep::sweep_pair(&a, &b, &params).to_impact(&a, &b)
         })
         .collect_into_vec(impacts);
     Ok(())
@@ -143,7 +167,7 @@ where
 /// # Example
 /// ```
 /// use glam::Vec3;
-/// use sweepcast::{cpu, ImpactStatus, MovingSphere};
+/// use sweepcast::{cpu, ImpactStatus, MovingSphere, SweepOptions};
 ///
 /// let bodies = [
 ///     MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(10.0, 0.0, 0.0)),
@@ -151,7 +175,7 @@ where
 ///     MovingSphere::new(Vec3::new(0.0, 1.0, 0.0), 1.0, Vec3::ZERO),
 /// ];
 /// let mut times = Vec::new();
-/// cpu::times_of_impact_into(&bodies, &[[0, 1], [0, 2], [1, 2]], &mut times)?;
+/// cpu::times_of_impact_into(&bodies, &[[0, 1], [0, 2], [1, 2]], SweepOptions::default(), &mut times)?;
 /// assert_eq!(times[0].get(), Some((0.3, ImpactStatus::Contact)));
 /// assert_eq!(times[1].get(), Some((0.0, ImpactStatus::Overlapping)));
 /// assert_eq!(times[2].get(), None);
@@ -160,6 +184,7 @@ where
 pub fn times_of_impact_into<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
+    options: SweepOptions,
     times: &mut Vec<TimeOfImpact>,
 ) -> Result<(), Error>
 where
@@ -170,20 +195,23 @@ where
     thread_local! {
         /// The packed bodies of the last call on this thread, kept so that a simulation that
         /// calls every step allocates nothing once the buffer has grown to its body count.
-        static PACKED: Cell<Vec<GpuBody>> = const { Cell::new(Vec::new()) };
+        static PACKED: Cell<Vec<BodyRecord>> = const { Cell::new(Vec::new()) };
     }
     times.clear();
     // Taken, not borrowed: a call nested in another on the same thread (a rayon task stolen
     // while this one waits) gets an empty buffer of its own instead of a borrow panic.
     let mut packed = PACKED.take();
     let result = pack_bodies(bodies, &mut packed).and_then(|()| {
-        validate_pairs(pairs, bodies.len())?;
+        validate_batch(bodies, pairs, &options)?;
+        let params = SweepParams::new(&options, 0);
         times.resize(pairs.len(), TimeOfImpact::MISS);
         times
             .par_chunks_mut(TASK)
             .zip(pairs.par_chunks(TASK))
-            // SAFETY: `validate_pairs` has checked every index against the packed bodies.
-            .for_each(|(times, pairs)| unsafe { lanes::sweep_block(&packed, pairs, times) });
+            // SAFETY: `validate_batch` has checked every index against the packed bodies.
+            .for_each(|(times, pairs)| unsafe {
+                lanes::sweep_block(&packed, pairs, times, &params);
+            });
         Ok(())
     });
     PACKED.set(packed);

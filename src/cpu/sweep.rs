@@ -1,13 +1,14 @@
 //! The f32 twin of `shaders/sweep.wgsl`, line for line: same names, same operations in the
-//! same order, so a reader can diff the two and a test can run both on one input.
-//! WGSL's `dot`, `cross`, `normalize`, `select` map to glam's and to `if`.
+//! same order, entry points included, so a reader can diff the two and a test can run both
+//! on one input. WGSL's `dot`, `cross`, `normalize`, `select`, `round` map to glam's, to `if`
+//! and to `round_ties_even`; the shader's module-scope `params` is an argument here.
 
 use glam::Vec3;
 
-use crate::gpu::layout::{GpuBody, ImpactRecord, STATUS_CONTACT, STATUS_MISS, STATUS_OVERLAPPING};
-
-// Smallest normal f32: below it a squared length has no usable direction (and GPUs flush it).
-const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
+use crate::layout::{
+    BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, MIN_NORMAL, STATUS_CONTACT,
+    STATUS_MISS, STATUS_OVERLAPPING, SweepDispatch, SweepParams, WORKGROUP_SIZE,
+};
 
 fn miss() -> ImpactRecord {
     ImpactRecord {
@@ -41,9 +42,28 @@ pub(crate) fn power_of_two_scale(largest: f32) -> f32 {
     f32::from_bits((254 - biased_exponent) << 23)
 }
 
+// b's centre relative to a's. In a periodic box, relative to the nearest image of b: the
+// image index comes from the rounded difference, and the shift is applied to one centre
+// before the subtraction, where it is exact (Sterbenz) for centres in [0, period): the one
+// rounding is that of the wrapped difference itself, as without a box. Ties (exactly half a
+// box apart) may go either way; validation keeps such pairs out of reach of each other.
+pub(crate) fn center_offset(a: Vec3, b: Vec3, params: &SweepParams) -> Vec3 {
+    if (params.flags & FLAG_PERIODIC) == 0 {
+        return b - a;
+    }
+    let (period, inverse_period) = (
+        Vec3::from_array(params.period),
+        Vec3::from_array(params.inverse_period),
+    );
+    let image = ((b - a) * inverse_period).map(f32::round_ties_even);
+    let shift_b = Vec3::select(image.cmpgt(Vec3::ZERO), image * period, Vec3::ZERO);
+    let shift_a = Vec3::select(image.cmplt(Vec3::ZERO), -image * period, Vec3::ZERO);
+    (b - shift_b) - (a - shift_a)
+}
+
 /// `sweep_pair` of the shader: the impact record of bodies `a` and `b`.
 #[must_use]
-pub fn sweep_pair(a: &GpuBody, b: &GpuBody) -> ImpactRecord {
+pub fn sweep_pair(a: &BodyRecord, b: &BodyRecord, params: &SweepParams) -> ImpactRecord {
     let (a_center, b_center) = (Vec3::from_array(a.center), Vec3::from_array(b.center));
     let (a_displacement, b_displacement) = (
         Vec3::from_array(a.displacement),
@@ -52,7 +72,7 @@ pub fn sweep_pair(a: &GpuBody, b: &GpuBody) -> ImpactRecord {
     // Relative coordinates first: b stands still and a moves by the difference of the
     // displacements. Nothing below squares an absolute coordinate. Validation keeps every
     // input within f32::MAX / 8, so these differences and sums are finite.
-    let raw_position = b_center - a_center;
+    let raw_position = center_offset(a_center, b_center, params);
     let raw_motion = a_displacement - b_displacement;
     let raw_sum_radii = a.radius + b.radius;
     // Rescale by a power of two (exact) so that the largest relative length lies in [1, 2):
@@ -73,6 +93,13 @@ pub fn sweep_pair(a: &GpuBody, b: &GpuBody) -> ImpactRecord {
     let mut time_of_impact = 0.0;
     let status;
     if gap_product <= 0.0 {
+        // Touching or overlapping at t = 0 and not moving towards each other: under the
+        // separating option (event-driven simulations, after a collision is resolved) the
+        // pair only moves apart, so it is no hit.
+        let separating = relative_position.dot(relative_motion) <= 0.0;
+        if (params.flags & FLAG_SEPARATING_MISSES) != 0 && separating {
+            return miss();
+        }
         status = if gap_product < 0.0 {
             STATUS_OVERLAPPING
         } else {
@@ -125,4 +152,52 @@ pub fn sweep_pair(a: &GpuBody, b: &GpuBody) -> ImpactRecord {
         normal: normal.to_array(),
         status,
     }
+}
+
+/// `main` of the shader for one invocation: the pair at `index` of a dispatch (nothing past
+/// `dispatch.pair_count`), gathered from `bodies` and `pairs`, swept, written to `impacts`.
+///
+/// # Panics
+/// If a pair names a body past `bodies` (the GPU's robust access would read something else;
+/// validation keeps such pairs out of every path).
+pub fn main(
+    index: u32,
+    bodies: &[BodyRecord],
+    pairs: &[[u32; 2]],
+    impacts: &mut [ImpactRecord],
+    params: &SweepParams,
+    dispatch: &SweepDispatch,
+) {
+    if index >= dispatch.pair_count {
+        return;
+    }
+    let pair = pairs[index as usize];
+    impacts[index as usize] =
+        sweep_pair(&bodies[pair[0] as usize], &bodies[pair[1] as usize], params);
+}
+
+/// The whole dispatch of `main`: every invocation the GPU would run, in order.
+pub fn run_dispatch(
+    bodies: &[BodyRecord],
+    pairs: &[[u32; 2]],
+    impacts: &mut [ImpactRecord],
+    params: &SweepParams,
+    dispatch: &SweepDispatch,
+) {
+    let invocations = dispatch.workgroups_x * dispatch.workgroups_y * WORKGROUP_SIZE;
+    for index in 0..invocations {
+        main(index, bodies, pairs, impacts, params, dispatch);
+    }
+}
+
+/// `prepare_indirect` of the shader: caps `dispatch.requested_pairs` at the capacity, flags
+/// an overflow and writes the workgroups to run.
+pub fn prepare_indirect(dispatch: &mut SweepDispatch, params: &SweepParams) {
+    let requested = dispatch.requested_pairs;
+    let capped = SweepDispatch::new(requested.min(params.pair_capacity));
+    *dispatch = SweepDispatch {
+        requested_pairs: requested,
+        overflowed: u32::from(requested > capped.pair_count),
+        ..capped
+    };
 }

@@ -1,70 +1,63 @@
-//! The GPU context: instance, adapter, device and queue, chosen from the environment.
+//! The GPU context: adapter, device and queue, chosen from the environment or the caller's own.
 
 use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
 
-/// Instance, adapter, device and queue: create one per program and share it between pipelines.
+/// Adapter, device and queue: made from the environment by [`GpuContext::new`], or wrapping a
+/// caller's own device and queue with [`GpuContext::from_device`]. Create one per program and
+/// share it between pipelines.
 ///
-/// The adapter is chosen the way wgpu's own tools choose it:
+/// The adapter of [`GpuContext::new`] is chosen the way wgpu's own tools choose it:
 /// * `WGPU_BACKEND`: a comma-separated list of backends to consider (`vulkan`, `metal`,
 ///   `dx12`, `gl`); all of them when unset.
 /// * `WGPU_ADAPTER_NAME`: the first adapter whose name contains this text (case-insensitive).
 /// * `WGPU_POWER_PREF`: `low` or `high` (the default).
 ///
-/// Device errors that wgpu would otherwise turn into panics (validation, out of memory, a lost
-/// device), including those of the caller's own work on [`GpuContext::device`], are recorded
-/// and returned as [`Error::Device`] by the next pipeline call; the call after that runs
-/// normally. A lost device (including one the caller destroys) is different: from then on
-/// every pipeline call on this context returns [`Error::Device`] naming the loss, at once and
-/// without touching the device; create a new `GpuContext` to go on.
+/// # Device errors
+/// sweepcast catches the errors of its own work in error scopes (on the calling thread) and
+/// returns them as [`Error::Device`]; it never installs an `on_uncaptured_error` handler, so
+/// the errors of the caller's own work on the device go where the caller sends them (wgpu's
+/// default handler panics). A device made by [`GpuContext::new`] gets a device-lost callback:
+/// once it is lost (including destroyed by the caller), every pipeline call on this context
+/// returns [`Error::Device`] naming the loss, at once and without touching the device; create
+/// a new `GpuContext` to go on. A wrapped device keeps the caller's own device-lost callback
+/// (wgpu holds one per device), and calls after its loss fail with the device's own errors.
+///
+/// Pipelines and stages hold clones of the device and queue (wgpu handles are reference
+/// counted), so they may outlive the `GpuContext` they were made from.
 #[derive(Debug)]
 pub struct GpuContext {
-    instance: wgpu::Instance,
     adapter: wgpu::Adapter,
     device: wgpu::Device,
     queue: wgpu::Queue,
     info: wgpu::AdapterInfo,
-    errors: ErrorSink,
+    loss: LossRecord,
 }
 
-/// The first device error since it was last taken, and whether the device was lost.
+/// Whether the device was lost, and how: set by the device-lost callback of a context's own
+/// device, or when wgpu panics inside a wait.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct ErrorSink(Arc<Mutex<Recorded>>);
+pub(crate) struct LossRecord(Arc<Mutex<Option<String>>>);
 
-#[derive(Debug, Default)]
-struct Recorded {
-    /// Reported once, by the next [`ErrorSink::take`].
-    first: Option<String>,
-    /// Reported by every [`ErrorSink::take`] from now on.
-    lost: Option<String>,
-}
-
-impl ErrorSink {
-    fn slot(&self) -> std::sync::MutexGuard<'_, Recorded> {
+impl LossRecord {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<String>> {
         self.0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn record(&self, message: String) {
-        self.slot().first.get_or_insert(message);
+    /// Records that the device is lost: every later [`LossRecord::check`] fails with
+    /// `message`.
+    pub(crate) fn record(&self, message: String) {
+        self.slot().get_or_insert(message);
     }
 
-    /// Records that the device is lost: every later [`ErrorSink::take`] fails with `message`.
-    pub(crate) fn record_lost(&self, message: String) {
-        self.slot().lost.get_or_insert(message);
-    }
-
-    /// Takes the recorded error, if any; once the device is lost, fails every time.
-    pub(crate) fn take(&self) -> Result<(), Error> {
-        let mut slot = self.slot();
-        let first = slot.first.take();
-        match (&slot.lost, first) {
-            (Some(lost), _) => Err(Error::Device(lost.clone())),
-            (None, Some(message)) => Err(Error::Device(message)),
-            (None, None) => Ok(()),
-        }
+    /// [`Error::Device`] naming the loss once the device is lost.
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        self.slot()
+            .as_ref()
+            .map_or(Ok(()), |lost| Err(Error::Device(lost.clone())))
     }
 }
 
@@ -80,17 +73,7 @@ impl GpuContext {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = choose_adapter(&instance).await?;
-        let info = adapter.get_info();
-        let downlevel = adapter.get_downlevel_capabilities();
-        if !downlevel
-            .flags
-            .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
-        {
-            return Err(Error::UnsupportedAdapter {
-                adapter: info.name,
-                reason: "no compute shader support".into(),
-            });
-        }
+        let info = compute_capable(&adapter)?;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("sweepcast"),
@@ -99,20 +82,38 @@ impl GpuContext {
                 ..Default::default()
             })
             .await?;
-        let errors = ErrorSink::default();
-        let sink = errors.clone();
-        device.on_uncaptured_error(Arc::new(move |error| sink.record(error.to_string())));
-        let sink = errors.clone();
+        let loss = LossRecord::default();
+        let record = loss.clone();
         device.set_device_lost_callback(move |reason, message| {
-            sink.record_lost(format!("device lost ({reason:?}): {message}"));
+            record.record(format!("device lost ({reason:?}): {message}"));
         });
         Ok(Self {
-            instance,
             adapter,
             device,
             queue,
             info,
-            errors,
+            loss,
+        })
+    }
+
+    /// Wraps a device and queue the caller made (on `adapter`), so that sweepcast's stages
+    /// and pipelines run on the caller's device beside its own work. Nothing is installed on
+    /// the device: the caller keeps its error handler and device-lost callback.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedAdapter`] when the adapter cannot run compute shaders.
+    pub fn from_device(
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+    ) -> Result<Self, Error> {
+        let info = compute_capable(&adapter)?;
+        Ok(Self {
+            adapter,
+            device,
+            queue,
+            info,
+            loss: LossRecord::default(),
         })
     }
 
@@ -143,12 +144,6 @@ impl GpuContext {
         )
     }
 
-    /// The wgpu instance.
-    #[must_use]
-    pub fn instance(&self) -> &wgpu::Instance {
-        &self.instance
-    }
-
     /// The chosen adapter.
     #[must_use]
     pub fn adapter(&self) -> &wgpu::Adapter {
@@ -167,9 +162,26 @@ impl GpuContext {
         &self.queue
     }
 
-    pub(crate) fn errors(&self) -> &ErrorSink {
-        &self.errors
+    pub(crate) fn loss(&self) -> &LossRecord {
+        &self.loss
     }
+}
+
+/// The adapter's description, or [`Error::UnsupportedAdapter`] if it cannot run compute
+/// shaders.
+fn compute_capable(adapter: &wgpu::Adapter) -> Result<wgpu::AdapterInfo, Error> {
+    let info = adapter.get_info();
+    let downlevel = adapter.get_downlevel_capabilities();
+    if !downlevel
+        .flags
+        .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+    {
+        return Err(Error::UnsupportedAdapter {
+            adapter: info.name,
+            reason: "no compute shader support".into(),
+        });
+    }
+    Ok(info)
 }
 
 async fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter, Error> {

@@ -1,18 +1,31 @@
-//! The GPU paths: a [`GpuContext`] (adapter, device, queue) and one pipeline object per job.
+//! The GPU paths: a [`GpuContext`] (adapter, device, queue: its own or the caller's), one
+//! stage per shader, and the blocking conveniences built on the stages.
 //!
-//! * [`SweepPipeline`] runs `shaders/sweep.wgsl`, whose f32 twin is [`crate::cpu::sweep`](mod@crate::cpu::sweep).
-//! * [`layout`] holds the `#[repr(C)]` copies of the shader structs.
+//! * [`SweepStage`] records `shaders/sweep.wgsl` into the caller's command encoder, on
+//!   [`SweepBuffers`] the caller keeps; its f32 twin is [`crate::cpu::sweep`](mod@crate::cpu::sweep).
+//! * [`SweepPipeline`] runs the stage on the caller's slices and blocks until the answers are
+//!   back.
+//!
+//! Each stage's source is `shaders/shared.wgsl` (the data contract, mirrored by
+//! [`crate::layout`]) followed by the stage's own file.
 
+mod buffers;
 mod context;
-pub mod layout;
+mod pipeline;
 mod sweep;
 
 pub use context::GpuContext;
-pub use sweep::{DEFAULT_POLL_TIMEOUT, SWEEP_WGSL, SweepPipeline};
+pub use pipeline::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
+pub use sweep::{SWEEP_WGSL, SweepBuffers, SweepStage};
 
-// Both are shared across a simulation's threads.
+/// The data contract every stage's source begins with (`shaders/shared.wgsl`).
+pub const SHARED_WGSL: &str = include_str!("../../shaders/shared.wgsl");
+
+// Shared across a simulation's threads.
 const _: () = {
     const fn send_sync<T: Send + Sync>() {}
     send_sync::<GpuContext>();
+    send_sync::<SweepStage>();
+    send_sync::<SweepBuffers>();
     send_sync::<SweepPipeline>();
 };

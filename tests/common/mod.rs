@@ -32,7 +32,7 @@ pub fn shared_pipeline(test: &str) -> Option<&'static SweepPipeline> {
     static GPU: OnceLock<Option<(GpuContext, SweepPipeline)>> = OnceLock::new();
     let gpu = GPU.get_or_init(|| {
         gpu_context(test).map(|context| {
-            let pipeline = SweepPipeline::new(&context);
+            let pipeline = SweepPipeline::new(&context).unwrap();
             (context, pipeline)
         })
     });

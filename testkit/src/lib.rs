@@ -1,13 +1,13 @@
-//! Reproducible test and benchmark inputs: a random world of moving bodies with candidate
-//! pairs, and an adversarial set of the cases where swept tests go wrong.
+//! sweepcast's test support, outside the library's API: reproducible inputs for the tests,
+//! examples, benches and fuzz target (a random world of moving bodies with candidate pairs,
+//! and adversarial and extreme sets of the cases where swept tests go wrong).
 //!
 //! The generator is SplitMix64, written out here so that a seed means the same workload on
 //! every platform and version.
 
 use glam::Vec3;
 
-use crate::geometry::MovingSphere;
-use crate::validate::MAX_MAGNITUDE;
+use sweepcast::{MAX_MAGNITUDE, MovingSphere};
 
 /// Bodies and the candidate pairs to sweep among them.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -1,0 +1,66 @@
+// shared.wgsl: the data contract of every stage. Prepended to each stage's source (see
+// src/gpu/shader.rs); its Rust mirror, byte for byte, is src/layout.rs, and tests/shaders.rs
+// checks every struct's size and offsets and every constant's value between the two.
+
+// One moving body: a sphere, or a circle with z = 0. 32 bytes.
+struct BodyRecord {
+    center: vec3<f32>,
+    radius: f32,
+    displacement: vec3<f32>,
+    _pad: f32,
+}
+
+// What the sweep writes for one pair. 32 bytes.
+struct ImpactRecord {
+    point: vec3<f32>,
+    time_of_impact: f32,
+    normal: vec3<f32>,
+    status: u32,
+}
+
+// The options of one sweep (src/options.rs), as the shader reads them. 32 bytes.
+struct SweepParams {
+    // Per axis: the period of a periodic box, 0 where the axis is not periodic.
+    period: vec3<f32>,
+    // FLAG_* bits.
+    flags: u32,
+    // Per axis: 1 / period, 0 where the axis is not periodic.
+    inverse_period: vec3<f32>,
+    // Pairs the bound buffers hold: the most one dispatch may sweep.
+    pair_capacity: u32,
+}
+
+// How many pairs a dispatch sweeps and the workgroups it runs: the first three words are the
+// arguments of an indirect dispatch. 32 bytes.
+struct SweepDispatch {
+    workgroups_x: u32,
+    workgroups_y: u32,
+    workgroups_z: u32,
+    // Pairs swept: the count asked for, capped at the capacity.
+    pair_count: u32,
+    // The count asked for (by the host, or read from the caller's count buffer).
+    requested_pairs: u32,
+    // 1 when requested_pairs exceeded the capacity and only pair_count pairs were swept.
+    overflowed: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+const STATUS_MISS: u32 = 0u;
+const STATUS_CONTACT: u32 = 1u;
+const STATUS_OVERLAPPING: u32 = 2u;
+// SweepParams.flags: the box of `period` wraps relative positions to their nearest image.
+const FLAG_PERIODIC: u32 = 1u;
+// SweepParams.flags: a pair touching or overlapping at t = 0 while separating is a miss.
+const FLAG_SEPARATING_MISSES: u32 = 2u;
+// Invocations (pairs) per workgroup of every stage.
+const WORKGROUP_SIZE: u32 = 64u;
+// The most workgroups per dimension WebGPU guarantees; larger dispatches add a y dimension.
+const MAX_WORKGROUPS_PER_DIMENSION: u32 = 65535u;
+// Smallest normal f32: below it a squared length has no usable direction (and GPUs flush it).
+const MIN_NORMAL: f32 = 1.17549435e-38;
+
+// The index of the invocation's pair in a dispatch of `workgroups_x` by y workgroups.
+fn linear_index(id: vec3<u32>, workgroups_x: u32) -> u32 {
+    return id.x + id.y * workgroups_x * WORKGROUP_SIZE;
+}

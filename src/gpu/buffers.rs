@@ -1,0 +1,270 @@
+//! What every stage's blocking convenience shares: a device buffer that grows by powers of
+//! two and says when it was replaced, staging buffers to upload from and read back into, and
+//! waiting for the device with a poll timeout.
+
+use std::time::{Duration, Instant};
+
+use super::context::LossRecord;
+use crate::error::Error;
+
+/// Smallest capacity of a [`GrowingBuffer`], in elements: below it growth by doubling is not
+/// worth a buffer.
+pub(crate) const MIN_CAPACITY: u64 = 1024;
+
+/// A device buffer of fixed-size elements, replaced by a larger one (the next power of two,
+/// at least [`MIN_CAPACITY`], at most `max_elements`) when a batch outgrows it. It never
+/// shrinks. Buffers that the host writes (`MAP_WRITE`) are created mapped.
+#[derive(Debug)]
+pub(crate) struct GrowingBuffer {
+    buffer: wgpu::Buffer,
+    label: &'static str,
+    usage: wgpu::BufferUsages,
+    element_size: u64,
+    max_elements: u64,
+}
+
+impl GrowingBuffer {
+    /// A buffer of [`MIN_CAPACITY`] elements (or `max_elements`, if fewer).
+    pub(crate) fn new(
+        device: &wgpu::Device,
+        label: &'static str,
+        usage: wgpu::BufferUsages,
+        element_size: u64,
+        max_elements: u64,
+    ) -> Self {
+        let capacity = MIN_CAPACITY.min(max_elements).max(1);
+        Self {
+            buffer: create(device, label, usage, capacity * element_size),
+            label,
+            usage,
+            element_size,
+            max_elements,
+        }
+    }
+
+    /// Makes room for `count` elements; returns whether the buffer was replaced (so that
+    /// whatever binds it must be rebuilt, and a new host-visible buffer is mapped).
+    pub(crate) fn ensure(&mut self, device: &wgpu::Device, count: u64) -> bool {
+        if self.capacity() >= count {
+            return false;
+        }
+        let capacity = count.next_power_of_two().clamp(
+            MIN_CAPACITY.min(self.max_elements),
+            self.max_elements.max(count),
+        );
+        self.buffer = create(device, self.label, self.usage, capacity * self.element_size);
+        true
+    }
+
+    /// Elements it holds.
+    pub(crate) fn capacity(&self) -> u64 {
+        self.buffer.size() / self.element_size
+    }
+
+    /// The buffer now (replaced by [`GrowingBuffer::ensure`]).
+    pub(crate) fn buffer(&self) -> &wgpu::Buffer {
+        &self.buffer
+    }
+}
+
+fn create(
+    device: &wgpu::Device,
+    label: &'static str,
+    usage: wgpu::BufferUsages,
+    size: u64,
+) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage,
+        mapped_at_creation: usage.contains(wgpu::BufferUsages::MAP_WRITE),
+    })
+}
+
+/// A host-visible buffer the host writes while it is mapped and the device copies from once
+/// it is unmapped. Kept between calls so that no step allocates staging memory; it is mapped
+/// again (waiting for the copies of the last call) only when it is next written.
+#[derive(Debug)]
+pub(crate) struct Upload {
+    staging: GrowingBuffer,
+    mapped: bool,
+}
+
+impl Upload {
+    /// An upload buffer of `element_size` elements, mapped.
+    pub(crate) fn new(
+        device: &wgpu::Device,
+        label: &'static str,
+        element_size: u64,
+        max_elements: u64,
+    ) -> Self {
+        let usage = wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC;
+        Self {
+            staging: GrowingBuffer::new(device, label, usage, element_size, max_elements),
+            mapped: true,
+        }
+    }
+
+    /// Makes room for `count` elements (a new buffer is mapped at creation).
+    pub(crate) fn ensure(&mut self, device: &wgpu::Device, count: u64) {
+        if self.staging.ensure(device, count) {
+            self.mapped = true;
+        }
+    }
+
+    /// The staging buffer, to copy from.
+    pub(crate) fn buffer(&self) -> &wgpu::Buffer {
+        self.staging.buffer()
+    }
+
+    /// Writes `bytes` at the start (mapping it first if the last call's copies may still
+    /// read it) and unmaps it, ready to be copied from.
+    pub(crate) async fn write(&mut self, waiter: &DeviceWaiter, bytes: &[u8]) -> Result<(), Error> {
+        let buffer = self.staging.buffer();
+        if !self.mapped {
+            waiter.map(&buffer.slice(..), wgpu::MapMode::Write).await?;
+            self.mapped = true;
+        }
+        let written = buffer
+            .slice(..bytes.len() as u64)
+            .get_mapped_range_mut()
+            .map(|mut view| view.slice(..).copy_from_slice(bytes));
+        buffer.unmap();
+        self.mapped = false;
+        written.map_err(|error| Error::Mapping(error.to_string()))
+    }
+}
+
+/// Waits for the device: maps buffers and blocks until the work submitted so far is done,
+/// with a limit on each wait.
+#[derive(Debug, Clone)]
+pub(crate) struct DeviceWaiter {
+    device: wgpu::Device,
+    poll_timeout: Option<Duration>,
+    loss: LossRecord,
+}
+
+impl DeviceWaiter {
+    pub(crate) fn new(
+        device: wgpu::Device,
+        poll_timeout: Option<Duration>,
+        loss: LossRecord,
+    ) -> Self {
+        Self {
+            device,
+            poll_timeout,
+            loss,
+        }
+    }
+
+    pub(crate) fn poll_timeout(&self) -> Option<Duration> {
+        self.poll_timeout
+    }
+
+    pub(crate) fn set_poll_timeout(&mut self, poll_timeout: Option<Duration>) {
+        self.poll_timeout = poll_timeout;
+    }
+
+    /// Maps `slice` and waits for it, polling the device (which also waits for the work
+    /// submitted before). On any error the caller discards the buffer: it may be left mapped
+    /// or with a mapping pending.
+    pub(crate) async fn map(
+        &self,
+        slice: &wgpu::BufferSlice<'_>,
+        mode: wgpu::MapMode,
+    ) -> Result<(), Error> {
+        let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
+        slice.map_async(mode, move |result| {
+            // A failed send only means the receiver was dropped: the wait below gave up.
+            let _ = sender.send(result);
+        });
+        // Without a completed wait the callback may never run: do not wait for it then.
+        self.wait()?;
+        let mapped = receiver.receive().await;
+        self.loss.check()?;
+        match mapped {
+            Some(Ok(())) => Ok(()),
+            Some(Err(error)) => Err(Error::Mapping(error.to_string())),
+            None => Err(Error::Mapping("the map callback was dropped".into())),
+        }
+    }
+
+    /// Blocks until the work submitted so far has finished (running the callbacks of the
+    /// mappings it completes), or [`Error::Timeout`] once the poll timeout has passed.
+    pub(crate) fn wait(&self) -> Result<(), Error> {
+        let start = Instant::now();
+        loop {
+            let timeout = self
+                .poll_timeout
+                .map(|limit| limit.saturating_sub(start.elapsed()));
+            let poll = || {
+                self.device.poll(wgpu::PollType::Wait {
+                    submission_index: None,
+                    timeout,
+                })
+            };
+            // wgpu panics in `poll` when the driver reports the device lost while waiting
+            // (`handle_error_fatal` in its wgpu-core backend): make that the typed, lasting
+            // loss it is. `Device::destroy` takes another path, which the tests provoke; this
+            // one needs a real driver failure and is not tested.
+            let polled =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(poll)).map_err(|panic| {
+                    let message = panic
+                        .downcast_ref::<String>()
+                        .map(String::as_str)
+                        .or_else(|| panic.downcast_ref::<&str>().copied())
+                        .unwrap_or("no message");
+                    self.loss.record(format!(
+                        "device lost: wgpu panicked while waiting for it ({message})"
+                    ));
+                    self.loss.check().expect_err("recorded above")
+                })?;
+            match polled {
+                Ok(_) => return Ok(()),
+                // GL ends a wait after about 2.1 s whatever was asked: wait again until the
+                // pipeline's own limit has passed.
+                Err(wgpu::PollError::Timeout) => {
+                    let waited = start.elapsed();
+                    if self.poll_timeout.is_some_and(|limit| waited >= limit) {
+                        return Err(Error::Timeout { waited });
+                    }
+                }
+                Err(error) => return Err(Error::Mapping(error.to_string())),
+            }
+        }
+    }
+}
+
+/// Catches the device errors of the crate's own work on this thread: validation, out of
+/// memory and internal errors, in scopes pushed when it is made and popped by
+/// [`ErrorScopes::finish`]. Errors of the caller's own work, outside the scopes, go where the
+/// caller sends them (its `on_uncaptured_error` handler, or wgpu's default, which panics).
+#[must_use]
+pub(crate) struct ErrorScopes {
+    scopes: [wgpu::ErrorScopeGuard; 3],
+}
+
+impl ErrorScopes {
+    pub(crate) fn push(device: &wgpu::Device) -> Self {
+        Self {
+            scopes: [
+                device.push_error_scope(wgpu::ErrorFilter::Validation),
+                device.push_error_scope(wgpu::ErrorFilter::OutOfMemory),
+                device.push_error_scope(wgpu::ErrorFilter::Internal),
+            ],
+        }
+    }
+
+    /// Pops the scopes (innermost first) and returns the first error they caught.
+    pub(crate) async fn finish(self) -> Result<(), Error> {
+        let [validation, out_of_memory, internal] = self.scopes;
+        let caught = [internal.pop(), out_of_memory.pop(), validation.pop()];
+        let mut first = None;
+        for error in caught {
+            if let Some(error) = error.await {
+                first.get_or_insert(error);
+            }
+        }
+        first.map_or(Ok(()), |error| Err(Error::Device(error.to_string())))
+    }
+}

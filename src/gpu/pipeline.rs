@@ -1,0 +1,461 @@
+//! `SweepPipeline`: the blocking convenience over the [`SweepStage`]: upload, record,
+//! submit, wait, read back and decode, built once and called every step.
+
+use rayon::prelude::*;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload};
+use super::context::{GpuContext, LossRecord};
+use super::sweep::{SweepBuffers, SweepStage};
+use crate::error::Error;
+use crate::geometry::{Impact, MovingSphere};
+use crate::layout::{BodyRecord, ImpactRecord, WORKGROUP_SIZE};
+use crate::options::SweepOptions;
+use crate::validate::{pack_bodies, validate_batch};
+
+const BODY_SIZE: u64 = size_of::<BodyRecord>() as u64;
+const PAIR_SIZE: u64 = size_of::<[u32; 2]>() as u64;
+const RECORD_SIZE: u64 = size_of::<ImpactRecord>() as u64;
+
+/// How long one wait for the device may last before a call gives up with [`Error::Timeout`],
+/// unless [`SweepPipeline::with_poll_timeout`] says otherwise.
+///
+/// Finite so that a hung device turns into an error instead of a thread blocked for ever
+/// (holding the pipeline, so that every other thread calling it blocks too). One wait covers
+/// one dispatch of at most [`SweepPipeline::max_pairs_per_dispatch`] pairs: on Mesa's
+/// software adapters with 2 cores a whole call of the largest dispatch (4,194,240 pairs)
+/// took 0.8 to 1.6 s, so a minute is far above any honest wait.
+pub const DEFAULT_POLL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The swept test of every candidate pair on the GPU, blocking until the answers are back.
+///
+/// Build it once from a [`GpuContext`] and call it every step: it runs a [`SweepStage`] on
+/// device buffers, staging buffers and bind groups that are kept between calls and only grow
+/// (to the next power of two) when a batch is larger than any before. Batches larger than one
+/// dispatch or one storage binding can hold are split into chunks transparently.
+/// `SweepPipeline` is `Send + Sync`; concurrent calls are serialised. It holds clones of the
+/// context's device and queue, so it may outlive the context.
+///
+/// Every call is synchronous: it submits its own work and waits for it. A simulation whose
+/// bodies live on the GPU records the [`SweepStage`] into its own encoder instead.
+///
+/// Memory is bounded by the largest batch seen: the buffers never shrink, so a long run that
+/// once sweeps a large batch keeps that batch's buffers (at most twice its size, see
+/// [`SweepPipeline::device_memory_bytes`]) for the pipeline's life. Drop the pipeline and
+/// build a new one to give the memory back.
+///
+/// # Example
+/// ```no_run
+/// use glam::Vec3;
+/// use sweepcast::{gpu::{GpuContext, SweepPipeline}, MovingSphere, SweepOptions};
+///
+/// let context = GpuContext::new_blocking()?;
+/// let pipeline = SweepPipeline::new(&context)?;
+/// let bodies = [
+///     MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(10.0, 0.0, 0.0)),
+///     MovingSphere::new(Vec3::new(5.0, 0.0, 0.0), 1.0, Vec3::ZERO),
+/// ];
+/// let impacts = pipeline.sweep(&bodies, &[[0, 1]], SweepOptions::default())?;
+/// assert!(impacts[0].is_some());
+/// # Ok::<(), sweepcast::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct SweepPipeline {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    loss: LossRecord,
+    waiter: DeviceWaiter,
+    stage: SweepStage,
+    max_pairs_per_dispatch: u64,
+    buffers: Mutex<Buffers>,
+}
+
+/// Everything a call writes: kept between calls, grown when a batch outgrows it.
+#[derive(Debug)]
+struct Buffers {
+    bodies: GrowingBuffer,
+    pairs: GrowingBuffer,
+    impacts: GrowingBuffer,
+    /// The stage's view of the three above, rebuilt when one of them is replaced.
+    bound: SweepBuffers,
+    body_upload: Upload,
+    pair_upload: Upload,
+    /// Host-visible copy of `impacts`, mapped to read the results.
+    readback: GrowingBuffer,
+    packed_bodies: Vec<BodyRecord>,
+}
+
+impl Buffers {
+    fn new(device: &wgpu::Device, stage: &SweepStage, max_pairs: u64) -> Result<Self, Error> {
+        use wgpu::BufferUsages as Usage;
+        let max_bodies = stage.max_bodies();
+        let bodies = GrowingBuffer::new(
+            device,
+            "sweep bodies",
+            Usage::STORAGE | Usage::COPY_DST,
+            BODY_SIZE,
+            max_bodies,
+        );
+        let pairs = GrowingBuffer::new(
+            device,
+            "sweep pairs",
+            Usage::STORAGE | Usage::COPY_DST,
+            PAIR_SIZE,
+            max_pairs,
+        );
+        let impacts = GrowingBuffer::new(
+            device,
+            "sweep impacts",
+            Usage::STORAGE | Usage::COPY_SRC,
+            RECORD_SIZE,
+            max_pairs,
+        );
+        let bound =
+            stage.bind_buffers(device, bodies.buffer(), pairs.buffer(), impacts.buffer())?;
+        let (body_upload, pair_upload, readback) = transfers(device, max_bodies, max_pairs);
+        Ok(Self {
+            bodies,
+            pairs,
+            impacts,
+            bound,
+            body_upload,
+            pair_upload,
+            readback,
+            packed_bodies: Vec::new(),
+        })
+    }
+
+    /// Grows each buffer that is too small and rebinds the stage's buffers if a bound one
+    /// was replaced.
+    fn ensure(
+        &mut self,
+        device: &wgpu::Device,
+        stage: &SweepStage,
+        bodies: u64,
+        pairs: u64,
+    ) -> Result<(), Error> {
+        let mut rebind = self.bodies.ensure(device, bodies);
+        rebind |= self.pairs.ensure(device, pairs);
+        rebind |= self.impacts.ensure(device, pairs);
+        self.readback.ensure(device, pairs);
+        self.body_upload.ensure(device, bodies);
+        self.pair_upload.ensure(device, pairs);
+        if rebind {
+            self.bound = stage.bind_buffers(
+                device,
+                self.bodies.buffer(),
+                self.pairs.buffer(),
+                self.impacts.buffer(),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the buffers the host maps. After a failed call one of them may be left
+    /// mapped or with a mapping pending; the fresh ones are the smallest size and grow with
+    /// the next call. The device buffers and the bind groups are kept.
+    fn discard_transfers(&mut self, device: &wgpu::Device, max_bodies: u64, max_pairs: u64) {
+        (self.body_upload, self.pair_upload, self.readback) =
+            transfers(device, max_bodies, max_pairs);
+    }
+}
+
+/// The staging buffers of a call: body and pair uploads and the readback of the records.
+fn transfers(
+    device: &wgpu::Device,
+    max_bodies: u64,
+    max_pairs: u64,
+) -> (Upload, Upload, GrowingBuffer) {
+    use wgpu::BufferUsages as Usage;
+    (
+        Upload::new(device, "sweep body upload", BODY_SIZE, max_bodies),
+        Upload::new(device, "sweep pair upload", PAIR_SIZE, max_pairs),
+        GrowingBuffer::new(
+            device,
+            "sweep readback",
+            Usage::MAP_READ | Usage::COPY_DST,
+            RECORD_SIZE,
+            max_pairs,
+        ),
+    )
+}
+
+impl SweepPipeline {
+    /// Compiles the stage and sizes the batch limits from the device's limits.
+    ///
+    /// # Errors
+    /// [`Error::Device`] when the device rejects the shader or the buffers (a lost device
+    /// among them).
+    pub fn new(context: &GpuContext) -> Result<Self, Error> {
+        context.loss().check()?;
+        let device = context.device().clone();
+        let stage = SweepStage::new(&device)?;
+        let limits = device.limits();
+        let max_dispatch_pairs =
+            u64::from(limits.max_compute_workgroups_per_dimension) * u64::from(WORKGROUP_SIZE);
+        let max_pairs_per_dispatch = max_dispatch_pairs.min(stage.max_pairs());
+        let scopes = ErrorScopes::push(&device);
+        let buffers = Buffers::new(&device, &stage, max_pairs_per_dispatch);
+        pollster::block_on(scopes.finish())?;
+        Ok(Self {
+            queue: context.queue().clone(),
+            loss: context.loss().clone(),
+            waiter: DeviceWaiter::new(
+                device.clone(),
+                Some(DEFAULT_POLL_TIMEOUT),
+                context.loss().clone(),
+            ),
+            device,
+            stage,
+            max_pairs_per_dispatch,
+            buffers: Mutex::new(buffers?),
+        })
+    }
+
+    /// The buffers, for one call at a time. A call that panicked left nothing half-written
+    /// that the next call relies on (it rewrites what it reads), so a poisoned lock is taken.
+    fn lock(&self) -> MutexGuard<'_, Buffers> {
+        self.buffers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Caps the pairs per dispatch below the device's own limit (at least one workgroup).
+    /// Smaller chunks bound the device memory a call holds; tests use it to exercise chunking.
+    #[must_use]
+    pub fn with_max_pairs_per_dispatch(mut self, max_pairs: usize) -> Self {
+        self.max_pairs_per_dispatch = (max_pairs as u64)
+            .max(u64::from(WORKGROUP_SIZE))
+            .min(self.max_pairs_per_dispatch);
+        self
+    }
+
+    /// Sets how long one wait for the device may last: `Some(limit)` makes a wait that has not
+    /// finished after `limit` return [`Error::Timeout`]; `None` waits for as long as it takes.
+    /// The default is [`DEFAULT_POLL_TIMEOUT`].
+    ///
+    /// A call waits once per dispatch (for its results) and, from the second call on, once
+    /// per upload buffer (for the previous call's copies to finish), so the limit bounds each
+    /// wait, not the whole call; nor does it bound the wait for the pipeline's lock while
+    /// another thread's call runs. After a timeout the pipeline stays usable: the next call
+    /// waits for the abandoned work to finish before its own and returns correct results.
+    ///
+    /// Backends differ in what a wait covers. On Vulkan (lavapipe included) the dispatch runs
+    /// after `Queue::submit` returns, and a wait that outlasts the limit times out. wgpu's GL
+    /// backend on Mesa's llvmpipe runs the whole dispatch inside `Queue::submit`, which no
+    /// limit covers: the wait then finds the work done and cannot time out. GL also caps one
+    /// wait at about 2.1 s (`i32::MAX` ns); longer limits, and `None`, are honoured by waiting
+    /// again.
+    #[must_use]
+    pub fn with_poll_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.waiter.set_poll_timeout(timeout);
+        self
+    }
+
+    /// How long one wait for the device may last (see [`SweepPipeline::with_poll_timeout`]).
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        self.waiter.poll_timeout()
+    }
+
+    /// The most pairs one dispatch takes; larger batches are split into chunks of this size.
+    #[must_use]
+    pub fn max_pairs_per_dispatch(&self) -> usize {
+        self.max_pairs_per_dispatch as usize
+    }
+
+    /// The most bodies one call takes (one storage binding of this device).
+    #[must_use]
+    pub fn max_bodies(&self) -> usize {
+        self.stage.max_bodies() as usize
+    }
+
+    /// The stage this pipeline runs.
+    #[must_use]
+    pub fn stage(&self) -> &SweepStage {
+        &self.stage
+    }
+
+    /// Bytes of device memory this pipeline holds now: its buffers, grown to the largest
+    /// batch so far (bounded by the device limits, whatever the batch).
+    ///
+    /// With `B` the most bodies and `P` the most pairs of any call so far (`P` capped at
+    /// [`SweepPipeline::max_pairs_per_dispatch`]) and `cap(n)` the next power of two at or
+    /// above `n` but at least 1024 (and at most the device limit), this is at most
+    /// `64 + 64 cap(B) + 80 cap(P)` bytes: the stage's 32-byte parameters and dispatch
+    /// buffers, bodies twice (device and upload, 32 bytes each), pairs twice (8 bytes each)
+    /// and records twice (device and readback, 32 bytes each). It is exactly that unless a
+    /// call failed since the largest batch (the failed call replaces the host-visible buffers
+    /// with the smallest ones, and the next grows them for itself).
+    #[must_use]
+    pub fn device_memory_bytes(&self) -> u64 {
+        let buffers = self.lock();
+        buffers.bound.device_memory_bytes()
+            + buffers.body_upload.buffer().size()
+            + buffers.pair_upload.buffer().size()
+            + buffers.readback.buffer().size()
+    }
+
+    /// Sweeps every candidate pair on the GPU, blocking until the results are back.
+    ///
+    /// # Arguments
+    /// * `bodies`: the moving bodies (circles or spheres).
+    /// * `pairs`: candidate pairs, each two indices into `bodies`.
+    /// * `options`: see [`SweepOptions`].
+    ///
+    /// # Returns
+    /// One entry per pair, in order: `None` for a miss, else the [`Impact`].
+    ///
+    /// # Errors
+    /// Input errors before anything reaches the GPU: [`Error::NonFinite`],
+    /// [`Error::TooLarge`], [`Error::NegativeRadius`], [`Error::PeriodicBoxTooSmall`],
+    /// [`Error::PairIndexOutOfRange`], [`Error::TooManyBodies`]. Device errors of this call's
+    /// own work after: [`Error::Device`], [`Error::Mapping`], and [`Error::Timeout`] when one
+    /// wait for the device outlasts the [poll timeout](Self::with_poll_timeout). After any
+    /// of them the pipeline stays usable (unless the device was lost).
+    pub fn sweep<B>(
+        &self,
+        bodies: &[B],
+        pairs: &[[u32; 2]],
+        options: SweepOptions,
+    ) -> Result<Vec<Option<Impact>>, Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        let mut impacts = Vec::new();
+        self.sweep_into(bodies, pairs, options, &mut impacts)?;
+        Ok(impacts)
+    }
+
+    /// [`SweepPipeline::sweep`] into a vector the caller keeps between steps.
+    ///
+    /// # Errors
+    /// As [`SweepPipeline::sweep`]; `impacts` is left empty on error.
+    pub fn sweep_into<B>(
+        &self,
+        bodies: &[B],
+        pairs: &[[u32; 2]],
+        options: SweepOptions,
+        impacts: &mut Vec<Option<Impact>>,
+    ) -> Result<(), Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        impacts.clear();
+        let mut buffers = self.lock();
+        let buffers = &mut *buffers;
+        // A lost device fails at once, before anything touches it.
+        self.loss.check()?;
+        pack_bodies(bodies, &mut buffers.packed_bodies)?;
+        validate_batch(bodies, pairs, &options)?;
+        if bodies.len() > self.max_bodies() {
+            return Err(Error::TooManyBodies {
+                count: bodies.len(),
+                max: self.max_bodies(),
+            });
+        }
+        // wgpu rejects zero-sized copies, and there is nothing to do.
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        impacts.reserve(pairs.len());
+        // The device errors of this call's own work, and only those, on this thread.
+        let scopes = ErrorScopes::push(&self.device);
+        let result = self.sweep_chunks(buffers, pairs, &options, impacts);
+        let caught = pollster::block_on(scopes.finish());
+        // A caught device error explains a failed wait or wrong records: it wins.
+        let result = caught.and(result);
+        if result.is_err() {
+            impacts.clear();
+            buffers.discard_transfers(
+                &self.device,
+                self.stage.max_bodies(),
+                self.max_pairs_per_dispatch,
+            );
+        }
+        result
+    }
+
+    /// Uploads the bodies once, then runs one dispatch per chunk of pairs.
+    fn sweep_chunks(
+        &self,
+        buffers: &mut Buffers,
+        pairs: &[[u32; 2]],
+        options: &SweepOptions,
+        impacts: &mut Vec<Option<Impact>>,
+    ) -> Result<(), Error> {
+        let chunk_capacity = (pairs.len() as u64).min(self.max_pairs_per_dispatch);
+        let body_count = buffers.packed_bodies.len() as u64;
+        buffers.ensure(&self.device, &self.stage, body_count, chunk_capacity)?;
+        let body_bytes = bytemuck::cast_slice(&buffers.packed_bodies);
+        pollster::block_on(buffers.body_upload.write(&self.waiter, body_bytes))?;
+        let mut upload_bodies = true;
+        for chunk in pairs.chunks(self.max_pairs_per_dispatch as usize) {
+            self.sweep_chunk(buffers, chunk, options, upload_bodies, impacts)?;
+            upload_bodies = false;
+        }
+        Ok(())
+    }
+
+    /// One dispatch: upload the chunk's pairs (and on the first, the bodies), record the
+    /// stage, copy the records back, map, decode.
+    fn sweep_chunk(
+        &self,
+        buffers: &mut Buffers,
+        chunk: &[[u32; 2]],
+        options: &SweepOptions,
+        upload_bodies: bool,
+        impacts: &mut Vec<Option<Impact>>,
+    ) -> Result<(), Error> {
+        let pair_upload = &mut buffers.pair_upload;
+        pollster::block_on(pair_upload.write(&self.waiter, bytemuck::cast_slice(chunk)))?;
+        let pair_bytes = chunk.len() as u64 * PAIR_SIZE;
+        let record_bytes = chunk.len() as u64 * RECORD_SIZE;
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("sweep"),
+            });
+        if upload_bodies {
+            let body_bytes = buffers.packed_bodies.len() as u64 * BODY_SIZE;
+            encoder.copy_buffer_to_buffer(
+                buffers.body_upload.buffer(),
+                0,
+                buffers.bodies.buffer(),
+                0,
+                body_bytes,
+            );
+        }
+        encoder.copy_buffer_to_buffer(
+            buffers.pair_upload.buffer(),
+            0,
+            buffers.pairs.buffer(),
+            0,
+            pair_bytes,
+        );
+        self.stage.record(
+            &self.queue,
+            &mut encoder,
+            &buffers.bound,
+            chunk.len() as u32,
+            options,
+        )?;
+        let readback = buffers.readback.buffer();
+        encoder.copy_buffer_to_buffer(buffers.impacts.buffer(), 0, readback, 0, record_bytes);
+        self.queue.submit([encoder.finish()]);
+
+        let slice = readback.slice(..record_bytes);
+        pollster::block_on(self.waiter.map(&slice, wgpu::MapMode::Read))?;
+        let decoded = slice.get_mapped_range().map(|view| {
+            let records: &[ImpactRecord] = bytemuck::cast_slice(&view);
+            let packed = &buffers.packed_bodies;
+            impacts.par_extend(records.par_iter().zip(chunk.par_iter()).map(
+                |(record, &[i, j])| record.to_impact(&packed[i as usize], &packed[j as usize]),
+            ));
+        });
+        // Unmap on every path, or the next call could not map it again.
+        readback.unmap();
+        decoded.map_err(|error| Error::Mapping(error.to_string()))
+    }
+}

@@ -1,0 +1,194 @@
+//! The data contract: Rust copies of the structs and constants of `shaders/shared.wgsl`,
+//! byte for byte. Every stage's shader, its CPU twin, the batched CPU paths and validation
+//! use these; `tests/shaders.rs` checks each struct's size and field offsets and each
+//! constant's value against the WGSL with naga, and the size assertions below fail the build
+//! if a struct changes size.
+//!
+//! A caller that keeps its own GPU buffers for a stage (see
+//! [`SweepStage`](crate::gpu::SweepStage)) writes bodies as [`BodyRecord`], pairs as
+//! `[u32; 2]` and reads [`ImpactRecord`]s.
+
+use bytemuck::{Pod, Zeroable};
+use glam::Vec3;
+
+use crate::geometry::{Impact, ImpactStatus, MovingSphere};
+use crate::options::SweepOptions;
+
+/// `BodyRecord`: one moving sphere (a circle has z = 0), 32 bytes (a WGSL `vec3<f32>` is
+/// 16-aligned).
+///
+/// Aligned to 32 bytes on the host so that the CPU's fast batch fetches a body with one
+/// aligned AVX load; the alignment adds no padding, so the bytes the GPU sees are unchanged.
+#[repr(C, align(32))]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
+pub struct BodyRecord {
+    /// Centre at t = 0.
+    pub center: [f32; 3],
+    /// Radius.
+    pub radius: f32,
+    /// Displacement over the step.
+    pub displacement: [f32; 3],
+    /// Padding to the shader's 16-byte alignment (write 0).
+    pub _pad: f32,
+}
+
+/// `ImpactRecord`: what the sweep writes for one pair, 32 bytes.
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
+pub struct ImpactRecord {
+    /// Contact point on the first body's surface.
+    pub point: [f32; 3],
+    /// Fraction of the step at first contact.
+    pub time_of_impact: f32,
+    /// Unit normal from the first body towards the second.
+    pub normal: [f32; 3],
+    /// One of [`STATUS_MISS`], [`STATUS_CONTACT`], [`STATUS_OVERLAPPING`].
+    pub status: u32,
+}
+
+/// `SweepParams`: the options of one sweep as the shader reads them (a uniform block),
+/// 32 bytes. Made from [`SweepOptions`] by [`SweepParams::new`].
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
+pub struct SweepParams {
+    /// Per axis: the period of a periodic box, 0 where the axis is not periodic.
+    pub period: [f32; 3],
+    /// [`FLAG_PERIODIC`] and [`FLAG_SEPARATING_MISSES`] bits.
+    pub flags: u32,
+    /// Per axis: `1 / period`, 0 where the axis is not periodic.
+    pub inverse_period: [f32; 3],
+    /// Pairs the bound buffers hold: the most one dispatch may sweep.
+    pub pair_capacity: u32,
+}
+
+/// `SweepDispatch`: how many pairs one dispatch sweeps and the workgroups it runs, 32 bytes.
+/// The first three words are the arguments of an indirect dispatch.
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Eq, Default)]
+pub struct SweepDispatch {
+    /// Workgroups along x.
+    pub workgroups_x: u32,
+    /// Workgroups along y (more than 1 only when x would exceed
+    /// [`MAX_WORKGROUPS_PER_DIMENSION`]).
+    pub workgroups_y: u32,
+    /// Workgroups along z (always 1).
+    pub workgroups_z: u32,
+    /// Pairs swept: the count asked for, capped at the capacity.
+    pub pair_count: u32,
+    /// The count asked for.
+    pub requested_pairs: u32,
+    /// 1 when `requested_pairs` exceeded the capacity and only `pair_count` pairs were swept.
+    pub overflowed: u32,
+    /// Padding to 32 bytes.
+    pub _pad0: u32,
+    /// Padding to 32 bytes.
+    pub _pad1: u32,
+}
+
+/// `STATUS_MISS`: the bodies stay apart for the whole step.
+pub const STATUS_MISS: u32 = 0;
+/// `STATUS_CONTACT`: the bodies first touch at the record's time.
+pub const STATUS_CONTACT: u32 = 1;
+/// `STATUS_OVERLAPPING`: the bodies overlap at t = 0.
+pub const STATUS_OVERLAPPING: u32 = 2;
+/// `FLAG_PERIODIC`: relative positions wrap to the nearest image in the box of `period`.
+pub const FLAG_PERIODIC: u32 = 1;
+/// `FLAG_SEPARATING_MISSES`: a pair touching or overlapping at t = 0 while separating is a
+/// miss (see [`SweepOptions::stop_at_penetration`]).
+pub const FLAG_SEPARATING_MISSES: u32 = 2;
+/// `WORKGROUP_SIZE`: invocations (pairs) per workgroup of every stage.
+pub const WORKGROUP_SIZE: u32 = 64;
+/// `MAX_WORKGROUPS_PER_DIMENSION`: the most workgroups per dimension WebGPU guarantees.
+pub const MAX_WORKGROUPS_PER_DIMENSION: u32 = 65535;
+/// `MIN_NORMAL`: the smallest normal f32; below it a squared length has no usable direction.
+pub const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
+
+const _: () = assert!(size_of::<BodyRecord>() == 32);
+const _: () = assert!(size_of::<ImpactRecord>() == 32);
+const _: () = assert!(size_of::<SweepParams>() == 32);
+const _: () = assert!(size_of::<SweepDispatch>() == 32);
+
+impl From<MovingSphere> for BodyRecord {
+    fn from(b: MovingSphere) -> Self {
+        Self {
+            center: b.center.to_array(),
+            radius: b.radius,
+            displacement: b.displacement.to_array(),
+            _pad: 0.0,
+        }
+    }
+}
+
+impl SweepParams {
+    /// The shader's view of `options`, for buffers of `pair_capacity` pairs.
+    #[must_use]
+    pub fn new(options: &SweepOptions, pair_capacity: u32) -> Self {
+        let mut flags = 0;
+        if !options.stop_at_penetration {
+            flags |= FLAG_SEPARATING_MISSES;
+        }
+        let (period, inverse_period) = match options.periodic_box {
+            Some(periodic_box) => {
+                flags |= FLAG_PERIODIC;
+                (
+                    periodic_box.shader_period(),
+                    periodic_box.shader_inverse_period(),
+                )
+            }
+            None => (Vec3::ZERO, Vec3::ZERO),
+        };
+        Self {
+            period: period.to_array(),
+            flags,
+            inverse_period: inverse_period.to_array(),
+            pair_capacity,
+        }
+    }
+}
+
+impl SweepDispatch {
+    /// The dispatch of `pair_count` pairs: [`WORKGROUP_SIZE`] pairs a workgroup, along x up
+    /// to [`MAX_WORKGROUPS_PER_DIMENSION`] and then along y (the host's copy of the shader's
+    /// `prepare_indirect`).
+    #[must_use]
+    pub fn new(pair_count: u32) -> Self {
+        let workgroups = pair_count.div_ceil(WORKGROUP_SIZE);
+        let workgroups_y = workgroups.div_ceil(MAX_WORKGROUPS_PER_DIMENSION);
+        Self {
+            workgroups_x: if workgroups_y > 1 {
+                MAX_WORKGROUPS_PER_DIMENSION
+            } else {
+                workgroups
+            },
+            workgroups_y: workgroups_y.max(1),
+            workgroups_z: 1,
+            pair_count,
+            requested_pairs: pair_count,
+            overflowed: 0,
+            _pad0: 0,
+            _pad1: 0,
+        }
+    }
+}
+
+impl ImpactRecord {
+    /// The user-facing impact, or `None` for a miss. The shortened displacements are formed
+    /// here, on the host, from the bodies' displacements and the time of impact.
+    #[must_use]
+    pub fn to_impact(&self, a: &BodyRecord, b: &BodyRecord) -> Option<Impact> {
+        let status = match self.status {
+            STATUS_CONTACT => ImpactStatus::Contact,
+            STATUS_OVERLAPPING => ImpactStatus::Overlapping,
+            _ => return None,
+        };
+        let t = self.time_of_impact;
+        Some(Impact {
+            time_of_impact: t,
+            point: Vec3::from_array(self.point),
+            normal: Vec3::from_array(self.normal),
+            displacement_a: Vec3::from_array(a.displacement) * t,
+            displacement_b: Vec3::from_array(b.displacement) * t,
+            status,
+        })
+    }
+}

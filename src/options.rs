@@ -1,0 +1,168 @@
+//! What a simulation asks of a sweep beyond the bodies: [`SweepOptions`], one value passed to
+//! every path (single pair, batch, fast batch, GPU stage and pipeline, oracle and judge).
+
+use glam::{Vec2, Vec3};
+
+use crate::error::Error;
+use crate::validate::MAX_MAGNITUDE;
+
+/// Options of a sweep. The default keeps the plain answers: every pair that touches or
+/// overlaps at t = 0 is a hit, and space does not wrap.
+///
+/// # Example
+/// ```
+/// use glam::Vec3;
+/// use sweepcast::{cpu, MovingSphere, PeriodicBox, SweepOptions};
+///
+/// // Two spheres just resolved by an event-driven simulation: touching, moving apart.
+/// let a = MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(-1.0, 0.0, 0.0));
+/// let b = MovingSphere::new(Vec3::new(2.0, 0.0, 0.0), 1.0, Vec3::new(1.0, 0.0, 0.0));
+/// assert!(cpu::sweep_sphere_sphere(&a, &b, SweepOptions::default()).is_some());
+/// assert!(cpu::sweep_sphere_sphere(&a, &b, SweepOptions::event_driven()).is_none());
+///
+/// // In a periodic box of side 10, a body at x = 9.5 meets one at x = 0.5 across the edge.
+/// let options = SweepOptions::default().with_periodic_box(PeriodicBox::cube(10.0)?);
+/// let a = MovingSphere::new(Vec3::new(9.5, 5.0, 5.0), 0.25, Vec3::new(1.0, 0.0, 0.0));
+/// let b = MovingSphere::new(Vec3::new(0.5, 5.0, 5.0), 0.25, Vec3::ZERO);
+/// let impact = cpu::sweep_sphere_sphere(&a, &b, options).expect("they meet across the edge");
+/// assert!((impact.time_of_impact - 0.5).abs() < 1e-6);
+/// # Ok::<(), sweepcast::Error>(())
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct SweepOptions {
+    /// Whether a pair that touches or overlaps at t = 0 is a hit whatever its motion (`true`,
+    /// the default), as parry's `ShapeCastOptions::stop_at_penetration`.
+    ///
+    /// With `false`, a pair that touches or overlaps at t = 0 while separating (its relative
+    /// motion not towards each other: `s · v <= 0` for the separation `s` from the first
+    /// centre to the second and the relative motion `v` of the first) is a miss: it can only
+    /// move apart. That is the choice for event-driven simulations, where the two bodies of a
+    /// collision just resolved touch (or overlap by rounding) and move apart, and must not be
+    /// collided again ([`SweepOptions::event_driven`]). A pair that touches or overlaps while
+    /// approaching is still reported at t = 0.
+    pub stop_at_penetration: bool,
+    /// A periodic box in which positions wrap: each pair is swept with the nearest image of
+    /// its second body ([`PeriodicBox`]). `None` (the default): space does not wrap.
+    pub periodic_box: Option<PeriodicBox>,
+}
+
+impl Default for SweepOptions {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl SweepOptions {
+    /// The default: touching or overlapping at t = 0 is a hit; no periodic box.
+    pub const DEFAULT: Self = Self {
+        stop_at_penetration: true,
+        periodic_box: None,
+    };
+
+    /// The options for an event-driven simulation: a pair touching or overlapping at t = 0
+    /// while separating is a miss (see [`SweepOptions::stop_at_penetration`]).
+    #[must_use]
+    pub const fn event_driven() -> Self {
+        Self {
+            stop_at_penetration: false,
+            periodic_box: None,
+        }
+    }
+
+    /// These options with `periodic_box`.
+    #[must_use]
+    pub const fn with_periodic_box(mut self, periodic_box: PeriodicBox) -> Self {
+        self.periodic_box = Some(periodic_box);
+        self
+    }
+}
+
+/// A box whose opposite faces are identified, per axis: a body leaving on one side comes back
+/// on the other (the minimum-image convention of molecular dynamics).
+///
+/// Every path sweeps a pair in relative coordinates, so the box costs one wrap of the
+/// relative position per pair: `s - L round(s / L)` on each periodic axis, applied so that it
+/// is exact for centres in `[0, L)`.
+///
+/// # Validity
+/// Only the nearest image is swept, which is right when no other image can be reached within
+/// the step. Every batch path checks, for every body and every periodic axis, that the radius
+/// plus the displacement's component along the axis is below a quarter of the period
+/// (`radius + |displacement_i| < L_i / 4`); then for any pair the radius sum plus the relative
+/// motion along the axis is below half the period, so at most one image can touch. A body that
+/// fails it is [`Error::PeriodicBoxTooSmall`]. Centres may lie anywhere, but the guarantees
+/// (the parity bound) are stated for centres in `[0, L)` on each periodic axis: elsewhere the
+/// wrap adds a rounding of the size of the coordinates.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct PeriodicBox {
+    /// Per axis: the period, or infinity where the axis does not wrap.
+    period: Vec3,
+}
+
+impl PeriodicBox {
+    /// A box of `period` per axis; `f32::INFINITY` on an axis means it does not wrap.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPeriodicBox`] when a period is NaN, zero, negative, finite above
+    /// [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE), or when no axis wraps.
+    pub fn new(period: Vec3) -> Result<Self, Error> {
+        for (axis, value) in period.to_array().into_iter().enumerate() {
+            let valid = value > 0.0 && (value <= MAX_MAGNITUDE || value == f32::INFINITY);
+            if !valid {
+                return Err(Error::InvalidPeriodicBox {
+                    axis,
+                    period: value,
+                });
+            }
+        }
+        if !period.is_finite_mask().any() {
+            return Err(Error::InvalidPeriodicBox {
+                axis: 0,
+                period: f32::INFINITY,
+            });
+        }
+        Ok(Self { period })
+    }
+
+    /// A cube of side `side`, periodic on all three axes.
+    ///
+    /// # Errors
+    /// As [`PeriodicBox::new`].
+    pub fn cube(side: f32) -> Result<Self, Error> {
+        Self::new(Vec3::splat(side))
+    }
+
+    /// A periodic rectangle for circles: x and y wrap with `period`, z does not.
+    ///
+    /// # Errors
+    /// As [`PeriodicBox::new`].
+    pub fn rectangle(period: Vec2) -> Result<Self, Error> {
+        Self::new(period.extend(f32::INFINITY))
+    }
+
+    /// The period per axis (infinity where the axis does not wrap).
+    #[must_use]
+    pub fn period(&self) -> Vec3 {
+        self.period
+    }
+
+    /// Whether `axis` (0, 1, 2 for x, y, z) wraps.
+    #[must_use]
+    pub fn wraps(&self, axis: usize) -> bool {
+        self.period[axis].is_finite()
+    }
+
+    /// The period as the shader takes it: 0 where the axis does not wrap.
+    pub(crate) fn shader_period(&self) -> Vec3 {
+        Vec3::select(self.period.is_finite_mask(), self.period, Vec3::ZERO)
+    }
+
+    /// `1 / period`, 0 where the axis does not wrap.
+    pub(crate) fn shader_inverse_period(&self) -> Vec3 {
+        Vec3::select(
+            self.period.is_finite_mask(),
+            self.period.recip(),
+            Vec3::ZERO,
+        )
+    }
+}
