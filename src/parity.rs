@@ -1,5 +1,10 @@
 //! Judging an f32 answer against exact arithmetic by its backward error.
 //!
+//! This is a user feature as much as the test suite's judge: a driver, a port of the shader
+//! to another API, or a simulation's own fast path can hold its answers to the oracle with
+//! [`compare`] (or [`check_pair`] for one pair), and get a [`ParityReport`] that says which
+//! answers fail and by how much.
+//!
 //! A time of impact is ill-conditioned near a grazing contact (a tiny change of input moves
 //! it far), so comparing times with the oracle's says little. What can be promised is that
 //! the answer is exactly right for inputs within a few roundings of the given ones. With
@@ -61,6 +66,16 @@
 //! what it adds is that no square or product can overflow (lengths up to
 //! [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE) = f32::MAX / 8 work) and that only terms below
 //! 2^-126 of the largest (far below u S²) can underflow.
+//!
+//! # Options
+//!
+//! The judge takes the [`SweepOptions`] the answer was computed with. In a periodic box `s`
+//! is the exact nearest image (`reference::center_offset`); for centres in `[0, L)` the f32
+//! wrap adds no rounding (its shift is exact), so the rows above stand. Under the separating
+//! option (`stop_at_penetration` false) a miss is also right for a pair that touches or
+//! overlaps at t = 0 within the bound (`f(0) <= k ε S²`) and does not approach beyond the
+//! rounding of a dot product of rounded inputs (`s · v <= k ε S²`), and an answer at t = 0 is
+//! wrong for a pair that clearly separates (`s · v < -k ε S²`).
 //!
 //! Every test holds every pair to these bounds. The measured largest backward error on
 //! millions of random and adversarial pairs is below 0.4 ε on the CPU and on Mesa's
