@@ -120,6 +120,14 @@ impl From<MovingSphere> for BodyRecord {
 }
 
 impl SweepParams {
+    /// The parameters of [`SweepOptions::DEFAULT`] (no flags, no box; no capacity).
+    pub const DEFAULT: Self = Self {
+        period: [0.0; 3],
+        flags: 0,
+        inverse_period: [0.0; 3],
+        pair_capacity: 0,
+    };
+
     /// The shader's view of `options`, for buffers of `pair_capacity` pairs.
     #[must_use]
     pub fn new(options: &SweepOptions, pair_capacity: u32) -> Self {

@@ -142,15 +142,34 @@ where
     validate_bodies(bodies)?;
     validate_batch(bodies, pairs, &options)?;
     let params = SweepParams::new(&options, 0);
+    // Without options the twin gets the default parameters as a constant, which the compiler
+    // folds into it: the default answers cost nothing for the options they do not use.
+    if params == SweepParams::DEFAULT {
+        sweep_all(bodies, pairs, &SweepParams::DEFAULT, impacts);
+    } else {
+        sweep_all(bodies, pairs, &params, impacts);
+    }
+    Ok(())
+}
+
+/// The twin on every pair, in parallel; inlined so that constant `params` fold into it.
+#[inline(always)]
+fn sweep_all<B>(
+    bodies: &[B],
+    pairs: &[[u32; 2]],
+    params: &SweepParams,
+    impacts: &mut Vec<Option<Impact>>,
+) where
+    B: Copy + Into<MovingSphere> + Sync,
+{
     let record = |index: u32| BodyRecord::from(bodies[index as usize].into());
     pairs
         .par_iter()
         .map(|&[i, j]| {
             let (a, b) = (record(i), record(j));
-            sweep::sweep_pair(&a, &b, &params).to_impact(&a, &b)
+            sweep::sweep_pair(&a, &b, params).to_impact(&a, &b)
         })
         .collect_into_vec(impacts);
-    Ok(())
 }
 
 /// The fast batch: only the time and status of each pair, vectorised across [`LANES`] pairs

@@ -47,6 +47,7 @@ pub(crate) fn power_of_two_scale(largest: f32) -> f32 {
 // before the subtraction, where it is exact (Sterbenz) for centres in [0, period): the one
 // rounding is that of the wrapped difference itself, as without a box. Ties (exactly half a
 // box apart) may go either way; validation keeps such pairs out of reach of each other.
+#[inline]
 pub(crate) fn center_offset(a: Vec3, b: Vec3, params: &SweepParams) -> Vec3 {
     if (params.flags & FLAG_PERIODIC) == 0 {
         return b - a;
@@ -63,6 +64,7 @@ pub(crate) fn center_offset(a: Vec3, b: Vec3, params: &SweepParams) -> Vec3 {
 
 /// `sweep_pair` of the shader: the impact record of bodies `a` and `b`.
 #[must_use]
+#[inline]
 pub fn sweep_pair(a: &BodyRecord, b: &BodyRecord, params: &SweepParams) -> ImpactRecord {
     let (a_center, b_center) = (Vec3::from_array(a.center), Vec3::from_array(b.center));
     let (a_displacement, b_displacement) = (
