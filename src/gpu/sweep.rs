@@ -412,9 +412,13 @@ impl SweepStage {
     ) -> Result<(), Error> {
         let reason = if !count.usage().contains(wgpu::BufferUsages::COPY_SRC) {
             Some(format!("usage {:?} lacks COPY_SRC", count.usage()))
-        } else if !count_offset.is_multiple_of(4) || count_offset + 4 > count.size() {
+        } else if !count_offset.is_multiple_of(4)
+            || count_offset
+                .checked_add(4)
+                .is_none_or(|end| end > count.size())
+        {
             Some(format!(
-                "offset {count_offset} is not a multiple of 4 within its {} bytes",
+                "offset {count_offset} is not that of a u32 within its {} bytes (a multiple of 4, at most the size less 4)",
                 count.size()
             ))
         } else {
