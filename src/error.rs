@@ -70,10 +70,10 @@ pub enum Error {
         /// How many bodies were given.
         body_count: usize,
     },
-    /// A [`PeriodicBox`](crate::PeriodicBox) period that is NaN, zero, negative, finite
-    /// above [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE), or a box in which no axis wraps.
+    /// A [`PeriodicBox`](crate::PeriodicBox) period that is NaN, zero, negative, subnormal,
+    /// finite above [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE), or a box in which no axis wraps.
     #[error(
-        "periodic box: the period {period} on axis {axis} is not valid; each period must be positive and finite (at most f32::MAX / 8), or infinite for an axis that does not wrap, and at least one axis must wrap"
+        "periodic box: the period {period} on axis {axis} is not valid; each period must be positive and finite (from f32::MIN_POSITIVE to f32::MAX / 8), or infinite for an axis that does not wrap, and at least one axis must wrap"
     )]
     InvalidPeriodicBox {
         /// The axis (0, 1, 2 for x, y, z).

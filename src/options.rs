@@ -103,11 +103,14 @@ impl PeriodicBox {
     /// A box of `period` per axis; `f32::INFINITY` on an axis means it does not wrap.
     ///
     /// # Errors
-    /// [`Error::InvalidPeriodicBox`] when a period is NaN, zero, negative, finite above
-    /// [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE), or when no axis wraps.
+    /// [`Error::InvalidPeriodicBox`] when a period is NaN, zero, negative, subnormal (below
+    /// `f32::MIN_POSITIVE`: its reciprocal, which the wrap multiplies by, overflows, and GPUs
+    /// flush it to zero), finite above [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE), or when no
+    /// axis wraps.
     pub fn new(period: Vec3) -> Result<Self, Error> {
         for (axis, value) in period.to_array().into_iter().enumerate() {
-            let valid = value > 0.0 && (value <= MAX_MAGNITUDE || value == f32::INFINITY);
+            let valid =
+                value >= f32::MIN_POSITIVE && (value <= MAX_MAGNITUDE || value == f32::INFINITY);
             if !valid {
                 return Err(Error::InvalidPeriodicBox {
                     axis,
