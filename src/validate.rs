@@ -199,35 +199,42 @@ fn all_packed_valid(packed: &[BodyRecord]) -> bool {
 /// [`PeriodicBox`]). Computed in f64, where the sum is exact.
 ///
 /// # Errors
-/// [`Error::PeriodicBoxTooSmall`] for the first body that does not fit.
+/// [`Error::PeriodicBoxTooSmall`] for the first body (in index order) that does not fit,
+/// naming its first axis (x, y, z) that it does not fit.
 pub fn validate_periodic_reach<B: Copy + Into<MovingSphere>>(
     bodies: &[B],
     periodic_box: &PeriodicBox,
 ) -> Result<(), Error> {
-    let period = periodic_box.period();
-    for axis in (0..3).filter(|&axis| periodic_box.wraps(axis)) {
-        let quarter = f64::from(period[axis]) / 4.0;
-        let reach =
-            |body: &MovingSphere| f64::from(body.radius) + f64::from(body.displacement[axis].abs());
-        let fits = bodies
-            .iter()
-            .fold(true, |fits, &body| fits & (reach(&body.into()) < quarter));
-        if !fits {
-            let (body, reach) = bodies
-                .iter()
-                .map(|&body| reach(&body.into()))
-                .enumerate()
-                .find(|&(_, reach)| reach >= quarter)
-                .expect("a body does not fit");
-            return Err(Error::PeriodicBoxTooSmall {
-                body,
-                axis,
-                reach: reach as f32,
-                period: period[axis],
-            });
-        }
+    let period = periodic_box.period().to_array();
+    // A quarter period per axis; infinite (nothing fails) where the axis does not wrap.
+    let quarter = period.map(|period| f64::from(period) / 4.0);
+    let reach = |body: &MovingSphere, axis: usize| {
+        f64::from(body.radius) + f64::from(body.displacement[axis].abs())
+    };
+    let fits = |body: &MovingSphere| (0..3).all(|axis| reach(body, axis) < quarter[axis]);
+    // One pass that decides; only a batch that fails is walked again to name the offender.
+    if bodies
+        .iter()
+        .fold(true, |all, &body| all & fits(&body.into()))
+    {
+        return Ok(());
     }
-    Ok(())
+    let (body, axis) = bodies
+        .iter()
+        .enumerate()
+        .find_map(|(index, &body)| {
+            let body = body.into();
+            (0..3)
+                .find(|&axis| reach(&body, axis) >= quarter[axis])
+                .map(|axis| (index, axis))
+        })
+        .expect("a body does not fit");
+    Err(Error::PeriodicBoxTooSmall {
+        body,
+        axis,
+        reach: reach(&bodies[body].into(), axis) as f32,
+        period: period[axis],
+    })
 }
 
 /// What every batch path checks before it sweeps: the bodies (already checked one by one

@@ -1965,3 +1965,31 @@ fn the_judge_fails_wrong_answers_under_the_options() {
     assert_eq!(report.failures, 3, "{report}");
     assert_eq!(report.disagreements, 3, "{report}");
 }
+
+/// A batch with several bodies too large for the box names the first of them in index
+/// order, and that body's first axis that does not fit, on every batch path.
+#[test]
+fn the_first_body_too_large_for_the_box_is_named_whatever_its_axis() {
+    let cube = PeriodicBox::cube(8.0).expect("a valid box");
+    let options = SweepOptions::default().with_periodic_box(cube);
+    let fits = sphere([1.0, 1.0, 1.0], 0.5, [0.5, 0.5, 0.5]);
+    let bodies = [
+        fits,
+        sphere([1.0, 1.0, 1.0], 0.5, [0.0, 0.0, 1.5]), // body 1: z only (reach 2.0 = L/4)
+        fits,
+        sphere([1.0, 1.0, 1.0], 0.5, [3.0, 3.0, 0.0]), // body 3: x and y
+    ];
+    let expected = |error: Error| match error {
+        Error::PeriodicBoxTooSmall {
+            body,
+            axis,
+            reach,
+            period,
+        } => assert_eq!((body, axis, reach, period), (1, 2, 2.0, 8.0), "{error}"),
+        other => panic!("expected PeriodicBoxTooSmall, got {other}"),
+    };
+    expected(sweepcast::validate_periodic_reach(&bodies, &cube).unwrap_err());
+    expected(cpu::sweep_batch(&bodies, &[[0, 2]], options).unwrap_err());
+    let mut times = Vec::new();
+    expected(cpu::times_of_impact_into(&bodies, &[[0, 2]], options, &mut times).unwrap_err());
+}

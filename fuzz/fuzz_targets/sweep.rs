@@ -1,16 +1,21 @@
 //! Fuzzes input validation and the CPU sweep paths with arbitrary bytes:
 //! `cargo +nightly fuzz run sweep` from the repository root.
 //!
-//! The bytes are read as one byte of body count, then per body seven f32 from raw
-//! little-endian bits (centre x, y, z, radius, displacement x, y, z: NaN, infinities,
-//! subnormals and huge values all occur), then the rest as pairs of raw little-endian u32
-//! indices (out of range ones included).
+//! The bytes are read as one byte of options (bit 0: the separating option,
+//! `SweepOptions::event_driven`; bit 1: a periodic box, whose three periods follow as raw f32
+//! bits), one byte of body count, then per body seven f32 from raw little-endian bits (centre
+//! x, y, z, radius, displacement x, y, z: NaN, infinities, subnormals and huge values all
+//! occur), then the rest as pairs of raw little-endian u32 indices (out of range ones
+//! included). In a periodic box each finite centre component on a wrapping axis is first
+//! brought into `[0, L)`, the domain the guarantees are stated for.
 //!
 //! Invariants:
-//! * bad input: `cpu::sweep_batch` and `cpu::times_of_impact_into` return the typed error that
-//!   an independent scan expects (the first bad body, fields in the order centre, radius,
-//!   displacement, before the first pair naming a missing body), and so do
-//!   `validate_bodies` and `validate_pairs`;
+//! * bad input: `PeriodicBox::new` rejects exactly the periods an independent scan rejects;
+//!   `cpu::sweep_batch` and `cpu::times_of_impact_into` return the typed error that an
+//!   independent scan expects (the first bad body, fields in the order centre, radius,
+//!   displacement; then the first body too large for the box, axes in order; then the first
+//!   pair naming a missing body), and so do `validate_bodies`, `validate_periodic_reach` and
+//!   `validate_pairs`;
 //! * valid input: no panic; one answer per pair; every time finite and in [0, 1], an overlap at
 //!   t = 0 exactly; the single-pair `cpu::sweep` equals the batch; every answer of the batch
 //!   and of the fast batch passes `parity::check_pair` / `check_time` against the f64 oracle
@@ -29,12 +34,11 @@
 use libfuzzer_sys::fuzz_target;
 
 use glam::Vec3;
-use sweepcast::SweepOptions;
 use sweepcast::parity::{CPU_BOUND, check_pair, check_time};
 use sweepcast::reference::{self, Body};
 use sweepcast::{
-    BodyField, Error, ImpactStatus, MAX_MAGNITUDE, MovingSphere, cpu, validate_bodies,
-    validate_pairs,
+    BodyField, Error, ImpactStatus, MAX_MAGNITUDE, MovingSphere, PeriodicBox, SweepOptions, cpu,
+    validate_bodies, validate_pairs, validate_periodic_reach,
 };
 
 /// Bytes per body: seven f32.
@@ -43,6 +47,48 @@ const BODY_BYTES: usize = 28;
 const PAIR_BYTES: usize = 8;
 
 fuzz_target!(|data: &[u8]| check(data));
+
+/// The options byte, and the periods of the box when bit 1 asks for one; the rest.
+fn decode_options(data: &[u8]) -> (SweepOptions, Option<[f32; 3]>, &[u8]) {
+    let Some((&flags, rest)) = data.split_first() else {
+        return (SweepOptions::DEFAULT, None, data);
+    };
+    let mut options = SweepOptions::DEFAULT;
+    options.stop_at_penetration = flags & 1 == 0;
+    if flags & 2 == 0 || rest.len() < 12 {
+        return (options, None, rest);
+    }
+    let (period_bytes, rest) = rest.split_at(12);
+    let period: [f32; 3] = std::array::from_fn(|axis| {
+        let bytes = &period_bytes[4 * axis..4 * axis + 4];
+        f32::from_bits(u32::from_le_bytes(bytes.try_into().expect("4 bytes")))
+    });
+    (options, Some(period), rest)
+}
+
+/// Whether `PeriodicBox::new` must accept `period`, decided independently: each period a
+/// normal f32 from `f32::MIN_POSITIVE` to `MAX_MAGNITUDE`, or +infinity, and not all infinite.
+fn valid_period(period: [f32; 3]) -> bool {
+    let each = period.iter().all(|&p| {
+        p == f32::INFINITY || (p.is_finite() && p >= f32::MIN_POSITIVE && p <= MAX_MAGNITUDE)
+    });
+    each && period.iter().any(|p| p.is_finite())
+}
+
+/// Brings each finite centre component on a wrapping axis into `[0, L)`.
+fn into_box(bodies: &mut [MovingSphere], periodic_box: &PeriodicBox) {
+    let period = periodic_box.period();
+    for body in bodies {
+        for axis in (0..3).filter(|&axis| periodic_box.wraps(axis)) {
+            let c = body.center[axis];
+            if c.is_finite() {
+                let wrapped = c.rem_euclid(period[axis]);
+                // rem_euclid may round up to the period itself.
+                body.center[axis] = if wrapped < period[axis] { wrapped } else { 0.0 };
+            }
+        }
+    }
+}
 
 fn decode(data: &[u8]) -> (Vec<MovingSphere>, Vec<[u32; 2]>) {
     let Some((&count, rest)) = data.split_first() else {
@@ -78,10 +124,15 @@ enum Expected {
     NonFinite(usize, BodyField),
     TooLarge(usize, BodyField, u32),
     NegativeRadius(usize, u32),
+    PeriodicBoxTooSmall(usize, usize),
     PairIndexOutOfRange(usize, u32),
 }
 
-fn expected_error(bodies: &[MovingSphere], pairs: &[[u32; 2]]) -> Option<Expected> {
+fn expected_error(
+    bodies: &[MovingSphere],
+    pairs: &[[u32; 2]],
+    options: &SweepOptions,
+) -> Option<Expected> {
     for (k, body) in bodies.iter().enumerate() {
         let fields = [
             (BodyField::Center, body.center.to_array()),
@@ -99,6 +150,16 @@ fn expected_error(bodies: &[MovingSphere], pairs: &[[u32; 2]]) -> Option<Expecte
             }
             if field == BodyField::Radius && body.radius < 0.0 {
                 return Some(Expected::NegativeRadius(k, body.radius.to_bits()));
+            }
+        }
+    }
+    if let Some(periodic_box) = &options.periodic_box {
+        for (k, body) in bodies.iter().enumerate() {
+            for axis in (0..3).filter(|&axis| periodic_box.wraps(axis)) {
+                let reach = f64::from(body.radius) + f64::from(body.displacement[axis]).abs();
+                if reach >= f64::from(periodic_box.period()[axis]) / 4.0 {
+                    return Some(Expected::PeriodicBoxTooSmall(k, axis));
+                }
             }
         }
     }
@@ -122,6 +183,7 @@ fn reported(error: &Error, body_count: usize) -> Expected {
             Expected::TooLarge(body, field, value.to_bits())
         }
         Error::NegativeRadius { body, radius } => Expected::NegativeRadius(body, radius.to_bits()),
+        Error::PeriodicBoxTooSmall { body, axis, .. } => Expected::PeriodicBoxTooSmall(body, axis),
         Error::PairIndexOutOfRange {
             pair,
             index,
@@ -135,12 +197,31 @@ fn reported(error: &Error, body_count: usize) -> Expected {
 }
 
 fn check(data: &[u8]) {
-    let (bodies, pairs) = decode(data);
-    let batch = cpu::sweep_batch(&bodies, &pairs, SweepOptions::DEFAULT);
+    let (mut options, period, rest) = decode_options(data);
+    let (mut bodies, pairs) = decode(rest);
+    if let Some(period) = period {
+        match PeriodicBox::new(Vec3::from_array(period)) {
+            Ok(periodic_box) => {
+                assert!(valid_period(period), "accepted {period:?}");
+                into_box(&mut bodies, &periodic_box);
+                options = options.with_periodic_box(periodic_box);
+            }
+            Err(error) => {
+                assert!(!valid_period(period), "rejected {period:?}: {error}");
+                assert!(matches!(error, Error::InvalidPeriodicBox { .. }), "{error}");
+            }
+        }
+    }
+    let batch = cpu::sweep_batch(&bodies, &pairs, options);
     let mut times = Vec::new();
-    let fast = cpu::times_of_impact_into(&bodies, &pairs, SweepOptions::DEFAULT, &mut times);
-    let validated = validate_bodies(&bodies).and_then(|()| validate_pairs(&pairs, bodies.len()));
-    let expected = expected_error(&bodies, &pairs);
+    let fast = cpu::times_of_impact_into(&bodies, &pairs, options, &mut times);
+    let validated = validate_bodies(&bodies)
+        .and_then(|()| match &options.periodic_box {
+            Some(periodic_box) => validate_periodic_reach(&bodies, periodic_box),
+            None => Ok(()),
+        })
+        .and_then(|()| validate_pairs(&pairs, bodies.len()));
+    let expected = expected_error(&bodies, &pairs, &options);
     let errors = [
         batch.as_ref().err(),
         fast.as_ref().err(),
@@ -164,13 +245,13 @@ fn check(data: &[u8]) {
         let (a64, b64) = (Body::from(a), Body::from(b));
         let context = || format!("pair {k}: a = {a:?}, b = {b:?}");
         assert_eq!(
-            cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT),
+            cpu::sweep_sphere_sphere(&a, &b, options),
             *impact,
             "{}",
             context()
         );
 
-        let oracle = reference::sweep_sphere_sphere(&a64, &b64, &SweepOptions::DEFAULT);
+        let oracle = reference::sweep_sphere_sphere(&a64, &b64, &options);
         if let Some(r) = &oracle {
             assert!(
                 (0.0..=1.0).contains(&r.time_of_impact),
@@ -201,7 +282,7 @@ fn check(data: &[u8]) {
         let verdict = check_pair(
             &a64,
             &b64,
-            &SweepOptions::DEFAULT,
+            &options,
             impact.as_ref(),
             oracle.as_ref(),
             CPU_BOUND,
@@ -213,8 +294,7 @@ fn check(data: &[u8]) {
             verdict.backward_error,
             context()
         );
-        let (backward_error, failure) =
-            check_time(&a64, &b64, &SweepOptions::DEFAULT, fast, CPU_BOUND);
+        let (backward_error, failure) = check_time(&a64, &b64, &options, fast, CPU_BOUND);
         assert_eq!(
             failure,
             None,

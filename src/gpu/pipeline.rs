@@ -368,11 +368,15 @@ impl SweepPipeline {
         let result = caught.and(result);
         if result.is_err() {
             impacts.clear();
+            // Fresh transfer buffers, made in scopes of their own: should making them fail,
+            // the next call's own work on them reports it; this call's error is the one due.
+            let scopes = ErrorScopes::push(&self.device);
             buffers.discard_transfers(
                 &self.device,
                 self.stage.max_bodies(),
                 self.max_pairs_per_dispatch,
             );
+            let _ = pollster::block_on(scopes.finish());
         }
         result
     }
