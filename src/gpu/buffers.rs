@@ -34,7 +34,7 @@ impl GrowingBuffer {
     ) -> Self {
         let capacity = MIN_CAPACITY.min(max_elements).max(1);
         Self {
-            buffer: create(device, label, usage, capacity * element_size),
+            buffer: create_buffer(device, label, usage, capacity * element_size),
             label,
             usage,
             element_size,
@@ -52,7 +52,7 @@ impl GrowingBuffer {
             MIN_CAPACITY.min(self.max_elements),
             self.max_elements.max(count),
         );
-        self.buffer = create(device, self.label, self.usage, capacity * self.element_size);
+        self.buffer = create_buffer(device, self.label, self.usage, capacity * self.element_size);
         true
     }
 
@@ -67,7 +67,9 @@ impl GrowingBuffer {
     }
 }
 
-fn create(
+/// A buffer of `size` bytes; one the host writes (`MAP_WRITE`) is created mapped, ready to
+/// be written.
+pub(crate) fn create_buffer(
     device: &wgpu::Device,
     label: &'static str,
     usage: wgpu::BufferUsages,
@@ -155,6 +157,11 @@ impl DeviceWaiter {
             poll_timeout,
             loss,
         }
+    }
+
+    /// [`Error::Device`] naming the loss once the device is lost.
+    pub(crate) fn check_loss(&self) -> Result<(), Error> {
+        self.loss.check()
     }
 
     pub(crate) fn poll_timeout(&self) -> Option<Duration> {

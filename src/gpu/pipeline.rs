@@ -6,17 +6,13 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload};
-use super::context::{GpuContext, LossRecord};
-use super::sweep::{SweepBuffers, SweepStage};
+use super::context::GpuContext;
+use super::sweep::{BODY_SIZE, PAIR_SIZE, RECORD_SIZE, SweepBuffers, SweepStage};
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
 use crate::layout::{BodyRecord, ImpactRecord, WORKGROUP_SIZE};
 use crate::options::SweepOptions;
 use crate::validate::{pack_bodies, validate_batch};
-
-const BODY_SIZE: u64 = size_of::<BodyRecord>() as u64;
-const PAIR_SIZE: u64 = size_of::<[u32; 2]>() as u64;
-const RECORD_SIZE: u64 = size_of::<ImpactRecord>() as u64;
 
 /// How long one wait for the device may last before a call gives up with [`Error::Timeout`],
 /// unless [`SweepPipeline::with_poll_timeout`] says otherwise.
@@ -64,7 +60,7 @@ pub const DEFAULT_POLL_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct SweepPipeline {
     device: wgpu::Device,
     queue: wgpu::Queue,
-    loss: LossRecord,
+    /// Waits for the device, and knows whether it was lost.
     waiter: DeviceWaiter,
     stage: SweepStage,
     max_pairs_per_dispatch: u64,
@@ -200,7 +196,6 @@ impl SweepPipeline {
         pollster::block_on(scopes.finish())?;
         Ok(Self {
             queue: context.queue().clone(),
-            loss: context.loss().clone(),
             waiter: DeviceWaiter::new(
                 device.clone(),
                 Some(DEFAULT_POLL_TIMEOUT),
@@ -346,7 +341,7 @@ impl SweepPipeline {
         let mut buffers = self.lock();
         let buffers = &mut *buffers;
         // A lost device fails at once, before anything touches it.
-        self.loss.check()?;
+        self.waiter.check_loss()?;
         pack_bodies(bodies, &mut buffers.packed_bodies)?;
         validate_batch(bodies, pairs, &options)?;
         if bodies.len() > self.max_bodies() {

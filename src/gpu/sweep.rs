@@ -4,7 +4,7 @@
 
 use std::num::NonZeroU64;
 
-use super::buffers::ErrorScopes;
+use super::buffers::{ErrorScopes, create_buffer};
 use crate::error::Error;
 use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams};
 use crate::options::SweepOptions;
@@ -15,9 +15,9 @@ pub const SWEEP_WGSL: &str = concat!(
     include_str!("../../shaders/sweep.wgsl")
 );
 
-const BODY_SIZE: u64 = size_of::<BodyRecord>() as u64;
-const PAIR_SIZE: u64 = size_of::<[u32; 2]>() as u64;
-const RECORD_SIZE: u64 = size_of::<ImpactRecord>() as u64;
+pub(super) const BODY_SIZE: u64 = size_of::<BodyRecord>() as u64;
+pub(super) const PAIR_SIZE: u64 = size_of::<[u32; 2]>() as u64;
+pub(super) const RECORD_SIZE: u64 = size_of::<ImpactRecord>() as u64;
 const PARAMS_SIZE: u64 = size_of::<SweepParams>() as u64;
 const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 
@@ -218,14 +218,7 @@ impl SweepStage {
         }
         use wgpu::BufferUsages as Usage;
         let scopes = ErrorScopes::push(device);
-        let buffer = |label, size, usage| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
+        let buffer = |label, size, usage| create_buffer(device, label, usage, size);
         let bodies = buffer(
             "sweep bodies",
             body_capacity.max(1) * BODY_SIZE,
@@ -302,14 +295,7 @@ impl SweepStage {
         impacts: wgpu::Buffer,
     ) -> SweepBuffers {
         use wgpu::BufferUsages as Usage;
-        let small = |label, size, usage| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
+        let small = |label, size, usage| create_buffer(device, label, usage, size);
         let params = small(
             "sweep params",
             PARAMS_SIZE,
