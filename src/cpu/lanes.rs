@@ -18,73 +18,10 @@
 use glam::Vec3;
 
 use super::sweep::{largest_component, power_of_two_scale};
-use crate::geometry::ImpactStatus;
-use crate::layout::{BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, SweepParams};
+use crate::layout::{BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, SweepParams, TimeOfImpact};
 
 /// Pairs per block: one AVX register (or two SSE registers) of f32.
 pub const LANES: usize = 8;
-
-/// The time of first contact of one pair, as the times-only paths report it: a contact at a
-/// time in [0, 1], an overlap at t = 0, or a miss; 4 bytes. Read it with
-/// [`TimeOfImpact::get`], [`TimeOfImpact::time`] or [`TimeOfImpact::status`].
-#[repr(transparent)]
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct TimeOfImpact(f32);
-
-impl Default for TimeOfImpact {
-    fn default() -> Self {
-        Self::MISS
-    }
-}
-
-impl TimeOfImpact {
-    /// The bodies stay apart for the whole step.
-    pub const MISS: Self = Self(f32::INFINITY);
-    /// The bodies already overlap at t = 0.
-    pub const OVERLAPPING: Self = Self(-1.0);
-
-    /// A contact at `time`, or `None` unless `time` is in [0, 1].
-    #[must_use]
-    pub fn contact(time: f32) -> Option<Self> {
-        (0.0..=1.0).contains(&time).then_some(Self(time))
-    }
-
-    /// The time and status, or `None` for a miss. An overlap reports t = 0.
-    #[must_use]
-    pub fn get(self) -> Option<(f32, ImpactStatus)> {
-        if self.0 < 0.0 {
-            Some((0.0, ImpactStatus::Overlapping))
-        } else if self.0 <= 1.0 {
-            Some((self.0, ImpactStatus::Contact))
-        } else {
-            None
-        }
-    }
-
-    /// The time of impact (0 for an overlap), or `None` for a miss.
-    #[must_use]
-    pub fn time(self) -> Option<f32> {
-        self.get().map(|(time, _)| time)
-    }
-
-    /// The status, or `None` for a miss.
-    #[must_use]
-    pub fn status(self) -> Option<ImpactStatus> {
-        self.get().map(|(_, status)| status)
-    }
-
-    /// Whether the pair touches or overlaps during the step.
-    #[must_use]
-    pub fn is_hit(self) -> bool {
-        self.0 <= 1.0
-    }
-
-    /// The raw encoding, for bit-for-bit comparisons inside the crate.
-    #[cfg(test)]
-    fn to_bits(self) -> u32 {
-        self.0.to_bits()
-    }
-}
 
 /// A block of [`LANES`] pairs, relative and transposed: one array per field, in the order of
 /// [`BodyRecord`]'s fields, holding for pair (a, b) the separation `s = b.center - a.center`,

@@ -8,7 +8,8 @@
 mod lanes;
 pub mod sweep;
 
-pub use lanes::{LANES, TimeOfImpact};
+pub use crate::layout::TimeOfImpact;
+pub use lanes::LANES;
 
 use std::cell::Cell;
 
