@@ -7,19 +7,18 @@
 
 mod lanes;
 pub mod sweep;
+mod world;
 
 pub use crate::layout::TimeOfImpact;
 pub use lanes::LANES;
+pub use world::{SERIAL_PAIRS, World};
 
 use std::cell::Cell;
-
-use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::geometry::{Impact, MovingCircle, MovingSphere, Sphere};
 use crate::layout::{BodyRecord, SweepParams};
 use crate::options::SweepOptions;
-use crate::validate::{pack_bodies, validate_batch, validate_bodies};
 
 /// When two moving spheres first touch during the step.
 ///
@@ -140,37 +139,28 @@ where
     B: Copy + Into<MovingSphere> + Sync,
 {
     impacts.clear();
-    validate_bodies(bodies)?;
-    validate_batch(bodies, pairs, &options)?;
-    let params = SweepParams::new(&options, 0);
-    // Without options the twin gets the default parameters as a constant, which the compiler
-    // folds into it: the default answers cost nothing for the options they do not use.
-    if params == SweepParams::DEFAULT {
-        sweep_all(bodies, pairs, &SweepParams::DEFAULT, impacts);
-    } else {
-        sweep_all(bodies, pairs, &params, impacts);
-    }
-    Ok(())
+    with_world(bodies, options, |world| world.sweep_into(pairs, impacts))
 }
 
-/// The twin on every pair, in parallel; inlined so that constant `params` fold into it.
-#[inline(always)]
-fn sweep_all<B>(
+/// Runs `sweep` on a world of `bodies` kept per thread, so that the slice-taking paths,
+/// called every step, allocate nothing once it has grown to the body count.
+fn with_world<B>(
     bodies: &[B],
-    pairs: &[[u32; 2]],
-    params: &SweepParams,
-    impacts: &mut Vec<Option<Impact>>,
-) where
-    B: Copy + Into<MovingSphere> + Sync,
+    options: SweepOptions,
+    sweep: impl FnOnce(&World) -> Result<(), Error>,
+) -> Result<(), Error>
+where
+    B: Copy + Into<MovingSphere>,
 {
-    let record = |index: u32| BodyRecord::from(bodies[index as usize].into());
-    pairs
-        .par_iter()
-        .map(|&[i, j]| {
-            let (a, b) = (record(i), record(j));
-            sweep::sweep_pair(&a, &b, params).to_impact(&a, &b)
-        })
-        .collect_into_vec(impacts);
+    thread_local! {
+        static WORLD: Cell<World> = const { Cell::new(World::EMPTY) };
+    }
+    // Taken, not borrowed: a call nested in another on the same thread (a rayon task stolen
+    // while this one waits) gets an empty world of its own instead of a borrow panic.
+    let mut world = WORLD.take();
+    let result = world.update(bodies, options).and_then(|()| sweep(&world));
+    WORLD.set(world);
+    result
 }
 
 /// The fast batch: only the time and status of each pair, vectorised across [`LANES`] pairs
@@ -210,30 +200,8 @@ pub fn times_of_impact_into<B>(
 where
     B: Copy + Into<MovingSphere> + Sync,
 {
-    /// Pairs per rayon task: large enough to amortise scheduling, a multiple of LANES.
-    const TASK: usize = 64 * LANES;
-    thread_local! {
-        /// The packed bodies of the last call on this thread, kept so that a simulation that
-        /// calls every step allocates nothing once the buffer has grown to its body count.
-        static PACKED: Cell<Vec<BodyRecord>> = const { Cell::new(Vec::new()) };
-    }
     times.clear();
-    // Taken, not borrowed: a call nested in another on the same thread (a rayon task stolen
-    // while this one waits) gets an empty buffer of its own instead of a borrow panic.
-    let mut packed = PACKED.take();
-    let result = pack_bodies(bodies, &mut packed).and_then(|()| {
-        validate_batch(bodies, pairs, &options)?;
-        let params = SweepParams::new(&options, 0);
-        times.resize(pairs.len(), TimeOfImpact::MISS);
-        times
-            .par_chunks_mut(TASK)
-            .zip(pairs.par_chunks(TASK))
-            // SAFETY: `validate_batch` has checked every index against the packed bodies.
-            .for_each(|(times, pairs)| unsafe {
-                lanes::sweep_block(&packed, pairs, times, &params);
-            });
-        Ok(())
-    });
-    PACKED.set(packed);
-    result
+    with_world(bodies, options, |world| {
+        world.times_of_impact_into(pairs, times)
+    })
 }

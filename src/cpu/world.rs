@@ -1,0 +1,197 @@
+//! [`World`]: the bodies of one step, validated and packed once, against which any number of
+//! batches of pairs are swept.
+
+use rayon::prelude::*;
+
+use super::lanes::{self, LANES};
+use super::sweep;
+use crate::error::Error;
+use crate::geometry::{Impact, MovingSphere};
+use crate::layout::{BodyRecord, SweepParams, TimeOfImpact};
+use crate::options::SweepOptions;
+use crate::validate::{pack_bodies, validate_pairs, validate_periodic_reach};
+
+/// Pairs per rayon task of the times-only path: large enough to amortise scheduling, a
+/// multiple of [`LANES`].
+const TIMES_TASK: usize = 64 * LANES;
+
+/// Below this many pairs a batch runs on the calling thread. Waking rayon's pool of two
+/// threads costs about 28 µs, and the times-only sweep about 6 ns a pair on one core
+/// (2-core AMD EPYC, `cargo run --release --example small_batches`), so the pool pays only
+/// above about 9,500 pairs there; the next power of two leaves room for faster cores.
+pub const SERIAL_PAIRS: usize = 16_384;
+
+/// The bodies of one step, validated and packed in the shader's layout once; any number of
+/// batches of pairs are then swept against them, each checking only its own pair indices.
+///
+/// An event-driven simulation re-sweeps the few pairs of the two bodies that just collided
+/// many times per step: with a `World`, such a call costs only its pairs (no validation or
+/// packing of the whole world, no thread pool below [`SERIAL_PAIRS`] pairs, and nothing
+/// allocated once the output vector has grown). [`World::update`] reuses the world's memory
+/// from step to step.
+///
+/// Every body is validated, referenced by a pair or not: a world is a whole step's bodies,
+/// and a bad body is reported when the world is built (with the typed errors of
+/// [`validate_body`](crate::validate_body) and, with a periodic box,
+/// [`Error::PeriodicBoxTooSmall`]), not when a pair first names it.
+///
+/// # Example
+/// ```
+/// use glam::Vec3;
+/// use sweepcast::{cpu, MovingSphere, SweepOptions};
+///
+/// let bodies = [
+///     MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(10.0, 0.0, 0.0)),
+///     MovingSphere::new(Vec3::new(5.0, 0.0, 0.0), 1.0, Vec3::ZERO),
+///     MovingSphere::new(Vec3::new(0.0, 5.0, 0.0), 1.0, Vec3::ZERO),
+/// ];
+/// let mut world = cpu::World::new();
+/// world.update(&bodies, SweepOptions::default())?;
+/// let (mut times, mut impacts) = (Vec::new(), Vec::new());
+/// world.times_of_impact_into(&[[0, 1], [0, 2]], &mut times)?;
+/// world.sweep_into(&[[0, 1]], &mut impacts)?;
+/// assert_eq!(times[0].time(), Some(0.3));
+/// assert!(!times[1].is_hit());
+/// assert_eq!(impacts[0].map(|impact| impact.time_of_impact), Some(0.3));
+/// # Ok::<(), sweepcast::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct World {
+    bodies: Vec<BodyRecord>,
+    params: SweepParams,
+}
+
+impl Default for World {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+impl World {
+    /// An empty world, as a constant.
+    pub(crate) const EMPTY: Self = Self {
+        bodies: Vec::new(),
+        params: SweepParams::DEFAULT,
+    };
+
+    /// An empty world (no bodies; every pair index is out of range).
+    #[must_use]
+    pub fn new() -> Self {
+        Self::EMPTY
+    }
+
+    /// Validates `bodies` (and their fit in the options' periodic box) and packs them,
+    /// reusing the world's memory.
+    ///
+    /// # Errors
+    /// The first bad body's [`Error::NonFinite`], [`Error::TooLarge`] or
+    /// [`Error::NegativeRadius`], then [`Error::PeriodicBoxTooSmall`]; the world is left
+    /// empty on error.
+    pub fn update<B>(&mut self, bodies: &[B], options: SweepOptions) -> Result<(), Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        pack_bodies(bodies, &mut self.bodies)?;
+        if let Some(periodic_box) = &options.periodic_box {
+            if let Err(error) = validate_periodic_reach(bodies, periodic_box) {
+                self.bodies.clear();
+                return Err(error);
+            }
+        }
+        self.params = SweepParams::new(&options, 0);
+        Ok(())
+    }
+
+    /// The number of bodies.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.bodies.len()
+    }
+
+    /// Whether the world has no bodies.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.bodies.is_empty()
+    }
+
+    /// The packed bodies, in the shader's layout.
+    #[must_use]
+    pub fn bodies(&self) -> &[BodyRecord] {
+        &self.bodies
+    }
+
+    /// The time and status of every pair (4 bytes a pair), vectorised across [`LANES`] pairs,
+    /// on the calling thread below [`SERIAL_PAIRS`] pairs and on all cores above: the path of
+    /// [`times_of_impact_into`](super::times_of_impact_into), which documents its answers.
+    ///
+    /// # Errors
+    /// [`Error::PairIndexOutOfRange`] for the first pair that names a missing body; `times`
+    /// is left empty on error.
+    pub fn times_of_impact_into(
+        &self,
+        pairs: &[[u32; 2]],
+        times: &mut Vec<TimeOfImpact>,
+    ) -> Result<(), Error> {
+        times.clear();
+        validate_pairs(pairs, self.bodies.len())?;
+        times.resize(pairs.len(), TimeOfImpact::MISS);
+        let bodies = &self.bodies;
+        // SAFETY (both calls): `validate_pairs` has checked every index against the bodies.
+        if pairs.len() < SERIAL_PAIRS {
+            unsafe { lanes::sweep_block(bodies, pairs, times, &self.params) };
+        } else {
+            times
+                .par_chunks_mut(TIMES_TASK)
+                .zip(pairs.par_chunks(TIMES_TASK))
+                .for_each(|(times, pairs)| unsafe {
+                    lanes::sweep_block(bodies, pairs, times, &self.params);
+                });
+        }
+        Ok(())
+    }
+
+    /// The whole [`Impact`] of every pair with the twin of the shader, on the calling thread
+    /// below [`SERIAL_PAIRS`] pairs and on all cores above: the path of
+    /// [`sweep_batch`](super::sweep_batch), which documents its answers.
+    ///
+    /// # Errors
+    /// [`Error::PairIndexOutOfRange`] for the first pair that names a missing body; `impacts`
+    /// is left empty on error.
+    pub fn sweep_into(
+        &self,
+        pairs: &[[u32; 2]],
+        impacts: &mut Vec<Option<Impact>>,
+    ) -> Result<(), Error> {
+        impacts.clear();
+        validate_pairs(pairs, self.bodies.len())?;
+        // Without options the twin gets the default parameters as a constant, which the
+        // compiler folds into it: the default answers cost nothing for the options they do
+        // not use.
+        if self.params == SweepParams::DEFAULT {
+            sweep_all(&self.bodies, pairs, &SweepParams::DEFAULT, impacts);
+        } else {
+            sweep_all(&self.bodies, pairs, &self.params, impacts);
+        }
+        Ok(())
+    }
+}
+
+/// The twin on every pair, serial or parallel by size; inlined so that constant `params`
+/// fold into it.
+#[inline(always)]
+fn sweep_all(
+    bodies: &[BodyRecord],
+    pairs: &[[u32; 2]],
+    params: &SweepParams,
+    impacts: &mut Vec<Option<Impact>>,
+) {
+    let impact = |&[i, j]: &[u32; 2]| {
+        let (a, b) = (&bodies[i as usize], &bodies[j as usize]);
+        sweep::sweep_pair(a, b, params).to_impact(a, b)
+    };
+    if pairs.len() < SERIAL_PAIRS {
+        impacts.extend(pairs.iter().map(impact));
+    } else {
+        pairs.par_iter().map(impact).collect_into_vec(impacts);
+    }
+}
