@@ -1,9 +1,10 @@
-//! The CPU fast path (`cpu::times_of_impact_into`) against parry3d's ball-specific cast
+//! The CPU fast paths (`cpu::times_of_impact_into`, and `cpu::sweep_batch_into` for the full
+//! answer, beside the twin called pair by pair) against parry3d's ball-specific cast
 //! (`cast_shapes_ball_ball`) on one core, pair for pair, each writing one time per pair into
 //! a buffer kept between runs, alternating so that both see the same machine load.
 //!
 //! ```text
-//! cargo run --release --example fast_path -- [--rounds R] [--only sweepcast|parry]
+//! cargo run --release --example fast_path -- [--rounds R] [--only sweepcast|full|twin|parry]
 //!                                            [--workload lattice|bullets]
 //! ```
 //!
@@ -34,7 +35,7 @@ fn main() -> ExitCode {
         let value = args.next();
         let parsed = match (flag.as_str(), value) {
             ("--rounds", Some(v)) => parse(&v).map(|r| rounds = r),
-            ("--only", Some(v)) if v == "sweepcast" || v == "parry" => {
+            ("--only", Some(v)) if ["sweepcast", "full", "twin", "parry"].contains(&v.as_str()) => {
                 only = Some(v);
                 Ok(())
             }
@@ -55,8 +56,11 @@ fn main() -> ExitCode {
         let (bodies, pairs) = (&workload.bodies[..], &workload.pairs[..]);
         let mut times = Vec::with_capacity(pairs.len());
         let mut parry_times = Vec::with_capacity(pairs.len());
+        let mut impacts = Vec::with_capacity(pairs.len());
         let mut ours = Vec::new();
         let mut theirs = Vec::new();
+        let mut full = Vec::new();
+        let mut twin = Vec::new();
         for _ in 0..rounds {
             if runs("sweepcast") {
                 let timing = time_runs(1, || {
@@ -72,6 +76,31 @@ fn main() -> ExitCode {
                         .expect("valid input");
                 });
                 ours.push(timing.rates(pairs.len()).0 / 1e6);
+            }
+            if runs("full") {
+                let timing = time_runs(1, || {
+                    single
+                        .install(|| {
+                            cpu::sweep_batch_into(
+                                bodies,
+                                pairs,
+                                SweepOptions::DEFAULT,
+                                &mut impacts,
+                            )
+                        })
+                        .expect("valid input");
+                });
+                full.push(timing.rates(pairs.len()).0 / 1e6);
+            }
+            if runs("twin") {
+                let timing = time_runs(1, || {
+                    impacts.clear();
+                    impacts.extend(pairs.iter().map(|&[i, j]| {
+                        let (a, b) = (&bodies[i as usize], &bodies[j as usize]);
+                        cpu::sweep_sphere_sphere(a, b, SweepOptions::DEFAULT)
+                    }));
+                });
+                twin.push(timing.rates(pairs.len()).0 / 1e6);
             }
             if runs("parry") {
                 let timing = time_runs(1, || {
@@ -91,17 +120,22 @@ fn main() -> ExitCode {
             "{name}: {} pairs, hits {hits} (parry {parry_hits})",
             pairs.len()
         );
-        let ratios: Vec<f64> = ours.iter().zip(&theirs).map(|(o, t)| o / t).collect();
         for (method, rates) in [
-            ("sweepcast fast path", &ours),
+            ("sweepcast times only", &ours),
+            ("sweepcast full answer", &full),
+            ("twin pair by pair", &twin),
             ("parry3d ball_ball", &theirs),
         ] {
             if let Some((median, low, high)) = summary(rates) {
-                println!("  {method:20} {median:7.1} M pairs/s ({low:.1}-{high:.1})");
+                println!("  {method:22} {median:7.1} M pairs/s ({low:.1}-{high:.1})");
             }
-        }
-        if let Some((median, low, high)) = summary(&ratios) {
-            println!("  ratio {median:.2} ({low:.2}-{high:.2}), median of per-round ratios");
+            let ratios: Vec<f64> = rates.iter().zip(&theirs).map(|(o, t)| o / t).collect();
+            if let Some((median, low, high)) = summary(&ratios).filter(|_| rates != &theirs) {
+                println!(
+                    "  {:22} ratio to parry {median:.2} ({low:.2}-{high:.2}), median of per-round ratios",
+                    ""
+                );
+            }
         }
     }
     ExitCode::SUCCESS

@@ -11,9 +11,10 @@
 //!
 //! The time of a contact is computed with the same operations in the same order as the
 //! shader's twin, so the two agree bit for bit wherever both report a contact (no fused
-//! multiply-adds: Rust never contracts `a * b + c` on its own). The twin's reach escape
-//! (`|V| + R < |C|`) is left out: it only saves work, and whenever it holds the contact time
-//! exceeds 1 anyway (up to rounding, within the parity bound).
+//! multiply-adds: Rust never contracts `a * b + c` on its own). The times-only batch leaves
+//! the twin's reach escape (`|V| + R < |C|`) out: it only saves work, and whenever it holds
+//! the contact time exceeds 1 anyway (up to rounding, within the parity bound). The full
+//! answer's batch (`EXACT`) keeps it, so that its hits and misses are the twin's exactly.
 
 use glam::Vec3;
 
@@ -36,7 +37,7 @@ type Lanes = [[f32; LANES]; 8];
 ///
 /// `separating_misses` is the shader's [`FLAG_SEPARATING_MISSES`].
 #[inline(always)]
-fn sweep_lanes(pairs: &Lanes, separating_misses: bool) -> [TimeOfImpact; LANES] {
+fn sweep_lanes<const EXACT: bool>(pairs: &Lanes, separating_misses: bool) -> [TimeOfImpact; LANES] {
     let [sx, sy, sz, sum_radii, wx, wy, wz, _] = pairs;
     let mut out = [TimeOfImpact::MISS; LANES];
     for k in 0..LANES {
@@ -73,6 +74,14 @@ fn sweep_lanes(pairs: &Lanes, separating_misses: bool) -> [TimeOfImpact; LANES] 
             quotient
         };
         let contact = (approach > 0.0) & (discriminant >= 0.0) & (time <= 1.0);
+        // With EXACT, the twin's reach escape too (|V| + R < |C|), so that hits and misses
+        // are the twin's exactly; it costs a square root a lane.
+        let reach = motion_squared.sqrt() + sum_radii;
+        let contact = if EXACT {
+            contact & (reach * reach >= distance_squared)
+        } else {
+            contact
+        };
         let swept = if contact { time } else { f32::INFINITY };
         // At t = 0: overlapping or touching, unless separating under the option.
         let at_start = if gap_product < 0.0 { -1.0 } else { 0.0 };
@@ -114,7 +123,7 @@ impl Wrap {
 /// Every index in `pairs` must be less than `bodies.len()` (as
 /// [`validate_pairs`](crate::validate::validate_pairs) checks): the AVX gather does not
 /// check them again.
-pub(crate) unsafe fn sweep_block(
+pub(crate) unsafe fn sweep_block<const EXACT: bool>(
     bodies: &[BodyRecord],
     pairs: &[[u32; 2]],
     out: &mut [TimeOfImpact],
@@ -126,9 +135,9 @@ pub(crate) unsafe fn sweep_block(
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx") {
         // SAFETY: the CPU supports AVX, as just checked; the caller guarantees the indices.
-        return unsafe { avx::sweep_block(bodies, pairs, out, separating_misses, wrap) };
+        return unsafe { avx::sweep_block::<EXACT>(bodies, pairs, out, separating_misses, wrap) };
     }
-    portable::sweep_block(bodies, pairs, out, separating_misses, wrap);
+    portable::sweep_block::<EXACT>(bodies, pairs, out, separating_misses, wrap);
 }
 
 /// Runs `$block` (an expression of `$block_pairs: &[[u32; 2]; LANES]` and `$start`, the
@@ -161,7 +170,7 @@ mod portable {
     use super::{BodyRecord, LANES, Lanes, TimeOfImpact, Wrap, sweep_lanes};
 
     /// [`super::sweep_block`] without SIMD intrinsics (the arithmetic still vectorises).
-    pub(super) fn sweep_block(
+    pub(super) fn sweep_block<const EXACT: bool>(
         bodies: &[BodyRecord],
         pairs: &[[u32; 2]],
         out: &mut [TimeOfImpact],
@@ -169,11 +178,11 @@ mod portable {
         wrap: Option<Wrap>,
     ) {
         match wrap {
-            None => for_each_block!(pairs, out, |block, _start| sweep_lanes(
+            None => for_each_block!(pairs, out, |block, _start| sweep_lanes::<EXACT>(
                 &relative(bodies, block, |a, b, _| b - a),
                 separating_misses
             )),
-            Some(wrap) => for_each_block!(pairs, out, |block, _start| sweep_lanes(
+            Some(wrap) => for_each_block!(pairs, out, |block, _start| sweep_lanes::<EXACT>(
                 &relative(bodies, block, |a, b, field| wrapped(a, b, field, &wrap)),
                 separating_misses
             )),
@@ -233,7 +242,7 @@ mod avx {
     /// # Safety
     /// The CPU must support AVX, and every index in `pairs` must be less than `bodies.len()`.
     #[target_feature(enable = "avx")]
-    pub(super) unsafe fn sweep_block(
+    pub(super) unsafe fn sweep_block<const EXACT: bool>(
         bodies: &[BodyRecord],
         pairs: &[[u32; 2]],
         out: &mut [TimeOfImpact],
@@ -244,7 +253,7 @@ mod avx {
             // SAFETY: this function requires AVX and valid indices of its caller.
             None => for_each_block!(pairs, out, |block, start| {
                 prefetch(bodies, pairs, start + PREFETCH_AHEAD);
-                sweep_lanes(
+                sweep_lanes::<EXACT>(
                     &unsafe { relative(bodies, block, |a, b| _mm256_sub_ps(b, a)) },
                     separating_misses,
                 )
@@ -262,7 +271,7 @@ mod avx {
                 // SAFETY: this function requires AVX and valid indices of its caller.
                 for_each_block!(pairs, out, |block, start| {
                     prefetch(bodies, pairs, start + PREFETCH_AHEAD);
-                    sweep_lanes(
+                    sweep_lanes::<EXACT>(
                         &unsafe { relative(bodies, block, wrapped) },
                         separating_misses,
                     )
@@ -437,6 +446,53 @@ mod tests {
         (bodies.into_iter().map(BodyRecord::from).collect(), pairs)
     }
 
+    /// With the reach escape (`EXACT`), both gathers give exactly the twin's hits and misses,
+    /// and its times and statuses to the bit, under every option.
+    #[test]
+    fn exact_lanes_are_the_twin() {
+        let (bodies, pairs) = bodies_and_pairs();
+        let periodic = crate::PeriodicBox::new(glam::Vec3::new(16.0, 8.0, f32::INFINITY))
+            .expect("a valid box");
+        let options = [
+            crate::SweepOptions::default(),
+            crate::SweepOptions::event_driven(),
+            crate::SweepOptions::event_driven().with_periodic_box(periodic),
+        ];
+        for params in options.map(|options| SweepParams::new(&options, 0)) {
+            let (separating_misses, wrap) = (
+                params.flags & FLAG_SEPARATING_MISSES != 0,
+                Wrap::new(&params),
+            );
+            let mut portable_times = vec![TimeOfImpact::MISS; pairs.len()];
+            portable::sweep_block::<true>(
+                &bodies,
+                &pairs,
+                &mut portable_times,
+                separating_misses,
+                wrap,
+            );
+            let mut times = vec![TimeOfImpact(f32::NAN); pairs.len()];
+            // SAFETY: the pairs index the bodies.
+            unsafe { sweep_block::<true>(&bodies, &pairs, &mut times, &params) };
+            for (index, &[i, j]) in pairs.iter().enumerate() {
+                let twin = super::super::sweep::sweep_pair(
+                    &bodies[i as usize],
+                    &bodies[j as usize],
+                    &params,
+                )
+                .to_impact(&bodies[i as usize], &bodies[j as usize]);
+                let expected = twin.map(|impact| (impact.time_of_impact.to_bits(), impact.status));
+                let bits = |t: TimeOfImpact| t.get().map(|(time, status)| (time.to_bits(), status));
+                assert_eq!(bits(times[index]), expected, "pair {index}, {params:?}");
+                assert_eq!(
+                    times[index].to_bits(),
+                    portable_times[index].to_bits(),
+                    "pair {index}"
+                );
+            }
+        }
+    }
+
     /// Both gathers, on every length of short last block and under every option: the AVX
     /// path (where the CPU has it) gives the portable path's times to the bit, and every pair
     /// gets its own time.
@@ -458,10 +514,16 @@ mod tests {
                     params.flags & FLAG_SEPARATING_MISSES != 0,
                     Wrap::new(&params),
                 );
-                portable::sweep_block(&bodies, pairs, &mut portable_times, separating_misses, wrap);
+                portable::sweep_block::<false>(
+                    &bodies,
+                    pairs,
+                    &mut portable_times,
+                    separating_misses,
+                    wrap,
+                );
                 let mut times = vec![TimeOfImpact(f32::NAN); len];
                 // SAFETY: the pairs index the bodies.
-                unsafe { sweep_block(&bodies, pairs, &mut times, &params) };
+                unsafe { sweep_block::<false>(&bodies, pairs, &mut times, &params) };
                 for (index, (t, p)) in times.iter().zip(&portable_times).enumerate() {
                     assert_eq!(
                         t.to_bits(),
@@ -473,7 +535,12 @@ mod tests {
                     let mut alone = [TimeOfImpact(f32::NAN)];
                     // SAFETY: as above.
                     unsafe {
-                        sweep_block(&bodies, std::slice::from_ref(pair), &mut alone, &params)
+                        sweep_block::<false>(
+                            &bodies,
+                            std::slice::from_ref(pair),
+                            &mut alone,
+                            &params,
+                        )
                     };
                     assert_eq!(alone[0].to_bits(), times[index].to_bits(), "pair {index}");
                 }

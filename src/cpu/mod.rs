@@ -96,8 +96,14 @@ where
     (b.center - a.center).length_squared() <= sum_radii * sum_radii
 }
 
-/// Sweeps every candidate pair, in parallel on all cores (rayon), with the same f32 code as
-/// the GPU shader.
+/// Sweeps every candidate pair, in parallel on all cores (rayon) above
+/// [`SERIAL_PAIRS`] pairs, giving exactly the answers of the shader's f32 twin
+/// ([`sweep_sphere_sphere`] on each pair).
+///
+/// Each pair's hit or miss comes from the branch-free lanes of [`times_of_impact_into`]
+/// (with the twin's reach escape); the twin itself runs only on the hits, for their point
+/// and normal, so a batch that mostly misses costs little more than its times. A simulation
+/// that sweeps several batches a step builds a [`World`] once instead.
 ///
 /// # Arguments
 /// * `bodies`: the moving bodies.

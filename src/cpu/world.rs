@@ -138,20 +138,22 @@ impl World {
         let bodies = &self.bodies;
         // SAFETY (both calls): `validate_pairs` has checked every index against the bodies.
         if pairs.len() < SERIAL_PAIRS {
-            unsafe { lanes::sweep_block(bodies, pairs, times, &self.params) };
+            unsafe { lanes::sweep_block::<false>(bodies, pairs, times, &self.params) };
         } else {
             times
                 .par_chunks_mut(TIMES_TASK)
                 .zip(pairs.par_chunks(TIMES_TASK))
                 .for_each(|(times, pairs)| unsafe {
-                    lanes::sweep_block(bodies, pairs, times, &self.params);
+                    lanes::sweep_block::<false>(bodies, pairs, times, &self.params);
                 });
         }
         Ok(())
     }
 
-    /// The whole [`Impact`] of every pair with the twin of the shader, on the calling thread
-    /// below [`SERIAL_PAIRS`] pairs and on all cores above: the path of
+    /// The whole [`Impact`] of every pair, exactly the twin's (the shader's f32 mirror): hit
+    /// or miss from the branch-free lanes of the times-only path (with the twin's reach
+    /// escape), point and normal from the twin on the hits only; on the calling thread below
+    /// [`SERIAL_PAIRS`] pairs and on all cores above. The path of
     /// [`sweep_batch`](super::sweep_batch), which documents its answers.
     ///
     /// # Errors
@@ -176,8 +178,13 @@ impl World {
     }
 }
 
-/// The twin on every pair, serial or parallel by size; inlined so that constant `params`
-/// fold into it.
+/// Pairs whose times the full answer computes on lanes at a time, on the stack.
+const FULL_BLOCK: usize = 32 * LANES;
+
+/// Every pair's [`Impact`]: its hit or miss from the branch-free lanes (with the twin's
+/// reach escape, so exactly the twin's), then the twin itself on the hits only, for their
+/// point and normal; serial or parallel by size. Inlined so that constant `params` fold
+/// into it.
 #[inline(always)]
 fn sweep_all(
     bodies: &[BodyRecord],
@@ -185,13 +192,27 @@ fn sweep_all(
     params: &SweepParams,
     impacts: &mut Vec<Option<Impact>>,
 ) {
-    let impact = |&[i, j]: &[u32; 2]| {
-        let (a, b) = (&bodies[i as usize], &bodies[j as usize]);
-        sweep::sweep_pair(a, b, params).to_impact(a, b)
+    impacts.resize(pairs.len(), None);
+    let fill = |impacts: &mut [Option<Impact>], pairs: &[[u32; 2]]| {
+        for (impacts, pairs) in impacts.chunks_mut(FULL_BLOCK).zip(pairs.chunks(FULL_BLOCK)) {
+            let mut times = [TimeOfImpact::MISS; FULL_BLOCK];
+            let times = &mut times[..pairs.len()];
+            // SAFETY: the caller has checked every index against the bodies.
+            unsafe { lanes::sweep_block::<true>(bodies, pairs, times, params) };
+            for ((impact, &[i, j]), time) in impacts.iter_mut().zip(pairs).zip(times.iter()) {
+                if time.is_hit() {
+                    let (a, b) = (&bodies[i as usize], &bodies[j as usize]);
+                    *impact = sweep::sweep_pair(a, b, params).to_impact(a, b);
+                }
+            }
+        }
     };
     if pairs.len() < SERIAL_PAIRS {
-        impacts.extend(pairs.iter().map(impact));
+        fill(impacts, pairs);
     } else {
-        pairs.par_iter().map(impact).collect_into_vec(impacts);
+        impacts
+            .par_chunks_mut(TIMES_TASK)
+            .zip(pairs.par_chunks(TIMES_TASK))
+            .for_each(|(impacts, pairs)| fill(impacts, pairs));
     }
 }
