@@ -446,19 +446,25 @@ mod tests {
         (bodies.into_iter().map(BodyRecord::from).collect(), pairs)
     }
 
+    /// The parameters of every option the gathers must agree under: the default, the
+    /// separating option, and that with a periodic box.
+    fn all_params() -> [SweepParams; 3] {
+        let periodic = crate::PeriodicBox::new(glam::Vec3::new(16.0, 8.0, f32::INFINITY))
+            .expect("a valid box");
+        [
+            crate::SweepOptions::default(),
+            crate::SweepOptions::event_driven(),
+            crate::SweepOptions::event_driven().with_periodic_box(periodic),
+        ]
+        .map(|options| SweepParams::new(&options, 0))
+    }
+
     /// With the reach escape (`EXACT`), both gathers give exactly the twin's hits and misses,
     /// and its times and statuses to the bit, under every option.
     #[test]
     fn exact_lanes_are_the_twin() {
         let (bodies, pairs) = bodies_and_pairs();
-        let periodic = crate::PeriodicBox::new(glam::Vec3::new(16.0, 8.0, f32::INFINITY))
-            .expect("a valid box");
-        let options = [
-            crate::SweepOptions::default(),
-            crate::SweepOptions::event_driven(),
-            crate::SweepOptions::event_driven().with_periodic_box(periodic),
-        ];
-        for params in options.map(|options| SweepParams::new(&options, 0)) {
+        for params in all_params() {
             let (separating_misses, wrap) = (
                 params.flags & FLAG_SEPARATING_MISSES != 0,
                 Wrap::new(&params),
@@ -499,14 +505,7 @@ mod tests {
     #[test]
     fn gathers_agree_to_the_bit() {
         let (bodies, all_pairs) = bodies_and_pairs();
-        let periodic = crate::PeriodicBox::new(glam::Vec3::new(16.0, 8.0, f32::INFINITY))
-            .expect("a valid box");
-        let options = [
-            crate::SweepOptions::default(),
-            crate::SweepOptions::event_driven(),
-            crate::SweepOptions::event_driven().with_periodic_box(periodic),
-        ];
-        for params in options.map(|options| SweepParams::new(&options, 0)) {
+        for params in all_params() {
             for len in [1, LANES - 1, LANES, LANES + 3, all_pairs.len()] {
                 let pairs = &all_pairs[..len];
                 let mut portable_times = vec![TimeOfImpact::MISS; len];
