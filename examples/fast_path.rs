@@ -50,6 +50,7 @@ fn main() -> ExitCode {
         }
     }
     let (workloads, single) = peers::fast_path_workloads();
+    println!("{}", common::machine());
     let runs = |name: &str| only.as_deref().is_none_or(|only| only == name);
     let chosen = |name: &str| workload_name.as_deref().is_none_or(|chosen| chosen == name);
     for (name, workload) in workloads.iter().filter(|(name, _)| chosen(name)) {

@@ -49,3 +49,19 @@ pub fn time_runs(runs: usize, mut work: impl FnMut()) -> Timings {
     times.sort();
     Timings(times)
 }
+
+/// The CPU's model name (from /proc/cpuinfo on Linux) and the instruction set the
+/// vectorised batches run on, for the first line of a benchmark's output: numbers differ
+/// from CPU to CPU.
+pub fn machine() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|line| line.strip_prefix("model name"))
+                .map(|rest| rest.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_string());
+    let simd = sweepcast::cpu::Simd::active();
+    format!("{model}, {simd:?} ({} lanes)", simd.lanes())
+}

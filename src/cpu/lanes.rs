@@ -4,10 +4,12 @@
 //! Bodies arrive packed in the shader's 32-byte layout ([`BodyRecord`], aligned to 32 bytes).
 //! Each block of [`LANES`] pairs gathers its bodies and transposes them into one array per
 //! coordinate (a structure of arrays per block), so that the arithmetic is straight-line
-//! code over `[f32; LANES]` that the compiler turns into SIMD instructions. On x86-64 CPUs
-//! with AVX the gather is one aligned 256-bit load per body and an 8 × 8 transpose in
-//! registers; elsewhere it is portable scalar code. Only the time and the status come out:
-//! 4 bytes a pair instead of a 56-byte `Option<Impact>`.
+//! code over `[f32; N]` that the compiler turns into SIMD instructions. The instruction set
+//! is chosen at run time ([`Simd`]): on x86-64 CPUs with AVX the gather is one aligned
+//! 256-bit load per body and an 8 × 8 transpose in registers; with AVX-512 two such blocks
+//! are joined into 16 lanes of 512-bit registers; elsewhere the gather is portable scalar
+//! code. Only the time and the status come out: 4 bytes a pair instead of a 56-byte
+//! `Option<Impact>`.
 //!
 //! The time of a contact is computed with the same operations in the same order as the
 //! shader's twin, so the two agree bit for bit wherever both report a contact (no fused
@@ -24,6 +26,9 @@ use crate::layout::{BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, SweepPara
 /// Pairs per block: one AVX register (or two SSE registers) of f32.
 pub const LANES: usize = 8;
 
+/// Pairs per block on CPUs with AVX-512: one 512-bit register of f32.
+const WIDE_LANES: usize = 2 * LANES;
+
 /// A block of [`LANES`] pairs, relative and transposed: one array per field, in the order of
 /// [`BodyRecord`]'s fields, holding for pair (a, b) the separation `s = b.center - a.center`,
 /// the radius sum `a.radius + b.radius`, the relative motion `w = b.displacement -
@@ -36,11 +41,19 @@ type Lanes = [[f32; LANES]; 8];
 /// compiles to SIMD instructions.
 ///
 /// `separating_misses` is the shader's [`FLAG_SEPARATING_MISSES`].
+///
+/// Generic over the block's width `N`: [`LANES`] for AVX and the portable path, `2 *
+/// LANES` for AVX-512, where the same loop compiles to 512-bit registers. Each lane's
+/// operations are the same IEEE operations in the same order whatever the width, so every
+/// width gives the same bits.
 #[inline(always)]
-fn sweep_lanes<const EXACT: bool>(pairs: &Lanes, separating_misses: bool) -> [TimeOfImpact; LANES] {
+fn sweep_lanes<const EXACT: bool, const N: usize>(
+    pairs: &[[f32; N]; 8],
+    separating_misses: bool,
+) -> [TimeOfImpact; N] {
     let [sx, sy, sz, sum_radii, wx, wy, wz, _] = pairs;
-    let mut out = [TimeOfImpact::MISS; LANES];
-    for k in 0..LANES {
+    let mut out = [TimeOfImpact::MISS; N];
+    for k in 0..N {
         // The twin's rescaling by a power of two (|w| = |v|, so the same scale).
         let largest = largest_component(Vec3::new(sx[k], sy[k], sz[k]))
             .max(largest_component(Vec3::new(wx[k], wy[k], wz[k])))
@@ -117,7 +130,81 @@ impl Wrap {
     }
 }
 
-/// Sweeps `pairs` into `out`, [`LANES`] at a time, with the options of `params`.
+/// The instruction set the vectorised batches run on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Simd {
+    /// Scalar gather, [`LANES`] pairs a block, arithmetic vectorised by the compiler for the
+    /// build's target (SSE2 on a default x86-64 build).
+    Portable,
+    /// AVX (x86-64): one aligned 256-bit load per body, an 8 × 8 transpose in registers,
+    /// [`LANES`] pairs a block.
+    Avx,
+    /// AVX-512F with AVX-512VL (x86-64): the AVX gather on 32 registers, two blocks joined
+    /// into 512-bit registers, 16 pairs a block.
+    Avx512,
+}
+
+impl Simd {
+    /// The widest instruction set this CPU has, as detected at run time.
+    #[must_use]
+    pub fn detected() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected;
+            if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl") {
+                return Self::Avx512;
+            }
+            if is_x86_feature_detected!("avx") {
+                return Self::Avx;
+            }
+        }
+        Self::Portable
+    }
+
+    /// The one the batches use: [`Simd::detected`], unless the environment variable
+    /// `SWEEPCAST_SIMD` (read once per process) asks for a narrower one (`portable` or
+    /// `avx`), to compare them or to pin one. A wider one than the CPU has, or another
+    /// value, leaves the detected one. Every choice gives the same bits.
+    #[must_use]
+    pub fn active() -> Self {
+        static ACTIVE: std::sync::OnceLock<Simd> = std::sync::OnceLock::new();
+        *ACTIVE.get_or_init(|| {
+            let detected = Self::detected();
+            let asked = match std::env::var("SWEEPCAST_SIMD").as_deref() {
+                Ok("portable") => Self::Portable,
+                Ok("avx") => Self::Avx,
+                _ => detected,
+            };
+            asked.min_width(detected)
+        })
+    }
+
+    /// Pairs a block.
+    #[must_use]
+    pub fn lanes(self) -> usize {
+        match self {
+            Self::Portable | Self::Avx => LANES,
+            Self::Avx512 => WIDE_LANES,
+        }
+    }
+
+    /// The narrower of the two.
+    fn min_width(self, other: Self) -> Self {
+        let rank = |simd| match simd {
+            Self::Portable => 0,
+            Self::Avx => 1,
+            Self::Avx512 => 2,
+        };
+        if rank(self) <= rank(other) {
+            self
+        } else {
+            other
+        }
+    }
+}
+
+/// Sweeps `pairs` into `out` on the [active](Simd::active) instruction set, with the
+/// options of `params`.
 ///
 /// # Safety
 /// Every index in `pairs` must be less than `bodies.len()` (as
@@ -132,31 +219,38 @@ pub(crate) unsafe fn sweep_block<const EXACT: bool>(
     debug_assert!(pairs.iter().flatten().all(|&i| (i as usize) < bodies.len()));
     let separating_misses = params.flags & FLAG_SEPARATING_MISSES != 0;
     let wrap = Wrap::new(params);
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx") {
-        // SAFETY: the CPU supports AVX, as just checked; the caller guarantees the indices.
-        return unsafe { avx::sweep_block::<EXACT>(bodies, pairs, out, separating_misses, wrap) };
+    match Simd::active() {
+        // SAFETY (both): `Simd::active` chose a set the CPU has; the caller guarantees the
+        // indices.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => unsafe {
+            avx::sweep_block_wide::<EXACT>(bodies, pairs, out, separating_misses, wrap)
+        },
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx => unsafe {
+            avx::sweep_block::<EXACT>(bodies, pairs, out, separating_misses, wrap)
+        },
+        _ => portable::sweep_block::<EXACT>(bodies, pairs, out, separating_misses, wrap),
     }
-    portable::sweep_block::<EXACT>(bodies, pairs, out, separating_misses, wrap);
 }
 
-/// Runs `$block` (an expression of `$block_pairs: &[[u32; 2]; LANES]` and `$start`, the
-/// index of its first pair, giving `[TimeOfImpact; LANES]`) on every whole block of pairs
+/// Runs `$block` (an expression of `$block_pairs: &[[u32; 2]; $width]` and `$start`, the
+/// index of its first pair, giving `[TimeOfImpact; $width]`) on every whole block of pairs
 /// and then on the short last one, whose unused lanes repeat its first pair; writes only the
 /// batch's own pairs' times. A macro rather than a function taking a closure, so that the
-/// block is expanded inside the AVX function and compiled with AVX.
+/// block is expanded inside the AVX (or AVX-512) function and compiled with its features.
 macro_rules! for_each_block {
-    ($pairs:expr, $out:expr, |$block_pairs:ident, $start:ident| $block:expr) => {{
-        let mut pair_blocks = $pairs.chunks_exact(LANES);
-        let mut out_blocks = $out.chunks_exact_mut(LANES);
+    ($width:expr, $pairs:expr, $out:expr, |$block_pairs:ident, $start:ident| $block:expr) => {{
+        let mut pair_blocks = $pairs.chunks_exact($width);
+        let mut out_blocks = $out.chunks_exact_mut($width);
         for (index, (pairs, out)) in (&mut pair_blocks).zip(&mut out_blocks).enumerate() {
-            let $block_pairs: &[[u32; 2]; LANES] = pairs.try_into().expect("a whole block");
-            let $start = index * LANES;
+            let $block_pairs: &[[u32; 2]; $width] = pairs.try_into().expect("a whole block");
+            let $start = index * $width;
             out.copy_from_slice(&$block);
         }
         let (pairs, out) = (pair_blocks.remainder(), out_blocks.into_remainder());
         if let Some(&first) = pairs.first() {
-            let mut padded = [first; LANES];
+            let mut padded = [first; $width];
             padded[..pairs.len()].copy_from_slice(pairs);
             let $block_pairs = &padded;
             let $start = $pairs.len() - pairs.len();
@@ -178,11 +272,19 @@ mod portable {
         wrap: Option<Wrap>,
     ) {
         match wrap {
-            None => for_each_block!(pairs, out, |block, _start| sweep_lanes::<EXACT>(
-                &relative(bodies, block, |a, b, _| b - a),
-                separating_misses
-            )),
-            Some(wrap) => for_each_block!(pairs, out, |block, _start| sweep_lanes::<EXACT>(
+            None => for_each_block!(
+                LANES,
+                pairs,
+                out,
+                |block, _start| sweep_lanes::<EXACT, LANES>(
+                    &relative(bodies, block, |a, b, _| b - a),
+                    separating_misses
+                )
+            ),
+            Some(wrap) => for_each_block!(LANES, pairs, out, |block, _start| sweep_lanes::<
+                EXACT,
+                LANES,
+            >(
                 &relative(bodies, block, |a, b, field| wrapped(a, b, field, &wrap)),
                 separating_misses
             )),
@@ -224,20 +326,37 @@ mod portable {
 }
 
 /// The gather and transpose in AVX registers; the arithmetic is [`sweep_lanes`], compiled
-/// here with AVX enabled.
+/// here with AVX enabled on blocks of [`LANES`] pairs, or with AVX-512 on blocks of
+/// [`WIDE_LANES`] (the gather stays in 256-bit registers, a body being 32 bytes, and two
+/// gathered blocks are joined into 512-bit registers).
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::{
-        __m256, _CMP_GT_OQ, _CMP_LT_OQ, _MM_FROUND_NO_EXC, _MM_FROUND_TO_NEAREST_INT, _MM_HINT_T0,
-        _mm_prefetch, _mm256_add_ps, _mm256_and_ps, _mm256_blend_ps, _mm256_cmp_ps, _mm256_load_ps,
-        _mm256_loadu_ps, _mm256_mul_ps, _mm256_permute2f128_ps, _mm256_round_ps, _mm256_set1_ps,
-        _mm256_setzero_ps, _mm256_shuffle_ps, _mm256_sub_ps, _mm256_unpackhi_ps,
-        _mm256_unpacklo_ps, _mm256_xor_ps,
+        __m256, __m512, _CMP_GT_OQ, _CMP_LT_OQ, _MM_FROUND_NO_EXC, _MM_FROUND_TO_NEAREST_INT,
+        _MM_HINT_T0, _mm_prefetch, _mm256_add_ps, _mm256_and_ps, _mm256_blend_ps, _mm256_castps_pd,
+        _mm256_cmp_ps, _mm256_load_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_permute2f128_ps,
+        _mm256_round_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_shuffle_ps, _mm256_sub_ps,
+        _mm256_unpackhi_ps, _mm256_unpacklo_ps, _mm256_xor_ps, _mm512_castpd_ps,
+        _mm512_castpd256_pd512, _mm512_insertf64x4,
     };
 
-    use super::{BodyRecord, LANES, Lanes, TimeOfImpact, Wrap, sweep_lanes};
+    use super::{BodyRecord, LANES, Lanes, TimeOfImpact, WIDE_LANES, Wrap, sweep_lanes};
 
-    /// [`super::sweep_block`] with AVX.
+    /// Calls `$run::<EXACT, D>` (`narrow` or `wide`) with the [`Difference`] of the
+    /// `Option<Wrap>` `$wrap`: [`Plain`] without a periodic box, else [`Periodic`].
+    macro_rules! with_difference {
+        ($run:ident, $bodies:expr, $pairs:expr, $out:expr, $separating:expr, $wrap:expr) => {
+            match $wrap {
+                None => $run::<EXACT, _>($bodies, $pairs, $out, $separating, Plain),
+                Some(wrap) => {
+                    let periodic = Periodic::new(&wrap);
+                    $run::<EXACT, _>($bodies, $pairs, $out, $separating, periodic)
+                }
+            }
+        };
+    }
+
+    /// [`super::sweep_block`] with AVX, [`LANES`] pairs a block.
     ///
     /// # Safety
     /// The CPU must support AVX, and every index in `pairs` must be less than `bodies.len()`.
@@ -249,71 +368,159 @@ mod avx {
         separating_misses: bool,
         wrap: Option<Wrap>,
     ) {
-        match wrap {
-            // SAFETY: this function requires AVX and valid indices of its caller.
-            None => for_each_block!(pairs, out, |block, start| {
-                prefetch(bodies, pairs, start + PREFETCH_AHEAD);
-                sweep_lanes::<EXACT>(
-                    &unsafe { relative(bodies, block, |a, b| _mm256_sub_ps(b, a)) },
-                    separating_misses,
-                )
-            }),
-            Some(wrap) => {
-                // SAFETY: the caller guarantees AVX; each row is 8 f32s.
-                let (period, inverse_period) = unsafe {
-                    (
-                        _mm256_loadu_ps(wrap.period.as_ptr()),
-                        _mm256_loadu_ps(wrap.inverse_period.as_ptr()),
-                    )
-                };
-                // SAFETY: as above.
-                let wrapped = |a, b| unsafe { wrapped(a, b, period, inverse_period) };
-                // SAFETY: this function requires AVX and valid indices of its caller.
-                for_each_block!(pairs, out, |block, start| {
-                    prefetch(bodies, pairs, start + PREFETCH_AHEAD);
-                    sweep_lanes::<EXACT>(
-                        &unsafe { relative(bodies, block, wrapped) },
-                        separating_misses,
-                    )
-                })
+        // SAFETY: this function requires AVX and valid indices of its caller.
+        unsafe { with_difference!(narrow, bodies, pairs, out, separating_misses, wrap) }
+    }
+
+    /// [`super::sweep_block`] with AVX-512, [`WIDE_LANES`] pairs a block.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F, and every index in `pairs` must be less than
+    /// `bodies.len()`.
+    #[target_feature(enable = "avx512f,avx512vl")]
+    pub(super) unsafe fn sweep_block_wide<const EXACT: bool>(
+        bodies: &[BodyRecord],
+        pairs: &[[u32; 2]],
+        out: &mut [TimeOfImpact],
+        separating_misses: bool,
+        wrap: Option<Wrap>,
+    ) {
+        // SAFETY: this function requires AVX-512F (which implies AVX) and valid indices of
+        // its caller.
+        unsafe { with_difference!(wide, bodies, pairs, out, separating_misses, wrap) }
+    }
+
+    /// Blocks of [`LANES`] pairs, inlined into [`sweep_block`] and compiled with AVX.
+    ///
+    /// # Safety
+    /// The CPU must support AVX, and every index in `pairs` must be less than `bodies.len()`.
+    #[inline(always)]
+    unsafe fn narrow<const EXACT: bool, D: Difference>(
+        bodies: &[BodyRecord],
+        pairs: &[[u32; 2]],
+        out: &mut [TimeOfImpact],
+        separating_misses: bool,
+        difference: D,
+    ) {
+        for_each_block!(LANES, pairs, out, |block, start| {
+            prefetch::<LANES>(bodies, pairs, start + 2 * LANES);
+            // SAFETY: the caller guarantees AVX and valid indices; `[__m256; 8]` and
+            // `[[f32; 8]; 8]` have the same size, and any bits are f32s.
+            let lanes = unsafe {
+                std::mem::transmute::<[__m256; 8], Lanes>(relative(bodies, block, difference))
+            };
+            sweep_lanes::<EXACT, LANES>(&lanes, separating_misses)
+        })
+    }
+
+    /// Blocks of [`WIDE_LANES`] pairs, inlined into [`sweep_block_wide`] and compiled with
+    /// AVX-512: two blocks of [`LANES`] gathered, and each field's two halves joined.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F, and every index in `pairs` must be less than
+    /// `bodies.len()`.
+    #[inline(always)]
+    unsafe fn wide<const EXACT: bool, D: Difference>(
+        bodies: &[BodyRecord],
+        pairs: &[[u32; 2]],
+        out: &mut [TimeOfImpact],
+        separating_misses: bool,
+        difference: D,
+    ) {
+        for_each_block!(WIDE_LANES, pairs, out, |block, start| {
+            prefetch::<WIDE_LANES>(bodies, pairs, start + 2 * WIDE_LANES);
+            let (low, high) = block.split_at(LANES);
+            let halves = |half: &[[u32; 2]]| {
+                let half: &[[u32; 2]; LANES] = half.try_into().expect("half a block");
+                // SAFETY: the caller guarantees AVX-512F and valid indices.
+                unsafe { relative(bodies, half, difference) }
+            };
+            let (low, high) = (halves(low), halves(high));
+            // SAFETY: the caller guarantees AVX-512F. Lanes 0-7 from `low`, 8-15 from `high`.
+            let join = |field: usize| unsafe {
+                let low = _mm512_castpd256_pd512(_mm256_castps_pd(low[field]));
+                _mm512_castpd_ps(_mm512_insertf64x4::<1>(low, _mm256_castps_pd(high[field])))
+            };
+            let rows: [__m512; 8] = std::array::from_fn(join);
+            // SAFETY: `[__m512; 8]` and `[[f32; 16]; 8]` have the same size, and any bits are
+            // f32s.
+            let lanes = unsafe { std::mem::transmute::<[__m512; 8], [[f32; WIDE_LANES]; 8]>(rows) };
+            sweep_lanes::<EXACT, WIDE_LANES>(&lanes, separating_misses)
+        })
+    }
+
+    /// How the gather makes one relative row of two bodies: `b - a`, wrapped or not.
+    trait Difference: Copy {
+        /// The row `b - a` (the radius field is replaced by the caller).
+        ///
+        /// # Safety
+        /// The CPU must support AVX.
+        unsafe fn apply(self, a: __m256, b: __m256) -> __m256;
+    }
+
+    /// No periodic box: `b - a`.
+    #[derive(Copy, Clone)]
+    struct Plain;
+
+    impl Difference for Plain {
+        #[inline(always)]
+        unsafe fn apply(self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: the caller guarantees AVX.
+            unsafe { _mm256_sub_ps(b, a) }
+        }
+    }
+
+    /// A periodic box: the twin's `center_offset` on a whole row, `b - a` wrapped to the
+    /// nearest image on the fields whose period is not 0, `b - a` exactly on the others.
+    #[derive(Copy, Clone)]
+    struct Periodic {
+        period: __m256,
+        inverse_period: __m256,
+    }
+
+    impl Periodic {
+        /// # Safety
+        /// The CPU must support AVX.
+        #[inline(always)]
+        unsafe fn new(wrap: &Wrap) -> Self {
+            // SAFETY: the caller guarantees AVX; each row is 8 f32s.
+            unsafe {
+                Self {
+                    period: _mm256_loadu_ps(wrap.period.as_ptr()),
+                    inverse_period: _mm256_loadu_ps(wrap.inverse_period.as_ptr()),
+                }
             }
         }
     }
 
-    /// The twin's `center_offset` on a whole row: `b - a` wrapped to the nearest image on
-    /// the fields whose period is not 0, `b - a` exactly on the others.
-    ///
-    /// # Safety
-    /// The CPU must support AVX.
-    #[inline(always)]
-    unsafe fn wrapped(a: __m256, b: __m256, period: __m256, inverse_period: __m256) -> __m256 {
-        // SAFETY: the caller guarantees AVX.
-        unsafe {
-            let zero = _mm256_setzero_ps();
-            let image = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
-                _mm256_mul_ps(_mm256_sub_ps(b, a), inverse_period),
-            );
-            let shift = _mm256_mul_ps(image, period);
-            // -image * period is -(image * period) to the bit; the masks leave +0 elsewhere.
-            let shift_b = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(image, zero), shift);
-            let negated = _mm256_xor_ps(shift, _mm256_set1_ps(-0.0));
-            let shift_a = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(image, zero), negated);
-            _mm256_sub_ps(_mm256_sub_ps(b, shift_b), _mm256_sub_ps(a, shift_a))
+    impl Difference for Periodic {
+        #[inline(always)]
+        unsafe fn apply(self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: the caller guarantees AVX.
+            unsafe {
+                let zero = _mm256_setzero_ps();
+                let image = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
+                    _mm256_mul_ps(_mm256_sub_ps(b, a), self.inverse_period),
+                );
+                let shift = _mm256_mul_ps(image, self.period);
+                // -image * period is -(image * period) to the bit; the masks leave +0
+                // elsewhere.
+                let shift_b = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(image, zero), shift);
+                let negated = _mm256_xor_ps(shift, _mm256_set1_ps(-0.0));
+                let shift_a = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(image, zero), negated);
+                _mm256_sub_ps(_mm256_sub_ps(b, shift_b), _mm256_sub_ps(a, shift_a))
+            }
         }
     }
 
-    /// How many pairs ahead the bodies are fetched into the cache: two blocks, so that their
-    /// loads are under way while this block computes (the out-of-order window holds about
-    /// one block).
-    const PREFETCH_AHEAD: usize = 2 * LANES;
-
-    /// Asks the cache for the bodies of the block of pairs at `start`, if there is one.
+    /// Asks the cache for the bodies of the `N` pairs at `start`, if there are that many: the
+    /// callers fetch two blocks ahead, so that those loads are under way while this block
+    /// computes (the out-of-order window holds about one block).
     #[inline(always)]
-    fn prefetch(bodies: &[BodyRecord], pairs: &[[u32; 2]], start: usize) {
-        let Some(block) = pairs.get(start..start + LANES) else {
+    fn prefetch<const N: usize>(bodies: &[BodyRecord], pairs: &[[u32; 2]], start: usize) {
+        let Some(block) = pairs.get(start..start + N) else {
             return;
         };
-        let block: &[[u32; 2]; LANES] = block.try_into().expect("a whole block");
         for index in block.as_flattened() {
             // A prefetch only hints: it reads nothing and cannot fault, so the address needs
             // no bounds check (and `wrapping_add` makes forming it always defined).
@@ -323,37 +530,37 @@ mod avx {
         }
     }
 
-    /// The pairs of a block, relative (see [`Lanes`]): per pair, one aligned load of each
-    /// body, their `difference` with the radius sum blended in, then the block transposed.
+    /// The [`LANES`] pairs of a block, relative (see [`Lanes`]): per pair, one aligned load
+    /// of each body, their `difference` with the radius sum blended in, then the block
+    /// transposed, one register per field.
     ///
     /// # Safety
-    /// The CPU must support AVX (inlined into [`sweep_block`], which requires it), and every
-    /// index in `pairs` must be less than `bodies.len()`.
+    /// The CPU must support AVX (inlined into functions that require it), and every index in
+    /// `pairs` must be less than `bodies.len()`.
     #[inline(always)]
     unsafe fn relative(
         bodies: &[BodyRecord],
         pairs: &[[u32; 2]; LANES],
-        difference: impl Fn(__m256, __m256) -> __m256,
-    ) -> Lanes {
+        difference: impl Difference,
+    ) -> [__m256; 8] {
         // SAFETY: `BodyRecord` is 32 bytes of f32, aligned to 32 bytes (`repr(C, align(32))`),
         // and the caller guarantees AVX.
         let load = |body: &BodyRecord| unsafe { _mm256_load_ps(std::ptr::from_ref(body).cast()) };
         // SAFETY: the caller guarantees AVX.
         let mut rows = [unsafe { _mm256_setzero_ps() }; LANES];
         for (row, &[i, j]) in rows.iter_mut().zip(pairs) {
-            // SAFETY: the caller guarantees that both indices are in range.
-            let (a, b) = unsafe {
-                (
+            // SAFETY: the caller guarantees that both indices are in range, and AVX. Field 3
+            // (the radius) from the sum.
+            *row = unsafe {
+                let (a, b) = (
                     load(bodies.get_unchecked(i as usize)),
                     load(bodies.get_unchecked(j as usize)),
-                )
+                );
+                _mm256_blend_ps::<0b1000>(difference.apply(a, b), _mm256_add_ps(a, b))
             };
-            // SAFETY: the caller guarantees AVX. Field 3 (the radius) from the sum.
-            *row = unsafe { _mm256_blend_ps::<0b1000>(difference(a, b), _mm256_add_ps(a, b)) };
         }
-        // SAFETY: the caller guarantees AVX; `[__m256; 8]` and `[[f32; 8]; 8]` have the same
-        // size, and any bits are f32s.
-        unsafe { std::mem::transmute::<[__m256; 8], Lanes>(transpose(rows)) }
+        // SAFETY: the caller guarantees AVX.
+        unsafe { transpose(rows) }
     }
 
     /// The 8 × 8 transpose: row `i` of the result holds field `i` of every body.
@@ -459,7 +666,50 @@ mod tests {
         .map(|options| SweepParams::new(&options, 0))
     }
 
-    /// With the reach escape (`EXACT`), both gathers give exactly the twin's hits and misses,
+    /// The signature of every path's sweep: bodies, pairs, out, separating misses, wrap.
+    type Path = unsafe fn(&[BodyRecord], &[[u32; 2]], &mut [TimeOfImpact], bool, Option<Wrap>);
+
+    /// Every path this CPU can run beside the portable one, by name, with `EXACT` or not;
+    /// says loudly which it cannot run (they are then untested on this machine).
+    fn x86_paths<const EXACT: bool>() -> Vec<(&'static str, Path)> {
+        #[allow(unused_mut)]
+        let mut paths: Vec<(&'static str, Path)> = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        for (name, feature, path) in [
+            (
+                "AVX",
+                std::arch::is_x86_feature_detected!("avx"),
+                avx::sweep_block::<EXACT> as Path,
+            ),
+            (
+                "AVX-512",
+                std::arch::is_x86_feature_detected!("avx512f"),
+                avx::sweep_block_wide::<EXACT> as Path,
+            ),
+        ] {
+            if feature {
+                paths.push((name, path));
+            } else {
+                eprintln!("SKIPPED: this CPU has no {name}; its path is not tested here");
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        eprintln!("SKIPPED: not x86-64; the AVX and AVX-512 paths are not tested here");
+        paths
+    }
+
+    /// The active set is never wider than the CPU's, and a narrower ask wins.
+    #[test]
+    fn the_active_set_is_one_the_cpu_has() {
+        let (active, detected) = (Simd::active(), Simd::detected());
+        assert_eq!(active.min_width(detected), active);
+        assert_eq!(Simd::Portable.min_width(Simd::Avx512), Simd::Portable);
+        assert_eq!(Simd::Avx512.min_width(Simd::Avx), Simd::Avx);
+        assert_eq!(Simd::Avx512.lanes(), 16);
+        println!("detected {detected:?}, active {active:?}");
+    }
+
+    /// With the reach escape (`EXACT`), every path gives exactly the twin's hits and misses,
     /// and its times and statuses to the bit, under every option.
     #[test]
     fn exact_lanes_are_the_twin() {
@@ -469,50 +719,59 @@ mod tests {
                 params.flags & FLAG_SEPARATING_MISSES != 0,
                 Wrap::new(&params),
             );
-            let mut portable_times = vec![TimeOfImpact::MISS; pairs.len()];
-            portable::sweep_block::<true>(
-                &bodies,
-                &pairs,
-                &mut portable_times,
-                separating_misses,
-                wrap,
-            );
-            let mut times = vec![TimeOfImpact(f32::NAN); pairs.len()];
-            // SAFETY: the pairs index the bodies.
-            unsafe { sweep_block::<true>(&bodies, &pairs, &mut times, &params) };
-            for (index, &[i, j]) in pairs.iter().enumerate() {
-                let twin = super::super::sweep::sweep_pair(
-                    &bodies[i as usize],
-                    &bodies[j as usize],
-                    &params,
-                )
-                .to_impact(&bodies[i as usize], &bodies[j as usize]);
-                let expected = twin.map(|impact| (impact.time_of_impact.to_bits(), impact.status));
-                let bits = |t: TimeOfImpact| t.get().map(|(time, status)| (time.to_bits(), status));
-                assert_eq!(bits(times[index]), expected, "pair {index}, {params:?}");
-                assert_eq!(
-                    times[index].to_bits(),
-                    portable_times[index].to_bits(),
-                    "pair {index}"
-                );
+            let portable = portable::sweep_block::<true> as Path;
+            for (name, path) in [("portable", portable)]
+                .into_iter()
+                .chain(x86_paths::<true>())
+            {
+                let mut times = vec![TimeOfImpact(f32::NAN); pairs.len()];
+                // SAFETY: the pairs index the bodies, and the CPU has the path's features.
+                unsafe { path(&bodies, &pairs, &mut times, separating_misses, wrap) };
+                for (index, &[i, j]) in pairs.iter().enumerate() {
+                    let (a, b) = (&bodies[i as usize], &bodies[j as usize]);
+                    let twin = super::super::sweep::sweep_pair(a, b, &params).to_impact(a, b);
+                    let expected =
+                        twin.map(|impact| (impact.time_of_impact.to_bits(), impact.status));
+                    let bits =
+                        |t: TimeOfImpact| t.get().map(|(time, status)| (time.to_bits(), status));
+                    assert_eq!(
+                        bits(times[index]),
+                        expected,
+                        "{name}, pair {index}, {params:?}"
+                    );
+                }
             }
         }
     }
 
-    /// Both gathers, on every length of short last block and under every option: the AVX
-    /// path (where the CPU has it) gives the portable path's times to the bit, and every pair
-    /// gets its own time.
+    /// On every length of short last block and under every option, each path this CPU has
+    /// (AVX, AVX-512) gives the portable path's times to the bit, the dispatching
+    /// `sweep_block` too, and every pair gets its own time.
     #[test]
-    fn gathers_agree_to_the_bit() {
+    fn paths_agree_to_the_bit() {
         let (bodies, all_pairs) = bodies_and_pairs();
+        let dispatched = |bodies: &[BodyRecord],
+                          pairs: &[[u32; 2]],
+                          out: &mut [TimeOfImpact],
+                          params: &SweepParams| {
+            // SAFETY: the pairs index the bodies.
+            unsafe { sweep_block::<false>(bodies, pairs, out, params) }
+        };
         for params in all_params() {
-            for len in [1, LANES - 1, LANES, LANES + 3, all_pairs.len()] {
+            let (separating_misses, wrap) = (
+                params.flags & FLAG_SEPARATING_MISSES != 0,
+                Wrap::new(&params),
+            );
+            for len in [
+                1,
+                LANES - 1,
+                LANES,
+                WIDE_LANES - 1,
+                WIDE_LANES + 3,
+                all_pairs.len(),
+            ] {
                 let pairs = &all_pairs[..len];
                 let mut portable_times = vec![TimeOfImpact::MISS; len];
-                let (separating_misses, wrap) = (
-                    params.flags & FLAG_SEPARATING_MISSES != 0,
-                    Wrap::new(&params),
-                );
                 portable::sweep_block::<false>(
                     &bodies,
                     pairs,
@@ -521,26 +780,23 @@ mod tests {
                     wrap,
                 );
                 let mut times = vec![TimeOfImpact(f32::NAN); len];
-                // SAFETY: the pairs index the bodies.
-                unsafe { sweep_block::<false>(&bodies, pairs, &mut times, &params) };
-                for (index, (t, p)) in times.iter().zip(&portable_times).enumerate() {
-                    assert_eq!(
-                        t.to_bits(),
-                        p.to_bits(),
-                        "pair {index} of {len}, {params:?}"
-                    );
+                dispatched(&bodies, pairs, &mut times, &params);
+                let mut all = vec![("dispatched", times.clone())];
+                for (name, path) in x86_paths::<false>() {
+                    let mut path_times = vec![TimeOfImpact(f32::NAN); len];
+                    // SAFETY: the pairs index the bodies, and the CPU has the path's features.
+                    unsafe { path(&bodies, pairs, &mut path_times, separating_misses, wrap) };
+                    all.push((name, path_times));
+                }
+                for (name, path_times) in &all {
+                    for (index, (t, p)) in path_times.iter().zip(&portable_times).enumerate() {
+                        let message = format!("{name}, pair {index} of {len}, {params:?}");
+                        assert_eq!(t.to_bits(), p.to_bits(), "{message}");
+                    }
                 }
                 for (index, pair) in pairs.iter().enumerate() {
                     let mut alone = [TimeOfImpact(f32::NAN)];
-                    // SAFETY: as above.
-                    unsafe {
-                        sweep_block::<false>(
-                            &bodies,
-                            std::slice::from_ref(pair),
-                            &mut alone,
-                            &params,
-                        )
-                    };
+                    dispatched(&bodies, std::slice::from_ref(pair), &mut alone, &params);
                     assert_eq!(alone[0].to_bits(), times[index].to_bits(), "pair {index}");
                 }
             }

@@ -10,7 +10,7 @@ pub mod sweep;
 mod world;
 
 pub use crate::layout::TimeOfImpact;
-pub use lanes::LANES;
+pub use lanes::{LANES, Simd};
 pub use world::{SERIAL_PAIRS, World};
 
 use std::cell::Cell;
@@ -170,7 +170,7 @@ where
 }
 
 /// The fast batch: only the time and status of each pair, vectorised across [`LANES`] pairs
-/// and parallel on all cores.
+/// (16 with AVX-512, see [`Simd`]) and parallel on all cores.
 ///
 /// Same test and same typed errors as [`sweep_batch`], 4 bytes a pair out instead of an
 /// [`Impact`]. Where both report a contact the time is the same to the bit; at a contact

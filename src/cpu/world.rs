@@ -12,7 +12,7 @@ use crate::options::SweepOptions;
 use crate::validate::{pack_bodies, validate_pairs, validate_periodic_reach};
 
 /// Pairs per rayon task of the times-only path: large enough to amortise scheduling, a
-/// multiple of [`LANES`].
+/// multiple of every [`Simd`](super::Simd) set's lanes.
 const TIMES_TASK: usize = 64 * LANES;
 
 /// Below this many pairs a batch runs on the calling thread. Waking rayon's pool of two
@@ -92,11 +92,11 @@ impl World {
         B: Copy + Into<MovingSphere>,
     {
         pack_bodies(bodies, &mut self.bodies)?;
-        if let Some(periodic_box) = &options.periodic_box {
-            if let Err(error) = validate_periodic_reach(bodies, periodic_box) {
-                self.bodies.clear();
-                return Err(error);
-            }
+        if let Some(periodic_box) = &options.periodic_box
+            && let Err(error) = validate_periodic_reach(bodies, periodic_box)
+        {
+            self.bodies.clear();
+            return Err(error);
         }
         self.params = SweepParams::new(&options, 0);
         Ok(())
@@ -120,7 +120,7 @@ impl World {
         &self.bodies
     }
 
-    /// The time and status of every pair (4 bytes a pair), vectorised across [`LANES`] pairs,
+    /// The time and status of every pair (4 bytes a pair), vectorised ([`Simd`](super::Simd)),
     /// on the calling thread below [`SERIAL_PAIRS`] pairs and on all cores above: the path of
     /// [`times_of_impact_into`](super::times_of_impact_into), which documents its answers.
     ///
