@@ -4,9 +4,20 @@
 //! a buffer kept between runs, alternating so that both see the same machine load.
 //!
 //! ```text
-//! cargo run --release --example fast_path -- [--rounds R] [--only sweepcast|full|twin|parry]
-//!                                            [--workload lattice|bullets]
+//! cargo run --release --example fast_path -- [--rounds R]
+//!     [--only sweepcast|world|full|twin|parry|limits] [--workload lattice|bullets]
 //! ```
+//!
+//! Methods: `sweepcast` is the slice call `cpu::times_of_impact_into`, which validates and
+//! packs the bodies every call; `world` is `World::times_of_impact_into` against a world
+//! updated once before the rounds (the per-batch cost a step pays after its one update).
+//!
+//! Limits, measured in the same rounds on the same core: **memory**, a streaming pass over
+//! the bytes the world path moves (the world's packed bodies read once, 8 bytes of pair read
+//! and 4 bytes of time written a pair: the same sizes, so the same level of the memory
+//! hierarchy), as pairs a second; **arithmetic**, the world path on a world of 64 bodies
+//! (L1-resident) with the same number of pairs. Each path is printed as a fraction of the
+//! tighter of the two.
 //!
 //! Workloads: the lattice of `cargo bench` (25,000 bodies, 200,000 neighbour pairs, seed 1)
 //! and 100,000 bullets (seed 1; two bodies a pair, so packing and validating them counts).
@@ -24,7 +35,8 @@ use std::process::ExitCode;
 
 use common::{parse, time_runs};
 use sweepcast::SweepOptions;
-use sweepcast::cpu;
+use sweepcast::cpu::{self, World};
+use sweepcast::layout::BodyRecord;
 
 fn main() -> ExitCode {
     let mut rounds = 15;
@@ -35,7 +47,10 @@ fn main() -> ExitCode {
         let value = args.next();
         let parsed = match (flag.as_str(), value) {
             ("--rounds", Some(v)) => parse(&v).map(|r| rounds = r),
-            ("--only", Some(v)) if ["sweepcast", "full", "twin", "parry"].contains(&v.as_str()) => {
+            ("--only", Some(v))
+                if ["sweepcast", "world", "full", "twin", "parry", "limits"]
+                    .contains(&v.as_str()) =>
+            {
                 only = Some(v);
                 Ok(())
             }
@@ -62,7 +77,42 @@ fn main() -> ExitCode {
         let mut theirs = Vec::new();
         let mut full = Vec::new();
         let mut twin = Vec::new();
+        let mut world_rates = Vec::new();
+        let (mut memory, mut arithmetic) = (Vec::new(), Vec::new());
+        let mut world = World::new();
+        world
+            .update(bodies, SweepOptions::DEFAULT)
+            .expect("valid input");
+        // The arithmetic limit's world: 64 bodies, the same number of pairs among them.
+        let mut small = World::new();
+        small
+            .update(&bodies[..64], SweepOptions::DEFAULT)
+            .expect("valid input");
+        let small_pairs: Vec<[u32; 2]> = (0..pairs.len() as u32)
+            .map(|k| [k % 64, (k * 7 + 1) % 64])
+            .collect();
+        let mut stream_out = vec![0u32; pairs.len()];
+        let bytes_per_pair = (32 * world.len() + 12 * pairs.len()) as f64 / pairs.len() as f64;
         for _ in 0..rounds {
+            if runs("world") {
+                let timing = time_runs(1, || {
+                    single
+                        .install(|| world.times_of_impact_into(pairs, &mut times))
+                        .expect("valid pairs");
+                });
+                world_rates.push(timing.rates(pairs.len()).0 / 1e6);
+            }
+            if runs("limits") {
+                let timing = time_runs(1, || stream(world.bodies(), pairs, &mut stream_out));
+                memory.push(timing.rates(pairs.len()).0 / 1e6);
+                let mut small_times = Vec::with_capacity(pairs.len());
+                let timing = time_runs(1, || {
+                    single
+                        .install(|| small.times_of_impact_into(&small_pairs, &mut small_times))
+                        .expect("valid pairs");
+                });
+                arithmetic.push(timing.rates(pairs.len()).0 / 1e6);
+            }
             if runs("sweepcast") {
                 let timing = time_runs(1, || {
                     single
@@ -121,14 +171,34 @@ fn main() -> ExitCode {
             "{name}: {} pairs, hits {hits} (parry {parry_hits})",
             pairs.len()
         );
+        let limit = match (summary(&memory), summary(&arithmetic)) {
+            (Some((memory, ..)), Some((arithmetic, ..))) => {
+                let seconds = pairs.len() as f64 / (memory * 1e6);
+                println!(
+                    "  limits: memory {memory:.1} M pairs/s ({bytes_per_pair:.1} B a pair at {:.1} GB/s), arithmetic {arithmetic:.1} M pairs/s (64-body world); tighter: {}",
+                    bytes_per_pair * pairs.len() as f64 / seconds / 1e9,
+                    if memory < arithmetic {
+                        "memory"
+                    } else {
+                        "arithmetic"
+                    }
+                );
+                Some(memory.min(arithmetic))
+            }
+            _ => None,
+        };
         for (method, rates) in [
             ("sweepcast times only", &ours),
+            ("world times only", &world_rates),
             ("sweepcast full answer", &full),
             ("twin pair by pair", &twin),
             ("parry3d ball_ball", &theirs),
         ] {
             if let Some((median, low, high)) = summary(rates) {
-                println!("  {method:22} {median:7.1} M pairs/s ({low:.1}-{high:.1})");
+                let fraction = limit
+                    .map(|limit| format!(", {:.2} of the tighter limit", median / limit))
+                    .unwrap_or_default();
+                println!("  {method:22} {median:7.1} M pairs/s ({low:.1}-{high:.1}){fraction}");
             }
             let ratios: Vec<f64> = rates.iter().zip(&theirs).map(|(o, t)| o / t).collect();
             if let Some((median, low, high)) = summary(&ratios).filter(|_| rates != &theirs) {
@@ -147,4 +217,22 @@ fn summary(values: &[f64]) -> Option<(f64, f64, f64)> {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     Some((*sorted.get(sorted.len() / 2)?, sorted[0], *sorted.last()?))
+}
+
+/// The memory limit's pass: reads every body once and every pair, writes a `u32` a pair,
+/// streaming (the same bytes as the world path, with no gather and no arithmetic to speak
+/// of); what it writes depends on what it read, so that nothing is optimised away.
+fn stream(bodies: &[BodyRecord], pairs: &[[u32; 2]], out: &mut [u32]) {
+    let words: &[u32] = bytemuck::cast_slice(bodies);
+    let mut lanes = [0u32; 16];
+    for chunk in words.chunks_exact(16) {
+        for (lane, word) in lanes.iter_mut().zip(chunk) {
+            *lane ^= word;
+        }
+    }
+    let seed = lanes.iter().fold(0, |acc, lane| acc ^ lane);
+    for (out, &[i, j]) in out.iter_mut().zip(pairs) {
+        *out = i ^ j ^ seed;
+    }
+    std::hint::black_box(out);
 }

@@ -57,6 +57,11 @@ const FLAG_SEPARATING_MISSES: u32 = 2u;
 const WORKGROUP_SIZE: u32 = 64u;
 // The most workgroups per dimension WebGPU guarantees; larger dispatches add a y dimension.
 const MAX_WORKGROUPS_PER_DIMENSION: u32 = 65535u;
+// The times-only output (`times_main`): one u32 a pair, the bits of an f32 time in [0, 1]
+// for a contact, of TIME_OVERLAPPING for bodies overlapping at t = 0, or TIME_MISS_BITS
+// (+infinity) for a miss. Bits, because WGSL has no infinite f32 value.
+const TIME_MISS_BITS: u32 = 0x7f800000u;
+const TIME_OVERLAPPING: f32 = -1.0;
 // Smallest normal f32: below it a squared length has no usable direction (and GPUs flush it).
 const MIN_NORMAL: f32 = 1.17549435e-38;
 

@@ -13,6 +13,8 @@
 @group(0) @binding(4) var<storage, read> dispatch: SweepDispatch;
 // The same buffer as `dispatch`, written by `prepare_indirect` (in a bind group of its own).
 @group(0) @binding(5) var<storage, read_write> dispatch_out: SweepDispatch;
+// The times-only output of `times_main` (in a bind group of its own, without `impacts`).
+@group(0) @binding(6) var<storage, read_write> times: array<u32>;
 
 fn miss() -> ImpactRecord {
     return ImpactRecord(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), STATUS_MISS);
@@ -145,6 +147,33 @@ fn main(
     }
     let pair = pairs[index];
     impacts[index] = sweep_pair(bodies[pair.x], bodies[pair.y]);
+}
+
+// A record in the times-only encoding of shared.wgsl: 4 bytes instead of 32.
+fn encode_time(record: ImpactRecord) -> u32 {
+    if (record.status == STATUS_MISS) {
+        return TIME_MISS_BITS;
+    }
+    if (record.status == STATUS_OVERLAPPING) {
+        return bitcast<u32>(TIME_OVERLAPPING);
+    }
+    return bitcast<u32>(record.time_of_impact);
+}
+
+// `main` with the times-only output: what an earliest-impact reduction needs, 4 bytes a pair.
+// The point and normal of `sweep_pair` are computed for nothing but never stored, so the
+// shader compiler drops them (after inlining, they are dead code).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn times_main(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let index = linear_index(id, workgroups.x);
+    if (index >= dispatch.pair_count) {
+        return;
+    }
+    let pair = pairs[index];
+    times[index] = encode_time(sweep_pair(bodies[pair.x], bodies[pair.y]));
 }
 
 // One invocation before an indirect sweep: caps the requested count (copied into

@@ -100,6 +100,11 @@ pub const FLAG_SEPARATING_MISSES: u32 = 2;
 pub const WORKGROUP_SIZE: u32 = 64;
 /// `MAX_WORKGROUPS_PER_DIMENSION`: the most workgroups per dimension WebGPU guarantees.
 pub const MAX_WORKGROUPS_PER_DIMENSION: u32 = 65535;
+/// `TIME_MISS_BITS`: the bits of [`TimeOfImpact::MISS`] (+infinity) in the times-only
+/// output.
+pub const TIME_MISS_BITS: u32 = 0x7f80_0000;
+/// `TIME_OVERLAPPING`: [`TimeOfImpact::OVERLAPPING`]'s value in the times-only output.
+pub const TIME_OVERLAPPING: f32 = -1.0;
 /// `MIN_NORMAL`: the smallest normal f32; below it a squared length has no usable direction.
 pub const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
 
@@ -202,9 +207,10 @@ impl ImpactRecord {
 }
 
 /// The time of first contact of one pair, as the times-only paths report it: a contact at a
-/// time in [0, 1], an overlap at t = 0, or a miss; 4 bytes, the layout of the GPU's times-only output (`f32`: +inf for a miss, -1 for an
-/// overlap, else the time). Every bit pattern reads as one of the three (NaN as a miss), so
-/// it may be cast from a GPU buffer with bytemuck. Read it with
+/// time in [0, 1], an overlap at t = 0, or a miss. 4 bytes, the layout of the GPU's
+/// times-only output (an `f32`: [`TIME_MISS_BITS`], +infinity, for a miss,
+/// [`TIME_OVERLAPPING`] for an overlap, else the time). Every bit pattern reads as one of the
+/// three (NaN as a miss), so it may be cast from a GPU buffer with bytemuck. Read it with
 /// [`TimeOfImpact::get`], [`TimeOfImpact::time`] or [`TimeOfImpact::status`].
 #[repr(transparent)]
 #[derive(Copy, Clone, Debug, PartialEq, Pod, Zeroable)]
@@ -218,9 +224,9 @@ impl Default for TimeOfImpact {
 
 impl TimeOfImpact {
     /// The bodies stay apart for the whole step.
-    pub const MISS: Self = Self(f32::INFINITY);
+    pub const MISS: Self = Self(f32::from_bits(TIME_MISS_BITS));
     /// The bodies already overlap at t = 0.
-    pub const OVERLAPPING: Self = Self(-1.0);
+    pub const OVERLAPPING: Self = Self(TIME_OVERLAPPING);
 
     /// A contact at `time`, or `None` unless `time` is in [0, 1].
     #[must_use]

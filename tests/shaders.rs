@@ -10,7 +10,7 @@ use sweepcast::gpu::{SHARED_WGSL, SWEEP_WGSL};
 use sweepcast::layout::{
     BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, MAX_WORKGROUPS_PER_DIMENSION,
     MIN_NORMAL, STATUS_CONTACT, STATUS_MISS, STATUS_OVERLAPPING, SweepDispatch, SweepParams,
-    WORKGROUP_SIZE,
+    TIME_MISS_BITS, TIME_OVERLAPPING, TimeOfImpact, WORKGROUP_SIZE,
 };
 
 fn parse_and_validate(name: &str, source: &str) -> naga::Module {
@@ -117,6 +117,8 @@ fn every_shared_constant_matches_its_rust_mirror() {
             "MAX_WORKGROUPS_PER_DIMENSION",
             Value::U32(MAX_WORKGROUPS_PER_DIMENSION),
         ),
+        ("TIME_MISS_BITS", Value::U32(TIME_MISS_BITS)),
+        ("TIME_OVERLAPPING", Value::F32(TIME_OVERLAPPING)),
         ("MIN_NORMAL", Value::F32(MIN_NORMAL)),
     ];
     let mut constants = 0;
@@ -153,5 +155,18 @@ fn entry_points_run_the_contract_workgroup_size() {
             .workgroup_size
     };
     assert_eq!(size("main"), [WORKGROUP_SIZE, 1, 1]);
+    assert_eq!(size("times_main"), [WORKGROUP_SIZE, 1, 1]);
     assert_eq!(size("prepare_indirect"), [1, 1, 1]);
+}
+
+/// The times-only encoding's constants are those of [`TimeOfImpact`], which reads them back.
+#[test]
+fn the_times_encoding_is_that_of_time_of_impact() {
+    let miss: TimeOfImpact = bytemuck::cast(TIME_MISS_BITS);
+    assert_eq!(miss, TimeOfImpact::MISS);
+    assert_eq!(miss.get(), None);
+    assert_eq!(
+        bytemuck::cast::<f32, TimeOfImpact>(TIME_OVERLAPPING).status(),
+        Some(sweepcast::ImpactStatus::Overlapping)
+    );
 }

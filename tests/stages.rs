@@ -8,6 +8,9 @@
 //!   compute pass in the same encoder drives the sweep; the records equal a direct `record`
 //!   of that count, a count above the capacity sweeps the capacity and says so.
 //! * `record_indirect_runs_two_dimensional_dispatches`: more than 65,535 workgroups.
+//! * `the_times_output_is_the_records_time_and_passes_the_judge`: the 4-byte output of
+//!   `times_main`, direct and indirect, beside the records of `main` on the same buffers,
+//!   its CPU twin and the oracle.
 //! * `caller_errors_stay_with_the_caller`, `the_stages_own_device_errors_are_returned`,
 //!   `typed_errors_of_the_stage`: device errors go to whoever caused them.
 
@@ -16,10 +19,10 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use sweepcast::gpu::{GpuContext, SweepBuffers, SweepPipeline, SweepStage};
+use sweepcast::gpu::{GpuContext, SweepBuffers, SweepOutput, SweepPipeline, SweepStage};
 use sweepcast::layout::{
     BodyRecord, ImpactRecord, MAX_WORKGROUPS_PER_DIMENSION, STATUS_CONTACT, STATUS_MISS,
-    STATUS_OVERLAPPING, SweepDispatch, SweepParams, WORKGROUP_SIZE,
+    STATUS_OVERLAPPING, SweepDispatch, SweepParams, TimeOfImpact, WORKGROUP_SIZE,
 };
 use sweepcast::parity::{self, GPU_BOUND};
 use sweepcast::reference::Body;
@@ -306,6 +309,142 @@ fn caller_device_and_buffers_match_the_pipeline_and_the_cpu_twin() {
         caller.errors()
     );
     println!("{} pairs in {:.2?}", count, start.elapsed());
+}
+
+#[test]
+fn the_times_output_is_the_records_time_and_passes_the_judge() {
+    let Some(context) =
+        common::gpu_context("the_times_output_is_the_records_time_and_passes_the_judge")
+    else {
+        return;
+    };
+    let caller = Caller::new(&context);
+    let workload = mixed_workload(41);
+    let (pairs, count) = (&workload.pairs, workload.pairs.len());
+    let records = body_records(&workload);
+    let (record_bytes, time_bytes) = (count as u64 * RECORD_SIZE, count as u64 * 4);
+    // Both outputs on the same bodies and pairs; each SweepBuffers has its own parameters
+    // and dispatch, so both sweeps go in one submission.
+    let (body_buffer, pair_buffer) = caller.world_buffers(&workload);
+    // COPY_DST besides the stage's usages: the indirect run below fills them first.
+    let usage = Usage::STORAGE | Usage::COPY_SRC | Usage::COPY_DST;
+    let output = |label, size| caller.buffer(label, size, usage);
+    let (impact_buffer, time_buffer) = (
+        output("caller impacts", record_bytes),
+        output("caller times", time_bytes),
+    );
+    let readback = |label, size| caller.buffer(label, size, Usage::MAP_READ | Usage::COPY_DST);
+    let (impact_readback, time_readback) = (
+        readback("impact readback", record_bytes),
+        readback("time readback", time_bytes),
+    );
+    let stage = SweepStage::new(&caller.device).unwrap();
+    let impacts = stage
+        .bind_buffers(&caller.device, &body_buffer, &pair_buffer, &impact_buffer)
+        .unwrap();
+    let times = stage
+        .bind_time_buffers(&caller.device, &body_buffer, &pair_buffer, &time_buffer)
+        .unwrap();
+    assert_eq!(times.output_kind(), SweepOutput::Times);
+    assert_eq!(times.pair_capacity(), count as u64);
+    assert!(stage.max_pairs_of(SweepOutput::Times) >= stage.max_pairs());
+    let created = stage.create_time_buffers(&caller.device, 10, 100).unwrap();
+    assert_eq!(created.output().size(), 400, "4 bytes a pair");
+
+    for (name, options) in [
+        ("default options", SweepOptions::default()),
+        ("event-driven options", SweepOptions::event_driven()),
+    ] {
+        let mut encoder = caller.encoder();
+        for buffers in [&impacts, &times] {
+            stage
+                .record(&caller.queue, &mut encoder, buffers, count as u32, &options)
+                .unwrap();
+        }
+        encoder.copy_buffer_to_buffer(&impact_buffer, 0, &impact_readback, 0, record_bytes);
+        encoder.copy_buffer_to_buffer(&time_buffer, 0, &time_readback, 0, time_bytes);
+        caller.queue.submit([encoder.finish()]);
+        let gpu_records: Vec<ImpactRecord> =
+            bytemuck::pod_collect_to_vec(&caller.read(&impact_readback));
+        let gpu_times: Vec<TimeOfImpact> =
+            bytemuck::pod_collect_to_vec(&caller.read(&time_readback));
+
+        // The same `sweep_pair` on the same device: the times are the records' own, to the
+        // bit (an adapter that compiled the two entry points' arithmetic differently, by
+        // contracting one and not the other, would fail here).
+        for (k, (record, time)) in gpu_records.iter().zip(&gpu_times).enumerate() {
+            let expected: TimeOfImpact = bytemuck::cast(cpu::sweep::encode_time(record));
+            assert_eq!(
+                bytemuck::cast::<TimeOfImpact, u32>(*time),
+                bytemuck::cast::<TimeOfImpact, u32>(expected),
+                "{name}: pair {k}: times_main wrote {time:?} for the record {record:?}"
+            );
+        }
+
+        // The twin's whole dispatch, and both judged against the oracle.
+        let params = SweepParams::new(&options, count as u32);
+        let dispatch = SweepDispatch::new(count as u32);
+        let mut twin_times: Vec<TimeOfImpact> = vec![bytemuck::cast(u32::MAX); count];
+        cpu::sweep::run_times_dispatch(&records, pairs, &mut twin_times, &params, &dispatch);
+        for (who, answers) in [("GPU times", &gpu_times), ("CPU twin", &twin_times)] {
+            let report =
+                parity::compare_times(&workload.bodies, pairs, &options, answers, GPU_BOUND);
+            println!("{name}: {who} {report}");
+            assert!(report.passed(), "{name}: {who} {report}");
+            assert!(
+                report.candidate_hits > count / 10 && report.candidate_hits < count,
+                "{name}: a workload of hits and misses: {report}"
+            );
+        }
+        let differing = gpu_times
+            .iter()
+            .zip(&twin_times)
+            .filter(|(gpu, twin)| gpu.status() != twin.status())
+            .count();
+        println!("{name}: {differing} of {count} pairs differ in status from the twin");
+        assert!(
+            differing * 100 <= count,
+            "{name}: {differing} of {count} pairs differ in status between the GPU and its twin"
+        );
+
+        // Indirect: half the pairs, counted by the caller's buffer; the rest stays untouched.
+        let half = count as u32 / 2;
+        let count_buffer = caller.buffer_with(
+            "caller count",
+            bytemuck::bytes_of(&half),
+            Usage::STORAGE | Usage::COPY_SRC,
+        );
+        let untouched = vec![UNTOUCHED; time_bytes as usize];
+        caller.queue.write_buffer(&time_buffer, 0, &untouched);
+        let mut encoder = caller.encoder();
+        stage
+            .record_indirect(
+                &caller.queue,
+                &mut encoder,
+                &times,
+                &count_buffer,
+                0,
+                &options,
+            )
+            .unwrap();
+        encoder.copy_buffer_to_buffer(&time_buffer, 0, &time_readback, 0, time_bytes);
+        caller.queue.submit([encoder.finish()]);
+        let indirect: Vec<u32> = bytemuck::pod_collect_to_vec(&caller.read(&time_readback));
+        for (k, &bits) in indirect.iter().enumerate() {
+            let direct = bytemuck::cast::<TimeOfImpact, u32>(gpu_times[k]);
+            let expected = if k < half as usize {
+                direct
+            } else {
+                u32::from_ne_bytes([UNTOUCHED; 4])
+            };
+            assert_eq!(bits, expected, "{name}: indirect pair {k} of {half} swept");
+        }
+    }
+    assert!(
+        caller.errors().is_empty(),
+        "the caller's handler: {:?}",
+        caller.errors()
+    );
 }
 
 /// The caller's own pass: writes the count of its uniform into a slot of its storage buffer,

@@ -7,7 +7,8 @@ use glam::Vec3;
 
 use crate::layout::{
     BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, MIN_NORMAL, STATUS_CONTACT,
-    STATUS_MISS, STATUS_OVERLAPPING, SweepDispatch, SweepParams, WORKGROUP_SIZE,
+    STATUS_MISS, STATUS_OVERLAPPING, SweepDispatch, SweepParams, TIME_MISS_BITS, TIME_OVERLAPPING,
+    TimeOfImpact, WORKGROUP_SIZE,
 };
 
 fn miss() -> ImpactRecord {
@@ -178,7 +179,48 @@ pub fn main(
         sweep_pair(&bodies[pair[0] as usize], &bodies[pair[1] as usize], params);
 }
 
-/// The whole dispatch of `main`: every invocation the GPU would run, in order.
+/// `encode_time` of the shader: a record in the times-only encoding, as the bits of an f32.
+#[must_use]
+pub fn encode_time(record: &ImpactRecord) -> u32 {
+    if record.status == STATUS_MISS {
+        return TIME_MISS_BITS;
+    }
+    if record.status == STATUS_OVERLAPPING {
+        return TIME_OVERLAPPING.to_bits();
+    }
+    record.time_of_impact.to_bits()
+}
+
+/// `times_main` of the shader for one invocation: [`main`] with the times-only output, 4
+/// bytes a pair (the shader's `array<u32>` holds the bits of a [`TimeOfImpact`]).
+///
+/// # Panics
+/// As [`main`].
+pub fn times_main(
+    index: u32,
+    bodies: &[BodyRecord],
+    pairs: &[[u32; 2]],
+    times: &mut [TimeOfImpact],
+    params: &SweepParams,
+    dispatch: &SweepDispatch,
+) {
+    if index >= dispatch.pair_count {
+        return;
+    }
+    let pair = pairs[index as usize];
+    times[index as usize] = bytemuck::cast(encode_time(&sweep_pair(
+        &bodies[pair[0] as usize],
+        &bodies[pair[1] as usize],
+        params,
+    )));
+}
+
+/// Every invocation index the GPU would run for `dispatch`, in order.
+fn invocations(dispatch: &SweepDispatch) -> std::ops::Range<u32> {
+    0..dispatch.workgroups_x * dispatch.workgroups_y * WORKGROUP_SIZE
+}
+
+/// The whole dispatch of [`main`]: every invocation the GPU would run, in order.
 pub fn run_dispatch(
     bodies: &[BodyRecord],
     pairs: &[[u32; 2]],
@@ -186,9 +228,21 @@ pub fn run_dispatch(
     params: &SweepParams,
     dispatch: &SweepDispatch,
 ) {
-    let invocations = dispatch.workgroups_x * dispatch.workgroups_y * WORKGROUP_SIZE;
-    for index in 0..invocations {
+    for index in invocations(dispatch) {
         main(index, bodies, pairs, impacts, params, dispatch);
+    }
+}
+
+/// The whole dispatch of [`times_main`]: every invocation the GPU would run, in order.
+pub fn run_times_dispatch(
+    bodies: &[BodyRecord],
+    pairs: &[[u32; 2]],
+    times: &mut [TimeOfImpact],
+    params: &SweepParams,
+    dispatch: &SweepDispatch,
+) {
+    for index in invocations(dispatch) {
+        times_main(index, bodies, pairs, times, params, dispatch);
     }
 }
 

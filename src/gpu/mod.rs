@@ -16,7 +16,7 @@ mod sweep;
 
 pub use context::GpuContext;
 pub use pipeline::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
-pub use sweep::{SWEEP_WGSL, SweepBuffers, SweepStage};
+pub use sweep::{SWEEP_WGSL, SweepBuffers, SweepOutput, SweepStage};
 
 /// The data contract every stage's source begins with (`shaders/shared.wgsl`).
 pub const SHARED_WGSL: &str = include_str!("../../shaders/shared.wgsl");

@@ -6,7 +6,7 @@ use std::num::NonZeroU64;
 
 use super::buffers::{ErrorScopes, create_buffer};
 use crate::error::Error;
-use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams};
+use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams, TimeOfImpact};
 use crate::options::SweepOptions;
 
 /// The WGSL source of the sweep stage: `shaders/shared.wgsl` followed by `shaders/sweep.wgsl`.
@@ -18,6 +18,7 @@ pub const SWEEP_WGSL: &str = concat!(
 pub(super) const BODY_SIZE: u64 = size_of::<BodyRecord>() as u64;
 pub(super) const PAIR_SIZE: u64 = size_of::<[u32; 2]>() as u64;
 pub(super) const RECORD_SIZE: u64 = size_of::<ImpactRecord>() as u64;
+pub(super) const TIME_SIZE: u64 = size_of::<TimeOfImpact>() as u64;
 const PARAMS_SIZE: u64 = size_of::<SweepParams>() as u64;
 const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 
@@ -28,14 +29,17 @@ const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 /// it.
 ///
 /// # Buffers
-/// The stage reads bodies and pairs and writes impact records in the layout of
+/// The stage reads bodies and pairs and writes one output a pair in the layout of
 /// [`crate::layout`]: [`BodyRecord`] (32 bytes a body), `[u32; 2]` (8 bytes a pair; both
 /// indices must name bodies of the buffer: the stage does not check them, and the GPU's
 /// bounds-checked access makes a pair past the bodies an unspecified answer, never a fault)
-/// and [`ImpactRecord`] (32 bytes a pair). Either the stage creates them for a capacity
-/// ([`SweepStage::create_buffers`]) or the caller hands over its own
-/// ([`SweepStage::bind_buffers`]); either way [`SweepBuffers`] keeps them with the stage's
-/// small uniform and dispatch buffers and the bind groups.
+/// and, as the buffers' [`SweepOutput`] says, [`ImpactRecord`]s (32 bytes a pair: time,
+/// point, normal, status) or [`TimeOfImpact`]s (4 bytes a pair: all that the step's
+/// earliest impact needs). Either the stage creates them for a capacity
+/// ([`SweepStage::create_buffers`], [`SweepStage::create_time_buffers`]) or the caller hands
+/// over its own ([`SweepStage::bind_buffers`], [`SweepStage::bind_time_buffers`]); either way
+/// [`SweepBuffers`] keeps them with the stage's small uniform and dispatch buffers and the
+/// bind groups.
 ///
 /// # Example
 /// ```no_run
@@ -56,28 +60,61 @@ const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 /// queue.write_buffer(buffers.pairs(), 0, bytemuck::cast_slice(&[[0u32, 1]]));
 /// let mut encoder = device.create_command_encoder(&Default::default());
 /// stage.record(queue, &mut encoder, &buffers, 1, &SweepOptions::default())?;
-/// // ... the caller's own passes, and a copy of buffers.impacts() to read back ...
+/// // ... the caller's own passes, and a copy of buffers.output() to read back ...
 /// queue.submit([encoder.finish()]);
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct SweepStage {
     sweep: wgpu::ComputePipeline,
+    times: wgpu::ComputePipeline,
     prepare: wgpu::ComputePipeline,
     sweep_layout: wgpu::BindGroupLayout,
+    times_layout: wgpu::BindGroupLayout,
     prepare_layout: wgpu::BindGroupLayout,
     /// The largest storage binding of the device, in bytes.
     largest_binding: u64,
 }
 
-/// The buffers of one [`SweepStage`]: bodies, pairs and impact records (the stage's or the
+/// What a [`SweepStage`] writes for each pair: the buffers' choice, made when they are
+/// created or bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SweepOutput {
+    /// An [`ImpactRecord`] a pair, 32 bytes: time, contact point, normal, status (the
+    /// shader's `main`).
+    Impacts,
+    /// A [`TimeOfImpact`] a pair, 4 bytes: the time and whether it is a contact, an overlap
+    /// or a miss (the shader's `times_main`).
+    Times,
+}
+
+impl SweepOutput {
+    /// Bytes a pair of this output.
+    #[must_use]
+    pub const fn size(self) -> u64 {
+        match self {
+            Self::Impacts => RECORD_SIZE,
+            Self::Times => TIME_SIZE,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Impacts => "impacts",
+            Self::Times => "times",
+        }
+    }
+}
+
+/// The buffers of one [`SweepStage`]: bodies, pairs and the output (the stage's or the
 /// caller's), the stage's uniform and dispatch buffers, and the bind groups over them.
 /// Cheap to clone (wgpu handles are reference counted).
 #[derive(Debug, Clone)]
 pub struct SweepBuffers {
     bodies: wgpu::Buffer,
     pairs: wgpu::Buffer,
-    impacts: wgpu::Buffer,
+    output: wgpu::Buffer,
+    output_kind: SweepOutput,
     params: wgpu::Buffer,
     dispatch: wgpu::Buffer,
     sweep_group: wgpu::BindGroup,
@@ -133,16 +170,21 @@ impl SweepStage {
         });
         let read = Storage { read_only: true };
         let write = Storage { read_only: false };
-        let sweep_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("sweep"),
-            entries: &[
-                layout_entry(0, read, BODY_SIZE),
-                layout_entry(1, read, PAIR_SIZE),
-                layout_entry(2, write, RECORD_SIZE),
-                layout_entry(3, Uniform, PARAMS_SIZE),
-                layout_entry(4, read, DISPATCH_SIZE),
-            ],
-        });
+        // `main` writes records at binding 2, `times_main` times at binding 6.
+        let output_layout = |label, binding, size| {
+            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(label),
+                entries: &[
+                    layout_entry(0, read, BODY_SIZE),
+                    layout_entry(1, read, PAIR_SIZE),
+                    layout_entry(binding, write, size),
+                    layout_entry(3, Uniform, PARAMS_SIZE),
+                    layout_entry(4, read, DISPATCH_SIZE),
+                ],
+            })
+        };
+        let sweep_layout = output_layout("sweep", 2, RECORD_SIZE);
+        let times_layout = output_layout("sweep times", 6, TIME_SIZE);
         let prepare_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("sweep prepare_indirect"),
             entries: &[
@@ -168,8 +210,10 @@ impl SweepStage {
         let limits = device.limits();
         Self {
             sweep: pipeline(&sweep_layout, "main"),
+            times: pipeline(&times_layout, "times_main"),
             prepare: pipeline(&prepare_layout, "prepare_indirect"),
             sweep_layout,
+            times_layout,
             prepare_layout,
             largest_binding: limits
                 .max_storage_buffer_binding_size
@@ -186,13 +230,20 @@ impl SweepStage {
     /// The most pairs one buffer of impact records of this device can bind.
     #[must_use]
     pub fn max_pairs(&self) -> u64 {
-        self.largest_binding / RECORD_SIZE
+        self.max_pairs_of(SweepOutput::Impacts)
+    }
+
+    /// The most pairs whose pairs and `output` one binding each of this device holds.
+    #[must_use]
+    pub fn max_pairs_of(&self, output: SweepOutput) -> u64 {
+        self.largest_binding / output.size().max(PAIR_SIZE)
     }
 
     /// Creates buffers for `body_capacity` bodies and `pair_capacity` pairs (at least one
-    /// each) and binds them. Usages: bodies and pairs `STORAGE | COPY_DST` (write them with
-    /// `Queue::write_buffer` or a copy, or from the caller's own passes), impact records
-    /// `STORAGE | COPY_SRC` (copy them to a `MAP_READ` buffer to read them back).
+    /// each) and binds them, with impact records as the output. Usages: bodies and pairs
+    /// `STORAGE | COPY_DST` (write them with `Queue::write_buffer` or a copy, or from the
+    /// caller's own passes), impact records `STORAGE | COPY_SRC` (copy them to a `MAP_READ`
+    /// buffer to read them back).
     ///
     /// # Errors
     /// [`Error::TooManyBodies`] or [`Error::CapacityExceeded`] beyond what one binding of
@@ -204,16 +255,41 @@ impl SweepStage {
         body_capacity: u64,
         pair_capacity: u64,
     ) -> Result<SweepBuffers, Error> {
+        self.create_output_buffers(device, body_capacity, pair_capacity, SweepOutput::Impacts)
+    }
+
+    /// [`SweepStage::create_buffers`] with [`TimeOfImpact`]s as the output, 4 bytes a pair
+    /// instead of 32.
+    ///
+    /// # Errors
+    /// As [`SweepStage::create_buffers`], with the limit
+    /// [`SweepStage::max_pairs_of`]`(SweepOutput::Times)`.
+    pub fn create_time_buffers(
+        &self,
+        device: &wgpu::Device,
+        body_capacity: u64,
+        pair_capacity: u64,
+    ) -> Result<SweepBuffers, Error> {
+        self.create_output_buffers(device, body_capacity, pair_capacity, SweepOutput::Times)
+    }
+
+    fn create_output_buffers(
+        &self,
+        device: &wgpu::Device,
+        body_capacity: u64,
+        pair_capacity: u64,
+        output: SweepOutput,
+    ) -> Result<SweepBuffers, Error> {
         if body_capacity > self.max_bodies() {
             return Err(Error::TooManyBodies {
                 count: body_capacity as usize,
                 max: self.max_bodies() as usize,
             });
         }
-        if pair_capacity > self.max_pairs() {
+        if pair_capacity > self.max_pairs_of(output) {
             return Err(Error::CapacityExceeded {
                 pairs: pair_capacity as usize,
-                capacity: self.max_pairs() as usize,
+                capacity: self.max_pairs_of(output) as usize,
             });
         }
         use wgpu::BufferUsages as Usage;
@@ -229,12 +305,12 @@ impl SweepStage {
             pair_capacity.max(1) * PAIR_SIZE,
             Usage::STORAGE | Usage::COPY_DST,
         );
-        let impacts = buffer(
-            "sweep impacts",
-            pair_capacity.max(1) * RECORD_SIZE,
+        let output_buffer = buffer(
+            output.name(),
+            pair_capacity.max(1) * output.size(),
             Usage::STORAGE | Usage::COPY_SRC,
         );
-        let buffers = self.bind(device, bodies, pairs, impacts);
+        let buffers = self.bind(device, bodies, pairs, output_buffer, output);
         pollster::block_on(scopes.finish())?;
         Ok(buffers)
     }
@@ -256,10 +332,37 @@ impl SweepStage {
         pairs: &wgpu::Buffer,
         impacts: &wgpu::Buffer,
     ) -> Result<SweepBuffers, Error> {
+        self.bind_output_buffers(device, bodies, pairs, impacts, SweepOutput::Impacts)
+    }
+
+    /// [`SweepStage::bind_buffers`] with [`TimeOfImpact`]s as the output: `times` holds 4
+    /// bytes a pair, and the capacity is the smaller of `pairs.size() / 8` and
+    /// `times.size() / 4` pairs.
+    ///
+    /// # Errors
+    /// As [`SweepStage::bind_buffers`].
+    pub fn bind_time_buffers(
+        &self,
+        device: &wgpu::Device,
+        bodies: &wgpu::Buffer,
+        pairs: &wgpu::Buffer,
+        times: &wgpu::Buffer,
+    ) -> Result<SweepBuffers, Error> {
+        self.bind_output_buffers(device, bodies, pairs, times, SweepOutput::Times)
+    }
+
+    fn bind_output_buffers(
+        &self,
+        device: &wgpu::Device,
+        bodies: &wgpu::Buffer,
+        pairs: &wgpu::Buffer,
+        output_buffer: &wgpu::Buffer,
+        output: SweepOutput,
+    ) -> Result<SweepBuffers, Error> {
         for (name, buffer, element_size) in [
             ("bodies", bodies, BODY_SIZE),
             ("pairs", pairs, PAIR_SIZE),
-            ("impacts", impacts, RECORD_SIZE),
+            (output.name(), output_buffer, output.size()),
         ] {
             let reason = if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
                 Some(format!("usage {:?} lacks STORAGE", buffer.usage()))
@@ -282,7 +385,13 @@ impl SweepStage {
             }
         }
         let scopes = ErrorScopes::push(device);
-        let buffers = self.bind(device, bodies.clone(), pairs.clone(), impacts.clone());
+        let buffers = self.bind(
+            device,
+            bodies.clone(),
+            pairs.clone(),
+            output_buffer.clone(),
+            output,
+        );
         pollster::block_on(scopes.finish())?;
         Ok(buffers)
     }
@@ -292,7 +401,8 @@ impl SweepStage {
         device: &wgpu::Device,
         bodies: wgpu::Buffer,
         pairs: wgpu::Buffer,
-        impacts: wgpu::Buffer,
+        output_buffer: wgpu::Buffer,
+        output: SweepOutput,
     ) -> SweepBuffers {
         use wgpu::BufferUsages as Usage;
         let small = |label, size, usage| create_buffer(device, label, usage, size);
@@ -306,13 +416,17 @@ impl SweepStage {
             DISPATCH_SIZE,
             Usage::STORAGE | Usage::INDIRECT | Usage::COPY_DST | Usage::COPY_SRC,
         );
+        let (layout, binding) = match output {
+            SweepOutput::Impacts => (&self.sweep_layout, 2),
+            SweepOutput::Times => (&self.times_layout, 6),
+        };
         let sweep_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("sweep"),
-            layout: &self.sweep_layout,
+            label: Some(output.name()),
+            layout,
             entries: &[
                 group_entry(0, &bodies),
                 group_entry(1, &pairs),
-                group_entry(2, &impacts),
+                group_entry(binding, &output_buffer),
                 group_entry(3, &params),
                 group_entry(4, &dispatch),
             ],
@@ -324,10 +438,11 @@ impl SweepStage {
         });
         SweepBuffers {
             body_capacity: bodies.size() / BODY_SIZE,
-            pair_capacity: (pairs.size() / PAIR_SIZE).min(impacts.size() / RECORD_SIZE),
+            pair_capacity: (pairs.size() / PAIR_SIZE).min(output_buffer.size() / output.size()),
             bodies,
             pairs,
-            impacts,
+            output: output_buffer,
+            output_kind: output,
             params,
             dispatch,
             sweep_group,
@@ -335,8 +450,16 @@ impl SweepStage {
         }
     }
 
+    /// The pipeline that writes the output of `buffers`.
+    fn pipeline(&self, buffers: &SweepBuffers) -> &wgpu::ComputePipeline {
+        match buffers.output_kind {
+            SweepOutput::Impacts => &self.sweep,
+            SweepOutput::Times => &self.times,
+        }
+    }
+
     /// Records the sweep of the first `pair_count` pairs of `buffers` into `encoder`, with
-    /// `options`. Record 0 to sweep nothing.
+    /// `options`, writing the buffers' [`SweepOutput`]. Record 0 to sweep nothing.
     ///
     /// The count and the options reach the device through `queue.write_buffer` into the
     /// buffers' own small uniform and dispatch buffers, which takes effect at the next
@@ -368,7 +491,7 @@ impl SweepStage {
             label: Some("sweep"),
             timestamp_writes: None,
         });
-        pass.set_pipeline(&self.sweep);
+        pass.set_pipeline(self.pipeline(buffers));
         pass.set_bind_group(0, &buffers.sweep_group, &[]);
         pass.dispatch_workgroups(dispatch.workgroups_x, dispatch.workgroups_y, 1);
         Ok(())
@@ -426,7 +549,7 @@ impl SweepStage {
         pass.set_pipeline(&self.prepare);
         pass.set_bind_group(0, &buffers.prepare_group, &[]);
         pass.dispatch_workgroups(1, 1, 1);
-        pass.set_pipeline(&self.sweep);
+        pass.set_pipeline(self.pipeline(buffers));
         pass.set_bind_group(0, &buffers.sweep_group, &[]);
         pass.dispatch_workgroups_indirect(&buffers.dispatch, 0);
         Ok(())
@@ -451,10 +574,17 @@ impl SweepBuffers {
         &self.pairs
     }
 
-    /// The impact records the sweep writes, one per pair, as [`ImpactRecord`]s.
+    /// What the sweep writes, one per pair: [`ImpactRecord`]s or [`TimeOfImpact`]s, as
+    /// [`SweepBuffers::output_kind`] says.
     #[must_use]
-    pub fn impacts(&self) -> &wgpu::Buffer {
-        &self.impacts
+    pub fn output(&self) -> &wgpu::Buffer {
+        &self.output
+    }
+
+    /// Which output these buffers hold.
+    #[must_use]
+    pub fn output_kind(&self) -> SweepOutput {
+        self.output_kind
     }
 
     /// The [`SweepDispatch`] of the last recorded sweep (32 bytes, usage `COPY_SRC`): copy it
@@ -470,7 +600,7 @@ impl SweepBuffers {
         self.body_capacity
     }
 
-    /// Pairs the pair and impact buffers hold.
+    /// Pairs the pair and output buffers hold.
     #[must_use]
     pub fn pair_capacity(&self) -> u64 {
         self.pair_capacity
@@ -482,7 +612,7 @@ impl SweepBuffers {
         [
             &self.bodies,
             &self.pairs,
-            &self.impacts,
+            &self.output,
             &self.params,
             &self.dispatch,
         ]
