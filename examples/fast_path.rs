@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --release --example fast_path -- [--rounds R]
-//!     [--only sweepcast|world|full|twin|parry|limits] [--workload lattice|bullets]
+//!     [--only sweepcast|world|full|twin|parry|limits] [--workload lattice|bullets|independent]
 //! ```
 //!
 //! Methods: `sweepcast` is the slice call `cpu::times_of_impact_into`, which validates and
@@ -20,7 +20,10 @@
 //! tighter of the two.
 //!
 //! Workloads: the lattice of `cargo bench` (25,000 bodies, 200,000 neighbour pairs, seed 1)
-//! and 100,000 bullets (seed 1; two bodies a pair, so packing and validating them counts).
+//! and 100,000 bullets (seed 1; two bodies a pair, so packing and validating them counts),
+//! whose 7.6 MB a world path moves stay in the CPU's caches; and 1,000,000 independent pairs
+//! (bullets, seed 2: 2,000,000 bodies, 76 MB a world path moves), which must come from main
+//! memory.
 //! Prints, per workload, each method's median M pairs/s over the rounds with the slowest and
 //! fastest, and the median of the per-round ratios. With `--only` and `--workload`, runs just
 //! one method on one workload, for counting instructions: `valgrind --tool=callgrind
@@ -37,6 +40,7 @@ use common::{parse, time_runs};
 use sweepcast::SweepOptions;
 use sweepcast::cpu::{self, World};
 use sweepcast::layout::BodyRecord;
+use testkit::Workload;
 
 fn main() -> ExitCode {
     let mut rounds = 15;
@@ -54,7 +58,9 @@ fn main() -> ExitCode {
                 only = Some(v);
                 Ok(())
             }
-            ("--workload", Some(v)) if v == "lattice" || v == "bullets" => {
+            ("--workload", Some(v))
+                if ["lattice", "bullets", "independent"].contains(&v.as_str()) =>
+            {
                 workload_name = Some(v);
                 Ok(())
             }
@@ -68,7 +74,16 @@ fn main() -> ExitCode {
     println!("{}", common::machine());
     let runs = |name: &str| only.as_deref().is_none_or(|only| only == name);
     let chosen = |name: &str| workload_name.as_deref().is_none_or(|chosen| chosen == name);
-    for (name, workload) in workloads.iter().filter(|(name, _)| chosen(name)) {
+    let independent = chosen("independent").then(|| Workload::bullets(1_000_000, 2));
+    let workloads = workloads
+        .iter()
+        .map(|(name, workload)| (*name, workload))
+        .chain(
+            independent
+                .as_ref()
+                .map(|workload| ("independent", workload)),
+        );
+    for (name, workload) in workloads.filter(|(name, _)| chosen(name)) {
         let (bodies, pairs) = (&workload.bodies[..], &workload.pairs[..]);
         let mut times = Vec::with_capacity(pairs.len());
         let mut parry_times = Vec::with_capacity(pairs.len());
