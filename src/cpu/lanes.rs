@@ -21,7 +21,10 @@
 use glam::Vec3;
 
 use super::sweep::{largest_component, power_of_two_scale};
-use crate::layout::{BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, SweepParams, TimeOfImpact};
+use crate::geometry::Impact;
+use crate::layout::{
+    BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, MIN_NORMAL, SweepParams, TimeOfImpact,
+};
 
 /// Pairs per block: one AVX register (or two SSE registers) of f32.
 pub const LANES: usize = 8;
@@ -30,10 +33,13 @@ pub const LANES: usize = 8;
 const WIDE_LANES: usize = 2 * LANES;
 
 /// A block of [`LANES`] pairs, relative and transposed: one array per field, in the order of
-/// [`BodyRecord`]'s fields, holding for pair (a, b) the separation `s = b.center - a.center`,
-/// the radius sum `a.radius + b.radius`, the relative motion `w = b.displacement -
-/// a.displacement` and padding. (The shader's twin uses `v = -w`; as IEEE subtraction is
-/// exactly antisymmetric, `w = -v` to the bit, and [`sweep_lanes`] flips signs to match.)
+/// [`BodyRecord`]'s fields, holding for pair (a, b) the separation `s = b.center - a.center`
+/// (wrapped in a periodic box), the radius sum `a.radius + b.radius`, the relative motion
+/// `v = a.displacement - b.displacement` and padding: the twin's `raw_position`,
+/// `raw_sum_radii` and `raw_motion`, formed by the same subtractions. (Not `b - a` for the
+/// motion: `x - x` is `+0` both ways, so `-(b - a)` is not `a - b` to the bit where a
+/// component is equal, and the normal's fallback along the motion would differ in the sign
+/// of a zero.)
 type Lanes = [[f32; LANES]; 8];
 
 /// The sweep of [`LANES`] pairs at once, without branches: every lane runs every operation,
@@ -50,26 +56,26 @@ type Lanes = [[f32; LANES]; 8];
 fn sweep_lanes<const EXACT: bool, const N: usize>(
     pairs: &[[f32; N]; 8],
     separating_misses: bool,
-) -> [TimeOfImpact; N] {
-    let [sx, sy, sz, sum_radii, wx, wy, wz, _] = pairs;
+) -> ([TimeOfImpact; N], ScaledLanes<N>) {
     let mut out = [TimeOfImpact::MISS; N];
-    for k in 0..N {
-        // The twin's rescaling by a power of two (|w| = |v|, so the same scale).
-        let largest = largest_component(Vec3::new(sx[k], sy[k], sz[k]))
-            .max(largest_component(Vec3::new(wx[k], wy[k], wz[k])))
-            .max(sum_radii[k]);
-        let scale = power_of_two_scale(largest);
-        let (sx, sy, sz) = (sx[k] * scale, sy[k] * scale, sz[k] * scale);
-        let (wx, wy, wz) = (wx[k] * scale, wy[k] * scale, wz[k] * scale);
-        let sum_radii = sum_radii[k] * scale;
+    let mut scaled = ScaledLanes {
+        s: [[0.0; N]; 3],
+        v: [[0.0; N]; 3],
+        motion_squared: [0.0; N],
+    };
+    for (k, out) in out.iter_mut().enumerate() {
+        let Scaled {
+            s: [sx, sy, sz],
+            v: [vx, vy, vz],
+            sum_radii,
+        } = Scaled::new(pairs, k);
         let sum_radii_squared = sum_radii * sum_radii;
         let distance_squared = sx * sx + sy * sy + sz * sz;
         let gap_product = distance_squared - sum_radii_squared;
-        let motion_squared = wx * wx + wy * wy + wz * wz;
-        // s·v with v = -w: every product and sum flips sign exactly.
-        let approach = -(sx * wx + sy * wy + sz * wz);
-        // s × w = -(s × v), squared below.
-        let (ox, oy, oz) = (sy * wz - sz * wy, sz * wx - sx * wz, sx * wy - sy * wx);
+        let motion_squared = vx * vx + vy * vy + vz * vz;
+        let approach = sx * vx + sy * vy + sz * vz;
+        // s × v (glam's `cross`), squared below.
+        let (ox, oy, oz) = (sy * vz - sz * vy, sz * vx - sx * vz, sx * vy - sy * vx);
         let discriminant = motion_squared * sum_radii_squared - (ox * ox + oy * oy + oz * oz);
         // Lanes that miss may divide by zero; the selects below discard what they compute.
         let root = (if discriminant > 0.0 {
@@ -100,9 +106,193 @@ fn sweep_lanes<const EXACT: bool, const N: usize>(
         let at_start = if gap_product < 0.0 { -1.0 } else { 0.0 };
         let separating = separating_misses & (approach <= 0.0);
         let at_start = if separating { f32::INFINITY } else { at_start };
-        out[k] = TimeOfImpact(if gap_product <= 0.0 { at_start } else { swept });
+        *out = TimeOfImpact(if gap_product <= 0.0 { at_start } else { swept });
+        for (field, value) in [sx, sy, sz].into_iter().enumerate() {
+            scaled.s[field][k] = value;
+        }
+        for (field, value) in [vx, vy, vz].into_iter().enumerate() {
+            scaled.v[field][k] = value;
+        }
+        scaled.motion_squared[k] = motion_squared;
     }
-    out
+    (out, scaled)
+}
+
+/// A block's lanes as [`sweep_lanes`] rescaled them, for the contact geometry (a kernel
+/// that does not use them lets the compiler drop them).
+struct ScaledLanes<const N: usize> {
+    s: [[f32; N]; 3],
+    v: [[f32; N]; 3],
+    motion_squared: [f32; N],
+}
+
+/// One lane of a block, rescaled as the twin rescales: by the power of two that brings the
+/// largest relative length into [1, 2).
+struct Scaled {
+    s: [f32; 3],
+    v: [f32; 3],
+    sum_radii: f32,
+}
+
+impl Scaled {
+    #[inline(always)]
+    fn new<const N: usize>(pairs: &[[f32; N]; 8], k: usize) -> Self {
+        let [sx, sy, sz, sum_radii, vx, vy, vz, _] = pairs;
+        let (s, v) = (
+            Vec3::new(sx[k], sy[k], sz[k]),
+            Vec3::new(vx[k], vy[k], vz[k]),
+        );
+        let largest = largest_component(s)
+            .max(largest_component(v))
+            .max(sum_radii[k]);
+        let scale = power_of_two_scale(largest);
+        Self {
+            s: (s * scale).to_array(),
+            v: (v * scale).to_array(),
+            sum_radii: sum_radii[k] * scale,
+        }
+    }
+}
+
+/// What a block of `N` gathered pairs becomes: the times-only path's [`TimeOfImpact`]s, or
+/// the full answer's [`Impact`]s. Generic so that the gathers of every [`Simd`] set run
+/// either, and `#[inline(always)]` so that the kernel is compiled inside the gather's
+/// function, with its instruction set.
+pub(crate) trait Kernel<const N: usize>: Output {
+    /// The block's answers into `out` (its first `out.len()` pairs: all `N` but in a short
+    /// last block), from its relative lanes (see [`Lanes`]), its pairs and the bodies they
+    /// index.
+    fn block(
+        self,
+        lanes: &[[f32; N]; 8],
+        pairs: &[[u32; 2]; N],
+        bodies: &[BodyRecord],
+        out: &mut [Self::Out],
+    );
+}
+
+/// The answer a [`Kernel`] writes per pair.
+pub(crate) trait Output: Copy {
+    type Out: Copy;
+}
+
+/// The times-only kernel: [`sweep_lanes`], with the twin's reach escape if `EXACT`.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Times<const EXACT: bool> {
+    pub(crate) separating_misses: bool,
+}
+
+impl<const EXACT: bool> Output for Times<EXACT> {
+    type Out = TimeOfImpact;
+}
+
+impl<const EXACT: bool, const N: usize> Kernel<N> for Times<EXACT> {
+    #[inline(always)]
+    fn block(
+        self,
+        lanes: &[[f32; N]; 8],
+        _: &[[u32; 2]; N],
+        _: &[BodyRecord],
+        out: &mut [TimeOfImpact],
+    ) {
+        let (times, _) = sweep_lanes::<EXACT, N>(lanes, self.separating_misses);
+        out.copy_from_slice(&times[..out.len()]);
+    }
+}
+
+/// The full answer's kernel: hits and misses from the exact lanes (so the twin's), the
+/// separation and normal at the time of impact on lanes for every block with a hit, then
+/// per hit the contact point and the shortened displacements, with the twin's operations in
+/// the twin's order: every [`Impact`] is exactly what the twin's record gives.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Impacts {
+    pub(crate) separating_misses: bool,
+}
+
+impl Output for Impacts {
+    type Out = Option<Impact>;
+}
+
+impl<const N: usize> Kernel<N> for Impacts {
+    #[inline(always)]
+    fn block(
+        self,
+        lanes: &[[f32; N]; 8],
+        pairs: &[[u32; 2]; N],
+        bodies: &[BodyRecord],
+        out: &mut [Option<Impact>],
+    ) {
+        let (times, scaled) = sweep_lanes::<true, N>(lanes, self.separating_misses);
+        out.fill(None);
+        if !times.iter().any(|time| time.is_hit()) {
+            return;
+        }
+        let [normal_x, normal_y, normal_z] = contact_normals(&scaled, &times);
+        for (k, out) in out.iter_mut().enumerate() {
+            let Some((t, status)) = times[k].get() else {
+                continue;
+            };
+            let (a, b) = (&bodies[pairs[k][0] as usize], &bodies[pairs[k][1] as usize]);
+            let normal = Vec3::new(normal_x[k], normal_y[k], normal_z[k]);
+            let displacement_a = Vec3::from_array(a.displacement);
+            // The twin's `center_a + normal * a.radius`, `center_a = a.center +
+            // a.displacement * t`; `to_impact`'s shortened displacements.
+            let center_a = Vec3::from_array(a.center) + displacement_a * t;
+            *out = Some(Impact {
+                time_of_impact: t,
+                point: center_a + normal * a.radius,
+                normal,
+                displacement_a: displacement_a * t,
+                displacement_b: Vec3::from_array(b.displacement) * t,
+                status,
+            });
+        }
+    }
+}
+
+/// The twin's `contact_normal` at the time of impact, on every lane without branches (lanes
+/// that miss compute something the caller discards): the unit separation `s - v t`, else the
+/// unit relative motion, else +x. Rescaled as [`sweep_lanes`] rescales, with the twin's
+/// operations: glam's `normalize` is `x * (1 / sqrt(x·x))`, the dot product summed left to
+/// right.
+#[inline(always)]
+fn contact_normals<const N: usize>(
+    scaled: &ScaledLanes<N>,
+    times: &[TimeOfImpact; N],
+) -> [[f32; N]; 3] {
+    let ScaledLanes {
+        s: [sx, sy, sz],
+        v: [vx, vy, vz],
+        motion_squared,
+    } = scaled;
+    let mut normal = [[0.0; N]; 3];
+    for (k, time) in times.iter().enumerate() {
+        let (sx, sy, sz, vx, vy, vz) = (sx[k], sy[k], sz[k], vx[k], vy[k], vz[k]);
+        let motion_squared = motion_squared[k];
+        // An overlap (stored as -1) is at t = 0, as in the twin.
+        let t = time.0.max(0.0);
+        let (ex, ey, ez) = (sx - vx * t, sy - vy * t, sz - vz * t);
+        let separation_squared = ex * ex + ey * ey + ez * ez;
+        let separation_recip = 1.0 / separation_squared.sqrt();
+        let motion_recip = 1.0 / motion_squared.sqrt();
+        let (has_separation, has_motion) = (
+            separation_squared >= MIN_NORMAL,
+            motion_squared >= MIN_NORMAL,
+        );
+        let pick = |along_separation: f32, along_motion: f32, fallback: f32| {
+            if has_separation {
+                along_separation
+            } else if has_motion {
+                along_motion
+            } else {
+                fallback
+            }
+        };
+        normal[0][k] = pick(ex * separation_recip, vx * motion_recip, 1.0);
+        normal[1][k] = pick(ey * separation_recip, vy * motion_recip, 0.0);
+        normal[2][k] = pick(ez * separation_recip, vz * motion_recip, 0.0);
+    }
+    normal
 }
 
 /// The periodic box of a block's gather, one row per body field as [`BodyRecord`] lays them
@@ -203,8 +393,8 @@ impl Simd {
     }
 }
 
-/// Sweeps `pairs` into `out` on the [active](Simd::active) instruction set, with the
-/// options of `params`.
+/// Sweeps `pairs` into `out` (times only, with the twin's reach escape if `EXACT`) on the
+/// [active](Simd::active) instruction set, with the options of `params`.
 ///
 /// # Safety
 /// Every index in `pairs` must be less than `bodies.len()` (as
@@ -216,77 +406,110 @@ pub(crate) unsafe fn sweep_block<const EXACT: bool>(
     out: &mut [TimeOfImpact],
     params: &SweepParams,
 ) {
-    debug_assert!(pairs.iter().flatten().all(|&i| (i as usize) < bodies.len()));
     let separating_misses = params.flags & FLAG_SEPARATING_MISSES != 0;
+    // SAFETY: the caller guarantees the indices.
+    unsafe {
+        run(
+            bodies,
+            pairs,
+            out,
+            params,
+            Times::<EXACT> { separating_misses },
+        )
+    }
+}
+
+/// The full answer of every pair of `pairs` into `out`, exactly the twin's (see
+/// [`Impacts`]), on the [active](Simd::active) instruction set.
+///
+/// # Safety
+/// As [`sweep_block`].
+pub(crate) unsafe fn sweep_impacts(
+    bodies: &[BodyRecord],
+    pairs: &[[u32; 2]],
+    out: &mut [Option<Impact>],
+    params: &SweepParams,
+) {
+    let separating_misses = params.flags & FLAG_SEPARATING_MISSES != 0;
+    // SAFETY: the caller guarantees the indices.
+    unsafe { run(bodies, pairs, out, params, Impacts { separating_misses }) }
+}
+
+/// Runs `kernel` on every block of `pairs` on the active instruction set.
+///
+/// # Safety
+/// As [`sweep_block`].
+#[inline(always)]
+unsafe fn run<K: Kernel<LANES> + Kernel<WIDE_LANES>>(
+    bodies: &[BodyRecord],
+    pairs: &[[u32; 2]],
+    out: &mut [K::Out],
+    params: &SweepParams,
+    kernel: K,
+) {
+    debug_assert!(pairs.iter().flatten().all(|&i| (i as usize) < bodies.len()));
     let wrap = Wrap::new(params);
     match Simd::active() {
         // SAFETY (both): `Simd::active` chose a set the CPU has; the caller guarantees the
         // indices.
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 => unsafe {
-            avx::sweep_block_wide::<EXACT>(bodies, pairs, out, separating_misses, wrap)
-        },
+        Simd::Avx512 => unsafe { avx::sweep_block_wide(bodies, pairs, out, kernel, wrap) },
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx => unsafe {
-            avx::sweep_block::<EXACT>(bodies, pairs, out, separating_misses, wrap)
-        },
-        _ => portable::sweep_block::<EXACT>(bodies, pairs, out, separating_misses, wrap),
+        Simd::Avx => unsafe { avx::sweep_block(bodies, pairs, out, kernel, wrap) },
+        _ => portable::sweep_block(bodies, pairs, out, kernel, wrap),
     }
 }
 
-/// Runs `$block` (an expression of `$block_pairs: &[[u32; 2]; $width]` and `$start`, the
-/// index of its first pair, giving `[TimeOfImpact; $width]`) on every whole block of pairs
-/// and then on the short last one, whose unused lanes repeat its first pair; writes only the
-/// batch's own pairs' times. A macro rather than a function taking a closure, so that the
+/// Runs `$block` (a statement of `$block_pairs: &[[u32; 2]; $width]`, `$start`, the index of
+/// its first pair, and `$block_out`, the block's slice of the output) on every whole block of
+/// pairs and then on the short last one, whose unused lanes repeat its first pair and whose
+/// output holds only the batch's own pairs. A macro rather than a function taking a closure, so that the
 /// block is expanded inside the AVX (or AVX-512) function and compiled with its features.
 macro_rules! for_each_block {
-    ($width:expr, $pairs:expr, $out:expr, |$block_pairs:ident, $start:ident| $block:expr) => {{
+    ($width:expr, $pairs:expr, $out:expr,
+     |$block_pairs:ident, $start:ident, $block_out:ident| $block:expr) => {{
         let mut pair_blocks = $pairs.chunks_exact($width);
         let mut out_blocks = $out.chunks_exact_mut($width);
-        for (index, (pairs, out)) in (&mut pair_blocks).zip(&mut out_blocks).enumerate() {
+        for (index, (pairs, $block_out)) in (&mut pair_blocks).zip(&mut out_blocks).enumerate() {
             let $block_pairs: &[[u32; 2]; $width] = pairs.try_into().expect("a whole block");
             let $start = index * $width;
-            out.copy_from_slice(&$block);
+            $block;
         }
-        let (pairs, out) = (pair_blocks.remainder(), out_blocks.into_remainder());
+        let (pairs, $block_out) = (pair_blocks.remainder(), out_blocks.into_remainder());
         if let Some(&first) = pairs.first() {
             let mut padded = [first; $width];
             padded[..pairs.len()].copy_from_slice(pairs);
             let $block_pairs = &padded;
             let $start = $pairs.len() - pairs.len();
-            out.copy_from_slice(&$block[..out.len()]);
+            $block;
         }
     }};
 }
 
 /// The gather in scalar code, for CPUs without AVX.
 mod portable {
-    use super::{BodyRecord, LANES, Lanes, TimeOfImpact, Wrap, sweep_lanes};
+    use super::{BodyRecord, Kernel, LANES, Lanes, Wrap};
 
     /// [`super::sweep_block`] without SIMD intrinsics (the arithmetic still vectorises).
-    pub(super) fn sweep_block<const EXACT: bool>(
+    pub(super) fn sweep_block<K: Kernel<LANES>>(
         bodies: &[BodyRecord],
         pairs: &[[u32; 2]],
-        out: &mut [TimeOfImpact],
-        separating_misses: bool,
+        out: &mut [K::Out],
+        kernel: K,
         wrap: Option<Wrap>,
     ) {
         match wrap {
-            None => for_each_block!(
-                LANES,
-                pairs,
-                out,
-                |block, _start| sweep_lanes::<EXACT, LANES>(
-                    &relative(bodies, block, |a, b, _| b - a),
-                    separating_misses
-                )
-            ),
-            Some(wrap) => for_each_block!(LANES, pairs, out, |block, _start| sweep_lanes::<
-                EXACT,
-                LANES,
-            >(
+            None => for_each_block!(LANES, pairs, out, |block, _start, out| kernel.block(
+                &relative(bodies, block, |a, b, _| b - a),
+                block,
+                bodies,
+                out
+            )),
+            Some(wrap) => for_each_block!(LANES, pairs, out, |block, _start, out| kernel.block(
                 &relative(bodies, block, |a, b, field| wrapped(a, b, field, &wrap)),
-                separating_misses
+                block,
+                bodies,
+                out
             )),
         }
     }
@@ -302,7 +525,7 @@ mod portable {
     }
 
     /// The pairs of a block, relative (see [`Lanes`]), one array per field: `difference`
-    /// of the two bodies' fields, the radius sum on field 3.
+    /// of the two bodies' centres, the radius sum on field 3, `a - b` on the displacement.
     #[inline(always)]
     fn relative(
         bodies: &[BodyRecord],
@@ -314,10 +537,10 @@ mod portable {
             let a = bytemuck::cast::<BodyRecord, [f32; 8]>(bodies[i as usize]);
             let b = bytemuck::cast::<BodyRecord, [f32; 8]>(bodies[j as usize]);
             for field in 0..8 {
-                lanes[field][lane] = if field == 3 {
-                    a[field] + b[field]
-                } else {
-                    difference(a[field], b[field], field)
+                lanes[field][lane] = match field {
+                    0..3 => difference(a[field], b[field], field),
+                    3 => a[field] + b[field],
+                    _ => a[field] - b[field],
                 };
             }
         }
@@ -340,17 +563,17 @@ mod avx {
         _mm512_castpd256_pd512, _mm512_insertf64x4,
     };
 
-    use super::{BodyRecord, LANES, Lanes, TimeOfImpact, WIDE_LANES, Wrap, sweep_lanes};
+    use super::{BodyRecord, Kernel, LANES, Lanes, WIDE_LANES, Wrap};
 
-    /// Calls `$run::<EXACT, D>` (`narrow` or `wide`) with the [`Difference`] of the
-    /// `Option<Wrap>` `$wrap`: [`Plain`] without a periodic box, else [`Periodic`].
+    /// Calls `$run` (`narrow` or `wide`) with the [`Difference`] of the `Option<Wrap>`
+    /// `$wrap`: [`Plain`] without a periodic box, else [`Periodic`].
     macro_rules! with_difference {
-        ($run:ident, $bodies:expr, $pairs:expr, $out:expr, $separating:expr, $wrap:expr) => {
+        ($run:ident, $bodies:expr, $pairs:expr, $out:expr, $kernel:expr, $wrap:expr) => {
             match $wrap {
-                None => $run::<EXACT, _>($bodies, $pairs, $out, $separating, Plain),
+                None => $run($bodies, $pairs, $out, $kernel, Plain),
                 Some(wrap) => {
                     let periodic = Periodic::new(&wrap);
-                    $run::<EXACT, _>($bodies, $pairs, $out, $separating, periodic)
+                    $run($bodies, $pairs, $out, $kernel, periodic)
                 }
             }
         };
@@ -361,15 +584,15 @@ mod avx {
     /// # Safety
     /// The CPU must support AVX, and every index in `pairs` must be less than `bodies.len()`.
     #[target_feature(enable = "avx")]
-    pub(super) unsafe fn sweep_block<const EXACT: bool>(
+    pub(super) unsafe fn sweep_block<K: Kernel<LANES>>(
         bodies: &[BodyRecord],
         pairs: &[[u32; 2]],
-        out: &mut [TimeOfImpact],
-        separating_misses: bool,
+        out: &mut [K::Out],
+        kernel: K,
         wrap: Option<Wrap>,
     ) {
         // SAFETY: this function requires AVX and valid indices of its caller.
-        unsafe { with_difference!(narrow, bodies, pairs, out, separating_misses, wrap) }
+        unsafe { with_difference!(narrow, bodies, pairs, out, kernel, wrap) }
     }
 
     /// [`super::sweep_block`] with AVX-512, [`WIDE_LANES`] pairs a block.
@@ -378,16 +601,16 @@ mod avx {
     /// The CPU must support AVX-512F, and every index in `pairs` must be less than
     /// `bodies.len()`.
     #[target_feature(enable = "avx512f,avx512vl")]
-    pub(super) unsafe fn sweep_block_wide<const EXACT: bool>(
+    pub(super) unsafe fn sweep_block_wide<K: Kernel<WIDE_LANES>>(
         bodies: &[BodyRecord],
         pairs: &[[u32; 2]],
-        out: &mut [TimeOfImpact],
-        separating_misses: bool,
+        out: &mut [K::Out],
+        kernel: K,
         wrap: Option<Wrap>,
     ) {
         // SAFETY: this function requires AVX-512F (which implies AVX) and valid indices of
         // its caller.
-        unsafe { with_difference!(wide, bodies, pairs, out, separating_misses, wrap) }
+        unsafe { with_difference!(wide, bodies, pairs, out, kernel, wrap) }
     }
 
     /// Blocks of [`LANES`] pairs, inlined into [`sweep_block`] and compiled with AVX.
@@ -395,21 +618,21 @@ mod avx {
     /// # Safety
     /// The CPU must support AVX, and every index in `pairs` must be less than `bodies.len()`.
     #[inline(always)]
-    unsafe fn narrow<const EXACT: bool, D: Difference>(
+    unsafe fn narrow<K: Kernel<LANES>, D: Difference>(
         bodies: &[BodyRecord],
         pairs: &[[u32; 2]],
-        out: &mut [TimeOfImpact],
-        separating_misses: bool,
+        out: &mut [K::Out],
+        kernel: K,
         difference: D,
     ) {
-        for_each_block!(LANES, pairs, out, |block, start| {
+        for_each_block!(LANES, pairs, out, |block, start, out| {
             prefetch::<LANES>(bodies, pairs, start + 2 * LANES);
             // SAFETY: the caller guarantees AVX and valid indices; `[__m256; 8]` and
             // `[[f32; 8]; 8]` have the same size, and any bits are f32s.
             let lanes = unsafe {
                 std::mem::transmute::<[__m256; 8], Lanes>(relative(bodies, block, difference))
             };
-            sweep_lanes::<EXACT, LANES>(&lanes, separating_misses)
+            kernel.block(&lanes, block, bodies, out)
         })
     }
 
@@ -420,14 +643,14 @@ mod avx {
     /// The CPU must support AVX-512F, and every index in `pairs` must be less than
     /// `bodies.len()`.
     #[inline(always)]
-    unsafe fn wide<const EXACT: bool, D: Difference>(
+    unsafe fn wide<K: Kernel<WIDE_LANES>, D: Difference>(
         bodies: &[BodyRecord],
         pairs: &[[u32; 2]],
-        out: &mut [TimeOfImpact],
-        separating_misses: bool,
+        out: &mut [K::Out],
+        kernel: K,
         difference: D,
     ) {
-        for_each_block!(WIDE_LANES, pairs, out, |block, start| {
+        for_each_block!(WIDE_LANES, pairs, out, |block, start, out| {
             prefetch::<WIDE_LANES>(bodies, pairs, start + 2 * WIDE_LANES);
             let (low, high) = block.split_at(LANES);
             let halves = |half: &[[u32; 2]]| {
@@ -445,7 +668,7 @@ mod avx {
             // SAFETY: `[__m512; 8]` and `[[f32; 16]; 8]` have the same size, and any bits are
             // f32s.
             let lanes = unsafe { std::mem::transmute::<[__m512; 8], [[f32; WIDE_LANES]; 8]>(rows) };
-            sweep_lanes::<EXACT, WIDE_LANES>(&lanes, separating_misses)
+            kernel.block(&lanes, block, bodies, out)
         })
     }
 
@@ -531,8 +754,8 @@ mod avx {
     }
 
     /// The [`LANES`] pairs of a block, relative (see [`Lanes`]): per pair, one aligned load
-    /// of each body, their `difference` with the radius sum blended in, then the block
-    /// transposed, one register per field.
+    /// of each body, their centres' `difference`, the radius sum and the displacements' `a -
+    /// b` blended into one row, then the block transposed, one register per field.
     ///
     /// # Safety
     /// The CPU must support AVX (inlined into functions that require it), and every index in
@@ -549,14 +772,16 @@ mod avx {
         // SAFETY: the caller guarantees AVX.
         let mut rows = [unsafe { _mm256_setzero_ps() }; LANES];
         for (row, &[i, j]) in rows.iter_mut().zip(pairs) {
-            // SAFETY: the caller guarantees that both indices are in range, and AVX. Field 3
-            // (the radius) from the sum.
+            // SAFETY: the caller guarantees that both indices are in range, and AVX. Fields
+            // 0-2 from the difference, 3 (the radius) from the sum, 4-7 from `a - b`.
             *row = unsafe {
                 let (a, b) = (
                     load(bodies.get_unchecked(i as usize)),
                     load(bodies.get_unchecked(j as usize)),
                 );
-                _mm256_blend_ps::<0b1000>(difference.apply(a, b), _mm256_add_ps(a, b))
+                let centres =
+                    _mm256_blend_ps::<0b1000>(difference.apply(a, b), _mm256_add_ps(a, b));
+                _mm256_blend_ps::<0b1111_0000>(centres, _mm256_sub_ps(a, b))
             };
         }
         // SAFETY: the caller guarantees AVX.
@@ -666,28 +891,26 @@ mod tests {
         .map(|options| SweepParams::new(&options, 0))
     }
 
-    /// The signature of every path's sweep: bodies, pairs, out, separating misses, wrap.
-    type Path = unsafe fn(&[BodyRecord], &[[u32; 2]], &mut [TimeOfImpact], bool, Option<Wrap>);
+    /// The signature of every path's sweep with kernel `K`: bodies, pairs, out, the kernel,
+    /// the wrap.
+    type Path<K> =
+        unsafe fn(&[BodyRecord], &[[u32; 2]], &mut [<K as Output>::Out], K, Option<Wrap>);
 
-    /// Every path this CPU can run beside the portable one, by name, with `EXACT` or not;
-    /// says loudly which it cannot run (they are then untested on this machine).
-    fn x86_paths<const EXACT: bool>() -> Vec<(&'static str, Path)> {
-        #[allow(unused_mut)]
-        let mut paths: Vec<(&'static str, Path)> = Vec::new();
+    /// Every path this CPU can run with kernel `K`, the portable one first, by name; says
+    /// loudly which it cannot run (they are then untested on this machine).
+    fn paths<K: Kernel<LANES> + Kernel<WIDE_LANES>>() -> Vec<(&'static str, Path<K>)> {
+        let mut paths: Vec<(&'static str, Path<K>)> =
+            vec![("portable", portable::sweep_block::<K> as Path<K>)];
         #[cfg(target_arch = "x86_64")]
-        for (name, feature, path) in [
-            (
-                "AVX",
-                std::arch::is_x86_feature_detected!("avx"),
-                avx::sweep_block::<EXACT> as Path,
-            ),
+        for (name, simd, path) in [
+            ("AVX", Simd::Avx, avx::sweep_block::<K> as Path<K>),
             (
                 "AVX-512",
-                std::arch::is_x86_feature_detected!("avx512f"),
-                avx::sweep_block_wide::<EXACT> as Path,
+                Simd::Avx512,
+                avx::sweep_block_wide::<K> as Path<K>,
             ),
         ] {
-            if feature {
+            if simd.min_width(Simd::detected()) == simd {
                 paths.push((name, path));
             } else {
                 eprintln!("SKIPPED: this CPU has no {name}; its path is not tested here");
@@ -709,8 +932,28 @@ mod tests {
         println!("detected {detected:?}, active {active:?}");
     }
 
-    /// With the reach escape (`EXACT`), every path gives exactly the twin's hits and misses,
-    /// and its times and statuses to the bit, under every option.
+    /// An impact's every field as bits, so that `-0.0` and `0.0` differ.
+    fn impact_bits(impact: &Option<Impact>) -> Option<(Vec<u32>, crate::ImpactStatus)> {
+        impact.map(|impact| {
+            let fields = [
+                impact.point,
+                impact.normal,
+                impact.displacement_a,
+                impact.displacement_b,
+            ];
+            let mut bits: Vec<u32> = fields
+                .iter()
+                .flat_map(|v| v.to_array())
+                .map(f32::to_bits)
+                .collect();
+            bits.push(impact.time_of_impact.to_bits());
+            (bits, impact.status)
+        })
+    }
+
+    /// With the reach escape (`EXACT`), every path gives exactly the twin's hits and misses
+    /// and its times and statuses to the bit, and the full-answer kernel its whole impact
+    /// (time, point, normal, shortened displacements) to the bit, under every option.
     #[test]
     fn exact_lanes_are_the_twin() {
         let (bodies, pairs) = bodies_and_pairs();
@@ -719,17 +962,19 @@ mod tests {
                 params.flags & FLAG_SEPARATING_MISSES != 0,
                 Wrap::new(&params),
             );
-            let portable = portable::sweep_block::<true> as Path;
-            for (name, path) in [("portable", portable)]
-                .into_iter()
-                .chain(x86_paths::<true>())
-            {
-                let mut times = vec![TimeOfImpact(f32::NAN); pairs.len()];
-                // SAFETY: the pairs index the bodies, and the CPU has the path's features.
-                unsafe { path(&bodies, &pairs, &mut times, separating_misses, wrap) };
-                for (index, &[i, j]) in pairs.iter().enumerate() {
+            let twin: Vec<Option<Impact>> = pairs
+                .iter()
+                .map(|&[i, j]| {
                     let (a, b) = (&bodies[i as usize], &bodies[j as usize]);
-                    let twin = super::super::sweep::sweep_pair(a, b, &params).to_impact(a, b);
+                    super::super::sweep::sweep_pair(a, b, &params).to_impact(a, b)
+                })
+                .collect();
+            for (name, path) in paths::<Times<true>>() {
+                let mut times = vec![TimeOfImpact(f32::NAN); pairs.len()];
+                let kernel = Times::<true> { separating_misses };
+                // SAFETY: the pairs index the bodies, and the CPU has the path's features.
+                unsafe { path(&bodies, &pairs, &mut times, kernel, wrap) };
+                for (index, twin) in twin.iter().enumerate() {
                     let expected =
                         twin.map(|impact| (impact.time_of_impact.to_bits(), impact.status));
                     let bits =
@@ -741,6 +986,32 @@ mod tests {
                     );
                 }
             }
+            let mut hits = 0;
+            for (name, path) in paths::<Impacts>() {
+                let mut impacts = vec![None; pairs.len()];
+                // SAFETY: as above.
+                unsafe {
+                    path(
+                        &bodies,
+                        &pairs,
+                        &mut impacts,
+                        Impacts { separating_misses },
+                        wrap,
+                    )
+                };
+                for (index, (impact, twin)) in impacts.iter().zip(&twin).enumerate() {
+                    assert_eq!(
+                        impact_bits(impact),
+                        impact_bits(twin),
+                        "{name}, pair {index}, {params:?}: {impact:?} against the twin's {twin:?}"
+                    );
+                }
+                hits = impacts.iter().flatten().count();
+            }
+            assert!(
+                hits > 10 && hits < pairs.len() / 2,
+                "{hits} hits: a mix of hits and misses"
+            );
         }
     }
 
@@ -762,6 +1033,7 @@ mod tests {
                 params.flags & FLAG_SEPARATING_MISSES != 0,
                 Wrap::new(&params),
             );
+            let kernel = Times::<false> { separating_misses };
             for len in [
                 1,
                 LANES - 1,
@@ -772,20 +1044,14 @@ mod tests {
             ] {
                 let pairs = &all_pairs[..len];
                 let mut portable_times = vec![TimeOfImpact::MISS; len];
-                portable::sweep_block::<false>(
-                    &bodies,
-                    pairs,
-                    &mut portable_times,
-                    separating_misses,
-                    wrap,
-                );
+                portable::sweep_block(&bodies, pairs, &mut portable_times, kernel, wrap);
                 let mut times = vec![TimeOfImpact(f32::NAN); len];
                 dispatched(&bodies, pairs, &mut times, &params);
                 let mut all = vec![("dispatched", times.clone())];
-                for (name, path) in x86_paths::<false>() {
+                for (name, path) in paths::<Times<false>>() {
                     let mut path_times = vec![TimeOfImpact(f32::NAN); len];
                     // SAFETY: the pairs index the bodies, and the CPU has the path's features.
-                    unsafe { path(&bodies, pairs, &mut path_times, separating_misses, wrap) };
+                    unsafe { path(&bodies, pairs, &mut path_times, kernel, wrap) };
                     all.push((name, path_times));
                 }
                 for (name, path_times) in &all {

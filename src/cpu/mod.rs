@@ -100,10 +100,12 @@ where
 /// [`SERIAL_PAIRS`] pairs, giving exactly the answers of the shader's f32 twin
 /// ([`sweep_sphere_sphere`] on each pair).
 ///
-/// Each pair's hit or miss comes from the branch-free lanes of [`times_of_impact_into`]
-/// (with the twin's reach escape); the twin itself runs only on the hits, for their point
-/// and normal, so a batch that mostly misses costs little more than its times. A simulation
-/// that sweeps several batches a step builds a [`World`] once instead.
+/// Each pair's hit or miss and time come from the branch-free lanes of
+/// [`times_of_impact_into`] (with the twin's reach escape); the normal is computed on the
+/// same lanes for every block of pairs with a hit, and the contact point per hit, each with
+/// the twin's operations in the twin's order, so that every answer is the twin's to the bit
+/// and a batch that mostly misses costs little more than its times. A simulation that
+/// sweeps several batches a step builds a [`World`] once instead.
 ///
 /// # Arguments
 /// * `bodies`: the moving bodies.

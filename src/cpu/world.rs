@@ -4,14 +4,13 @@
 use rayon::prelude::*;
 
 use super::lanes::{self, LANES};
-use super::sweep;
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
 use crate::layout::{BodyRecord, SweepParams, TimeOfImpact};
 use crate::options::SweepOptions;
 use crate::validate::{pack_bodies, validate_pairs, validate_periodic_reach};
 
-/// Pairs per rayon task of the times-only path: large enough to amortise scheduling, a
+/// Pairs per rayon task of both paths: large enough to amortise scheduling, a
 /// multiple of every [`Simd`](super::Simd) set's lanes.
 const TIMES_TASK: usize = 64 * LANES;
 
@@ -135,24 +134,17 @@ impl World {
         times.clear();
         validate_pairs(pairs, self.bodies.len())?;
         times.resize(pairs.len(), TimeOfImpact::MISS);
-        let bodies = &self.bodies;
-        // SAFETY (both calls): `validate_pairs` has checked every index against the bodies.
-        if pairs.len() < SERIAL_PAIRS {
-            unsafe { lanes::sweep_block::<false>(bodies, pairs, times, &self.params) };
-        } else {
-            times
-                .par_chunks_mut(TIMES_TASK)
-                .zip(pairs.par_chunks(TIMES_TASK))
-                .for_each(|(times, pairs)| unsafe {
-                    lanes::sweep_block::<false>(bodies, pairs, times, &self.params);
-                });
-        }
+        // SAFETY: `validate_pairs` has checked every index against the bodies.
+        split(pairs, times, |pairs, times| unsafe {
+            lanes::sweep_block::<false>(&self.bodies, pairs, times, &self.params);
+        });
         Ok(())
     }
 
-    /// The whole [`Impact`] of every pair, exactly the twin's (the shader's f32 mirror): hit
-    /// or miss from the branch-free lanes of the times-only path (with the twin's reach
-    /// escape), point and normal from the twin on the hits only; on the calling thread below
+    /// The whole [`Impact`] of every pair, exactly the twin's (the shader's f32 mirror),
+    /// vectorised ([`Simd`](super::Simd)): hit or miss and time from the branch-free lanes
+    /// of the times-only path (with the twin's reach escape), the normal on lanes for every
+    /// block with a hit, the contact point per hit; on the calling thread below
     /// [`SERIAL_PAIRS`] pairs and on all cores above. The path of
     /// [`sweep_batch`](super::sweep_batch), which documents its answers.
     ///
@@ -166,53 +158,23 @@ impl World {
     ) -> Result<(), Error> {
         impacts.clear();
         validate_pairs(pairs, self.bodies.len())?;
-        // Without options the twin gets the default parameters as a constant, which the
-        // compiler folds into it: the default answers cost nothing for the options they do
-        // not use.
-        if self.params == SweepParams::DEFAULT {
-            sweep_all(&self.bodies, pairs, &SweepParams::DEFAULT, impacts);
-        } else {
-            sweep_all(&self.bodies, pairs, &self.params, impacts);
-        }
+        impacts.resize(pairs.len(), None);
+        // SAFETY: `validate_pairs` has checked every index against the bodies.
+        split(pairs, impacts, |pairs, impacts| unsafe {
+            lanes::sweep_impacts(&self.bodies, pairs, impacts, &self.params);
+        });
         Ok(())
     }
 }
 
-/// Pairs whose times the full answer computes on lanes at a time, on the stack.
-const FULL_BLOCK: usize = 32 * LANES;
-
-/// Every pair's [`Impact`]: its hit or miss from the branch-free lanes (with the twin's
-/// reach escape, so exactly the twin's), then the twin itself on the hits only, for their
-/// point and normal; serial or parallel by size. Inlined so that constant `params` fold
-/// into it.
-#[inline(always)]
-fn sweep_all(
-    bodies: &[BodyRecord],
-    pairs: &[[u32; 2]],
-    params: &SweepParams,
-    impacts: &mut Vec<Option<Impact>>,
-) {
-    impacts.resize(pairs.len(), None);
-    let fill = |impacts: &mut [Option<Impact>], pairs: &[[u32; 2]]| {
-        for (impacts, pairs) in impacts.chunks_mut(FULL_BLOCK).zip(pairs.chunks(FULL_BLOCK)) {
-            let mut times = [TimeOfImpact::MISS; FULL_BLOCK];
-            let times = &mut times[..pairs.len()];
-            // SAFETY: the caller has checked every index against the bodies.
-            unsafe { lanes::sweep_block::<true>(bodies, pairs, times, params) };
-            for ((impact, &[i, j]), time) in impacts.iter_mut().zip(pairs).zip(times.iter()) {
-                if time.is_hit() {
-                    let (a, b) = (&bodies[i as usize], &bodies[j as usize]);
-                    *impact = sweep::sweep_pair(a, b, params).to_impact(a, b);
-                }
-            }
-        }
-    };
+/// Runs `sweep` on all of `pairs` and `out` on the calling thread below [`SERIAL_PAIRS`]
+/// pairs, else on chunks of [`TIMES_TASK`] on all cores.
+fn split<T: Send>(pairs: &[[u32; 2]], out: &mut [T], sweep: impl Fn(&[[u32; 2]], &mut [T]) + Sync) {
     if pairs.len() < SERIAL_PAIRS {
-        fill(impacts, pairs);
+        sweep(pairs, out);
     } else {
-        impacts
-            .par_chunks_mut(TIMES_TASK)
+        out.par_chunks_mut(TIMES_TASK)
             .zip(pairs.par_chunks(TIMES_TASK))
-            .for_each(|(impacts, pairs)| fill(impacts, pairs));
+            .for_each(|(out, pairs)| sweep(pairs, out));
     }
 }
