@@ -5,12 +5,15 @@
 //!
 //! ```text
 //! cargo run --release --example fast_path -- [--rounds R]
-//!     [--only sweepcast|world|full|twin|parry|limits] [--workload lattice|bullets|independent]
+//!     [--only sweepcast|world|full|world-full|twin|parry|limits]
+//!     [--workload lattice|bullets|independent]
 //! ```
 //!
 //! Methods: `sweepcast` is the slice call `cpu::times_of_impact_into`, which validates and
 //! packs the bodies every call; `world` is `World::times_of_impact_into` against a world
-//! updated once before the rounds (the per-batch cost a step pays after its one update).
+//! updated once before the rounds (the per-batch cost a step pays after its one update);
+//! `full` and `world-full` are the same for the full answer (`cpu::sweep_batch_into`,
+//! `World::sweep_into`).
 //!
 //! Limits, measured in the same rounds on the same core: **memory**, a streaming pass over
 //! the bytes the world path moves (the world's packed bodies read once, 8 bytes of pair read
@@ -52,8 +55,16 @@ fn main() -> ExitCode {
         let parsed = match (flag.as_str(), value) {
             ("--rounds", Some(v)) => parse(&v).map(|r| rounds = r),
             ("--only", Some(v))
-                if ["sweepcast", "world", "full", "twin", "parry", "limits"]
-                    .contains(&v.as_str()) =>
+                if [
+                    "sweepcast",
+                    "world",
+                    "full",
+                    "world-full",
+                    "twin",
+                    "parry",
+                    "limits",
+                ]
+                .contains(&v.as_str()) =>
             {
                 only = Some(v);
                 Ok(())
@@ -93,6 +104,7 @@ fn main() -> ExitCode {
         let mut full = Vec::new();
         let mut twin = Vec::new();
         let mut world_rates = Vec::new();
+        let mut world_full = Vec::new();
         let (mut memory, mut arithmetic) = (Vec::new(), Vec::new());
         let mut world = World::new();
         world
@@ -116,6 +128,14 @@ fn main() -> ExitCode {
                         .expect("valid pairs");
                 });
                 world_rates.push(timing.rates(pairs.len()).0 / 1e6);
+            }
+            if runs("world-full") {
+                let timing = time_runs(1, || {
+                    single
+                        .install(|| world.sweep_into(pairs, &mut impacts))
+                        .expect("valid pairs");
+                });
+                world_full.push(timing.rates(pairs.len()).0 / 1e6);
             }
             if runs("limits") {
                 let timing = time_runs(1, || stream(world.bodies(), pairs, &mut stream_out));
@@ -206,6 +226,7 @@ fn main() -> ExitCode {
             ("sweepcast times only", &ours),
             ("world times only", &world_rates),
             ("sweepcast full answer", &full),
+            ("world full answer", &world_full),
             ("twin pair by pair", &twin),
             ("parry3d ball_ball", &theirs),
         ] {

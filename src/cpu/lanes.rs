@@ -18,6 +18,8 @@
 //! the contact time exceeds 1 anyway (up to rounding, within the parity bound). The full
 //! answer's batch (`EXACT`) keeps it, so that its hits and misses are the twin's exactly.
 
+use std::mem::MaybeUninit;
+
 use glam::Vec3;
 
 use super::sweep::{largest_component, power_of_two_scale};
@@ -209,8 +211,11 @@ pub(crate) struct Impacts {
     pub(crate) separating_misses: bool,
 }
 
+/// Written, never read: every element is written once (a miss as `None`), so the caller
+/// may hand over memory it has not initialised (a vector's spare capacity) and skip a pass
+/// over 56 bytes a pair.
 impl Output for Impacts {
-    type Out = Option<Impact>;
+    type Out = MaybeUninit<Option<Impact>>;
 }
 
 impl<const N: usize> Kernel<N> for Impacts {
@@ -220,16 +225,19 @@ impl<const N: usize> Kernel<N> for Impacts {
         lanes: &[[f32; N]; 8],
         pairs: &[[u32; 2]; N],
         bodies: &[BodyRecord],
-        out: &mut [Option<Impact>],
+        out: &mut [MaybeUninit<Option<Impact>>],
     ) {
         let (times, scaled) = sweep_lanes::<true, N>(lanes, self.separating_misses);
-        out.fill(None);
         if !times.iter().any(|time| time.is_hit()) {
+            for out in out {
+                out.write(None);
+            }
             return;
         }
         let [normal_x, normal_y, normal_z] = contact_normals(&scaled, &times);
         for (k, out) in out.iter_mut().enumerate() {
             let Some((t, status)) = times[k].get() else {
+                out.write(None);
                 continue;
             };
             let (a, b) = (&bodies[pairs[k][0] as usize], &bodies[pairs[k][1] as usize]);
@@ -238,14 +246,14 @@ impl<const N: usize> Kernel<N> for Impacts {
             // The twin's `center_a + normal * a.radius`, `center_a = a.center +
             // a.displacement * t`; `to_impact`'s shortened displacements.
             let center_a = Vec3::from_array(a.center) + displacement_a * t;
-            *out = Some(Impact {
+            out.write(Some(Impact {
                 time_of_impact: t,
                 point: center_a + normal * a.radius,
                 normal,
                 displacement_a: displacement_a * t,
                 displacement_b: Vec3::from_array(b.displacement) * t,
                 status,
-            });
+            }));
         }
     }
 }
@@ -420,14 +428,15 @@ pub(crate) unsafe fn sweep_block<const EXACT: bool>(
 }
 
 /// The full answer of every pair of `pairs` into `out`, exactly the twin's (see
-/// [`Impacts`]), on the [active](Simd::active) instruction set.
+/// [`Impacts`]), on the [active](Simd::active) instruction set. Writes every element of
+/// `out` (as long as `pairs`).
 ///
 /// # Safety
 /// As [`sweep_block`].
 pub(crate) unsafe fn sweep_impacts(
     bodies: &[BodyRecord],
     pairs: &[[u32; 2]],
-    out: &mut [Option<Impact>],
+    out: &mut [MaybeUninit<Option<Impact>>],
     params: &SweepParams,
 ) {
     let separating_misses = params.flags & FLAG_SEPARATING_MISSES != 0;
@@ -988,17 +997,16 @@ mod tests {
             }
             let mut hits = 0;
             for (name, path) in paths::<Impacts>() {
-                let mut impacts = vec![None; pairs.len()];
+                let mut written = vec![MaybeUninit::uninit(); pairs.len()];
+                let kernel = Impacts { separating_misses };
                 // SAFETY: as above.
-                unsafe {
-                    path(
-                        &bodies,
-                        &pairs,
-                        &mut impacts,
-                        Impacts { separating_misses },
-                        wrap,
-                    )
-                };
+                unsafe { path(&bodies, &pairs, &mut written, kernel, wrap) };
+                // SAFETY: the kernel writes every element (under Miri or a sanitizer, one it
+                // left would be caught here).
+                let impacts: Vec<Option<Impact>> = written
+                    .into_iter()
+                    .map(|impact| unsafe { impact.assume_init() })
+                    .collect();
                 for (index, (impact, twin)) in impacts.iter().zip(&twin).enumerate() {
                     assert_eq!(
                         impact_bits(impact),

@@ -158,11 +158,15 @@ impl World {
     ) -> Result<(), Error> {
         impacts.clear();
         validate_pairs(pairs, self.bodies.len())?;
-        impacts.resize(pairs.len(), None);
+        impacts.reserve(pairs.len());
+        let spare = &mut impacts.spare_capacity_mut()[..pairs.len()];
         // SAFETY: `validate_pairs` has checked every index against the bodies.
-        split(pairs, impacts, |pairs, impacts| unsafe {
+        split(pairs, spare, |pairs, impacts| unsafe {
             lanes::sweep_impacts(&self.bodies, pairs, impacts, &self.params);
         });
+        // SAFETY: `sweep_impacts` has written every element of `spare`, the first
+        // `pairs.len()` of the spare capacity (a panic on the way leaves the length at 0).
+        unsafe { impacts.set_len(pairs.len()) };
         Ok(())
     }
 }
