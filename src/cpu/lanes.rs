@@ -8,15 +8,16 @@
 //! is chosen at run time ([`Simd`]): on x86-64 CPUs with AVX the gather is one aligned
 //! 256-bit load per body and an 8 × 8 transpose in registers; with AVX-512 two such blocks
 //! are joined into 16 lanes of 512-bit registers; elsewhere the gather is portable scalar
-//! code. Only the time and the status come out: 4 bytes a pair instead of a 56-byte
-//! `Option<Impact>`.
+//! code. A [`Kernel`] turns each gathered block into its answers: [`Times`], 4 bytes a pair
+//! (the time and the status), or [`Impacts`], the whole 56-byte `Option<Impact>` (the normal
+//! on lanes for every block with a hit, the contact point per hit).
 //!
-//! The time of a contact is computed with the same operations in the same order as the
-//! shader's twin, so the two agree bit for bit wherever both report a contact (no fused
-//! multiply-adds: Rust never contracts `a * b + c` on its own). The times-only batch leaves
-//! the twin's reach escape (`|V| + R < |C|`) out: it only saves work, and whenever it holds
-//! the contact time exceeds 1 anyway (up to rounding, within the parity bound). The full
-//! answer's batch (`EXACT`) keeps it, so that its hits and misses are the twin's exactly.
+//! Everything is computed with the same operations in the same order as the shader's twin,
+//! so the two agree bit for bit wherever both report a contact (no fused multiply-adds: Rust
+//! never contracts `a * b + c` on its own). The times-only batch leaves the twin's reach
+//! escape (`|V| + R < |C|`) out: it only saves work, and whenever it holds the contact time
+//! exceeds 1 anyway (up to rounding, within the parity bound). The full answer (`EXACT`)
+//! keeps it, so that its hits and misses are the twin's exactly.
 
 use std::mem::MaybeUninit;
 
