@@ -229,17 +229,24 @@ impl<const N: usize> Kernel<N> for Impacts {
         out: &mut [MaybeUninit<Option<Impact>>],
     ) {
         let (times, scaled) = sweep_lanes::<true, N>(lanes, self.separating_misses);
-        if !times.iter().any(|time| time.is_hit()) {
-            for out in out {
-                out.write(None);
-            }
+        for out in out.iter_mut() {
+            out.write(None);
+        }
+        // One bit a lane that hits, among the block's own pairs (N <= 32).
+        let hits = times.iter().enumerate().fold(0u32, |hits, (k, time)| {
+            hits | (u32::from(time.is_hit()) << k)
+        }) & (u32::MAX >> (32 - out.len()));
+        if hits == 0 {
             return;
         }
         let [normal_x, normal_y, normal_z] = contact_normals(&scaled, &times);
-        for (k, out) in out.iter_mut().enumerate() {
+        // The hits only, lowest lane first: one loop exit to predict, not a branch a lane.
+        let mut remaining = hits;
+        while remaining != 0 {
+            let k = remaining.trailing_zeros() as usize;
+            remaining &= remaining - 1;
             let Some((t, status)) = times[k].get() else {
-                out.write(None);
-                continue;
+                unreachable!("lane {k} is a hit");
             };
             let (a, b) = (&bodies[pairs[k][0] as usize], &bodies[pairs[k][1] as usize]);
             let normal = Vec3::new(normal_x[k], normal_y[k], normal_z[k]);
@@ -247,7 +254,7 @@ impl<const N: usize> Kernel<N> for Impacts {
             // The twin's `center_a + normal * a.radius`, `center_a = a.center +
             // a.displacement * t`; `to_impact`'s shortened displacements.
             let center_a = Vec3::from_array(a.center) + displacement_a * t;
-            out.write(Some(Impact {
+            out[k].write(Some(Impact {
                 time_of_impact: t,
                 point: center_a + normal * a.radius,
                 normal,
@@ -288,14 +295,18 @@ fn contact_normals<const N: usize>(
             separation_squared >= MIN_NORMAL,
             motion_squared >= MIN_NORMAL,
         );
+        // Selects on the bits, so that the compiler blends registers (with `if` it may
+        // store each case under a mask and reload the whole row, which stalls).
+        let (separation_mask, motion_mask) = (
+            u32::from(has_separation).wrapping_neg(),
+            u32::from(has_motion).wrapping_neg(),
+        );
+        let select = |mask: u32, chosen: f32, other: f32| {
+            f32::from_bits((chosen.to_bits() & mask) | (other.to_bits() & !mask))
+        };
         let pick = |along_separation: f32, along_motion: f32, fallback: f32| {
-            if has_separation {
-                along_separation
-            } else if has_motion {
-                along_motion
-            } else {
-                fallback
-            }
+            let motion_or_fallback = select(motion_mask, along_motion, fallback);
+            select(separation_mask, along_separation, motion_or_fallback)
         };
         normal[0][k] = pick(ex * separation_recip, vx * motion_recip, 1.0);
         normal[1][k] = pick(ey * separation_recip, vy * motion_recip, 0.0);
