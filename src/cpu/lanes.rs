@@ -23,7 +23,7 @@ use std::mem::MaybeUninit;
 
 use glam::Vec3;
 
-use super::sweep::{largest_component, power_of_two_scale};
+use super::sweep::power_of_two_scale;
 use crate::geometry::Impact;
 use crate::layout::{
     BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, MIN_NORMAL, SweepParams, TimeOfImpact,
@@ -145,9 +145,16 @@ impl Scaled {
             Vec3::new(sx[k], sy[k], sz[k]),
             Vec3::new(vx[k], vy[k], vz[k]),
         );
-        let largest = largest_component(s)
-            .max(largest_component(v))
-            .max(sum_radii[k]);
+        // The twin's `largest_component(s).max(largest_component(v)).max(sum_radii)`, with
+        // `max` as a compare and select: one instruction where `f32::max`, which must also
+        // handle NaN, takes three. The values are finite and, but for a radius sum of -0,
+        // not negative; only the exponent of the largest is used, and +0 and -0 share it,
+        // so the scale is the twin's.
+        let max = |a: f32, b: f32| if a > b { a } else { b };
+        let largest = [s.abs(), v.abs()]
+            .iter()
+            .flat_map(|v| v.to_array())
+            .fold(sum_radii[k], max);
         let scale = power_of_two_scale(largest);
         Self {
             s: (s * scale).to_array(),
