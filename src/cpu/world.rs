@@ -15,9 +15,10 @@ use crate::validate::{pack_bodies, validate_pairs, validate_periodic_reach};
 const TIMES_TASK: usize = 64 * LANES;
 
 /// Below this many pairs a batch runs on the calling thread. Waking rayon's pool of two
-/// threads costs about 28 µs, and the times-only sweep about 6 ns a pair on one core
-/// (2-core AMD EPYC, `cargo run --release --example small_batches`), so the pool pays only
-/// above about 9,500 pairs there; the next power of two leaves room for faster cores.
+/// threads costs 12–28 µs, and the times-only sweep 4–6 ns a pair on one core (two 2-core
+/// AMD EPYCs, with and without AVX-512, `cargo run --release --example small_batches`), so
+/// the pool pays only above about 6,400–9,500 pairs there; the next power of two leaves room
+/// for faster cores.
 pub const SERIAL_PAIRS: usize = 16_384;
 
 /// The bodies of one step, validated and packed in the shader's layout once; any number of
