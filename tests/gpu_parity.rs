@@ -4,10 +4,9 @@
 
 mod common;
 
-use sweepcast::Impact;
-use sweepcast::SweepOptions;
 use sweepcast::gpu::SweepPipeline;
 use sweepcast::parity::{self, GPU_BOUND};
+use sweepcast::{Error, Impact, SweepOptions};
 use testkit::{Workload, WorkloadConfig};
 
 fn check(pipeline: &SweepPipeline, name: &str, workload: &Workload) -> Vec<Option<Impact>> {
@@ -182,4 +181,83 @@ fn twenty_million_pairs_in_chunks_none_dropped() {
         pipeline.max_pairs_per_dispatch()
     );
     check(&pipeline, "GPU 20M pairs", &workload);
+}
+
+/// `SweepPipeline::times_of_impact`: the times of the records `sweep` gives on the same
+/// pipeline, to the bit, in chunks; within the bound of the oracle; its memory is made on the
+/// first call only and is what `device_memory_bytes` documents; a bad pair is a typed error
+/// that leaves the vector empty.
+#[test]
+fn pipeline_times_are_the_records_times() {
+    let Some(context) = common::gpu_context("pipeline_times_are_the_records_times") else {
+        return;
+    };
+    // Chunks of 4,096 pairs: a batch of 12,000 runs three dispatches.
+    const CHUNK: usize = 4_096;
+    let pipeline = SweepPipeline::new(&context)
+        .unwrap()
+        .with_max_pairs_per_dispatch(CHUNK);
+    let mut workload = Workload::random(&WorkloadConfig {
+        bodies: 3_000,
+        pairs: 12_000,
+        seed: 23,
+        ..Default::default()
+    });
+    let adversarial = Workload::adversarial(24);
+    let first = workload.bodies.len() as u32;
+    workload.bodies.extend_from_slice(&adversarial.bodies);
+    workload.pairs.extend(
+        adversarial
+            .pairs
+            .iter()
+            .map(|&[i, j]| [first + i, first + j]),
+    );
+    let (bodies, pairs) = (&workload.bodies, &workload.pairs);
+
+    let before = pipeline.device_memory_bytes();
+    let mut times = Vec::new();
+    for options in [SweepOptions::default(), SweepOptions::event_driven()] {
+        let impacts = pipeline.sweep(bodies, pairs, options).unwrap();
+        let with_records = pipeline.device_memory_bytes();
+        pipeline
+            .times_of_impact_into(bodies, pairs, options, &mut times)
+            .unwrap();
+        // The times' own buffers: 32-byte parameters and dispatch, 4-byte times on the device
+        // and in the readback, for a chunk of at most CHUNK pairs (already a power of two).
+        let added = pipeline.device_memory_bytes() - with_records;
+        if with_records == before || options == SweepOptions::default() {
+            assert_eq!(
+                added,
+                64 + 8 * CHUNK as u64,
+                "the first times call's buffers"
+            );
+        } else {
+            assert_eq!(added, 0, "later calls of the same size reuse them");
+        }
+        assert_eq!(times.len(), pairs.len());
+        for (k, (time, impact)) in times.iter().zip(&impacts).enumerate() {
+            let expected = impact.map(|impact| (impact.time_of_impact.to_bits(), impact.status));
+            let got = time.get().map(|(time, status)| (time.to_bits(), status));
+            assert_eq!(
+                got, expected,
+                "{options:?}: pair {k}: {time:?} against the record's {impact:?}"
+            );
+        }
+        let report = parity::compare_times(bodies, pairs, &options, &times, GPU_BOUND);
+        println!("{options:?}: {report}");
+        assert!(report.passed(), "{options:?}: {report}");
+        assert!(
+            report.candidate_hits > 100 && report.candidate_hits < pairs.len(),
+            "{report}"
+        );
+    }
+    let bad = [[0, bodies.len() as u32]];
+    let error = pipeline
+        .times_of_impact_into(bodies, &bad, SweepOptions::DEFAULT, &mut times)
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::PairIndexOutOfRange { .. }),
+        "{error:?}"
+    );
+    assert!(times.is_empty(), "left empty on error");
 }

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload};
 use super::context::GpuContext;
-use super::sweep::{BODY_SIZE, PAIR_SIZE, RECORD_SIZE, SweepBuffers, SweepStage};
+use super::sweep::{BODY_SIZE, PAIR_SIZE, SweepBuffers, SweepOutput, SweepStage};
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
-use crate::layout::{BodyRecord, ImpactRecord, WORKGROUP_SIZE};
+use crate::layout::{BodyRecord, ImpactRecord, TimeOfImpact, WORKGROUP_SIZE};
 use crate::options::SweepOptions;
 use crate::validate::{pack_bodies, validate_batch};
 
@@ -72,78 +72,154 @@ pub struct SweepPipeline {
 struct Buffers {
     bodies: GrowingBuffer,
     pairs: GrowingBuffer,
-    impacts: GrowingBuffer,
-    /// The stage's view of the three above, rebuilt when one of them is replaced.
-    bound: SweepBuffers,
     body_upload: Upload,
     pair_upload: Upload,
-    /// Host-visible copy of `impacts`, mapped to read the results.
-    readback: GrowingBuffer,
+    /// The impact records, for [`SweepPipeline::sweep`].
+    impacts: Outputs,
+    /// The times, for [`SweepPipeline::times_of_impact`]: made on its first call, so that a
+    /// pipeline that never calls it holds none of it.
+    times: Option<Outputs>,
     packed_bodies: Vec<BodyRecord>,
+}
+
+/// One output of the stage: its device buffer, the stage's view of it with the bodies and
+/// pairs, and the host-visible copy the results are read from.
+#[derive(Debug)]
+struct Outputs {
+    kind: SweepOutput,
+    output: GrowingBuffer,
+    /// Rebuilt whenever the output, the bodies or the pairs buffer is replaced.
+    bound: SweepBuffers,
+    readback: GrowingBuffer,
+}
+
+impl Outputs {
+    fn new(
+        device: &wgpu::Device,
+        stage: &SweepStage,
+        kind: SweepOutput,
+        world: (&GrowingBuffer, &GrowingBuffer),
+        max_pairs: u64,
+    ) -> Result<Self, Error> {
+        use wgpu::BufferUsages as Usage;
+        let label = match kind {
+            SweepOutput::Impacts => "sweep impacts",
+            SweepOutput::Times => "sweep times",
+        };
+        let usage = Usage::STORAGE | Usage::COPY_SRC;
+        let output = GrowingBuffer::new(device, label, usage, kind.size(), max_pairs);
+        let bound = Self::bind(device, stage, kind, world, &output)?;
+        Ok(Self {
+            kind,
+            output,
+            bound,
+            readback: readback(device, kind, max_pairs),
+        })
+    }
+
+    fn bind(
+        device: &wgpu::Device,
+        stage: &SweepStage,
+        kind: SweepOutput,
+        (bodies, pairs): (&GrowingBuffer, &GrowingBuffer),
+        output: &GrowingBuffer,
+    ) -> Result<SweepBuffers, Error> {
+        let (bodies, pairs, output) = (bodies.buffer(), pairs.buffer(), output.buffer());
+        match kind {
+            SweepOutput::Impacts => stage.bind_buffers(device, bodies, pairs, output),
+            SweepOutput::Times => stage.bind_time_buffers(device, bodies, pairs, output),
+        }
+    }
+
+    /// Bytes of device memory of its own: the output, the readback, the stage's parameters
+    /// and dispatch (not the bodies and pairs it shares).
+    fn own_bytes(&self) -> u64 {
+        self.bound.device_memory_bytes() - self.bound.bodies().size() - self.bound.pairs().size()
+            + self.readback.buffer().size()
+    }
+}
+
+/// The host-visible buffer an output is copied into to be read.
+fn readback(device: &wgpu::Device, kind: SweepOutput, max_pairs: u64) -> GrowingBuffer {
+    use wgpu::BufferUsages as Usage;
+    let usage = Usage::MAP_READ | Usage::COPY_DST;
+    GrowingBuffer::new(device, "sweep readback", usage, kind.size(), max_pairs)
 }
 
 impl Buffers {
     fn new(device: &wgpu::Device, stage: &SweepStage, max_pairs: u64) -> Result<Self, Error> {
         use wgpu::BufferUsages as Usage;
         let max_bodies = stage.max_bodies();
-        let bodies = GrowingBuffer::new(
+        let usage = Usage::STORAGE | Usage::COPY_DST;
+        let bodies = GrowingBuffer::new(device, "sweep bodies", usage, BODY_SIZE, max_bodies);
+        let pairs = GrowingBuffer::new(device, "sweep pairs", usage, PAIR_SIZE, max_pairs);
+        let impacts = Outputs::new(
             device,
-            "sweep bodies",
-            Usage::STORAGE | Usage::COPY_DST,
-            BODY_SIZE,
-            max_bodies,
-        );
-        let pairs = GrowingBuffer::new(
-            device,
-            "sweep pairs",
-            Usage::STORAGE | Usage::COPY_DST,
-            PAIR_SIZE,
+            stage,
+            SweepOutput::Impacts,
+            (&bodies, &pairs),
             max_pairs,
-        );
-        let impacts = GrowingBuffer::new(
-            device,
-            "sweep impacts",
-            Usage::STORAGE | Usage::COPY_SRC,
-            RECORD_SIZE,
-            max_pairs,
-        );
-        let bound =
-            stage.bind_buffers(device, bodies.buffer(), pairs.buffer(), impacts.buffer())?;
-        let (body_upload, pair_upload, readback) = transfers(device, max_bodies, max_pairs);
+        )?;
+        let (body_upload, pair_upload) = uploads(device, max_bodies, max_pairs);
         Ok(Self {
             bodies,
             pairs,
-            impacts,
-            bound,
             body_upload,
             pair_upload,
-            readback,
+            impacts,
+            times: None,
             packed_bodies: Vec::new(),
         })
     }
 
-    /// Grows each buffer that is too small and rebinds the stage's buffers if a bound one
-    /// was replaced.
+    /// The buffers of output `kind` (the times' made on first use).
+    fn outputs(
+        &mut self,
+        device: &wgpu::Device,
+        stage: &SweepStage,
+        kind: SweepOutput,
+        max_pairs: u64,
+    ) -> Result<&mut Outputs, Error> {
+        Ok(match kind {
+            SweepOutput::Impacts => &mut self.impacts,
+            SweepOutput::Times => match &mut self.times {
+                Some(times) => times,
+                times @ None => times.insert(Outputs::new(
+                    device,
+                    stage,
+                    kind,
+                    (&self.bodies, &self.pairs),
+                    max_pairs,
+                )?),
+            },
+        })
+    }
+
+    /// Grows each buffer a call of output `kind` uses that is too small, and rebinds every
+    /// stage view of a buffer that was replaced.
     fn ensure(
         &mut self,
         device: &wgpu::Device,
         stage: &SweepStage,
         bodies: u64,
         pairs: u64,
+        (kind, max_pairs): (SweepOutput, u64),
     ) -> Result<(), Error> {
-        let mut rebind = self.bodies.ensure(device, bodies);
-        rebind |= self.pairs.ensure(device, pairs);
-        rebind |= self.impacts.ensure(device, pairs);
-        self.readback.ensure(device, pairs);
+        // Both, not `||`: each must grow.
+        let world_replaced = self.bodies.ensure(device, bodies) | self.pairs.ensure(device, pairs);
         self.body_upload.ensure(device, bodies);
         self.pair_upload.ensure(device, pairs);
-        if rebind {
-            self.bound = stage.bind_buffers(
-                device,
-                self.bodies.buffer(),
-                self.pairs.buffer(),
-                self.impacts.buffer(),
-            )?;
+        let outputs = self.outputs(device, stage, kind, max_pairs)?;
+        let output_replaced = outputs.output.ensure(device, pairs);
+        outputs.readback.ensure(device, pairs);
+        let world = (&self.bodies, &self.pairs);
+        for outputs in [Some(&mut self.impacts), self.times.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            if world_replaced || (output_replaced && outputs.kind == kind) {
+                outputs.bound = Outputs::bind(device, stage, outputs.kind, world, &outputs.output)?;
+            }
         }
         Ok(())
     }
@@ -152,29 +228,62 @@ impl Buffers {
     /// mapped or with a mapping pending; the fresh ones are the smallest size and grow with
     /// the next call. The device buffers and the bind groups are kept.
     fn discard_transfers(&mut self, device: &wgpu::Device, max_bodies: u64, max_pairs: u64) {
-        (self.body_upload, self.pair_upload, self.readback) =
-            transfers(device, max_bodies, max_pairs);
+        (self.body_upload, self.pair_upload) = uploads(device, max_bodies, max_pairs);
+        for outputs in [Some(&mut self.impacts), self.times.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            outputs.readback = readback(device, outputs.kind, max_pairs);
+        }
     }
 }
 
-/// The staging buffers of a call: body and pair uploads and the readback of the records.
-fn transfers(
-    device: &wgpu::Device,
-    max_bodies: u64,
-    max_pairs: u64,
-) -> (Upload, Upload, GrowingBuffer) {
-    use wgpu::BufferUsages as Usage;
+/// The staging buffers of a call's uploads: bodies and pairs.
+fn uploads(device: &wgpu::Device, max_bodies: u64, max_pairs: u64) -> (Upload, Upload) {
     (
         Upload::new(device, "sweep body upload", BODY_SIZE, max_bodies),
         Upload::new(device, "sweep pair upload", PAIR_SIZE, max_pairs),
-        GrowingBuffer::new(
-            device,
-            "sweep readback",
-            Usage::MAP_READ | Usage::COPY_DST,
-            RECORD_SIZE,
-            max_pairs,
-        ),
     )
+}
+
+/// What a call returns per pair, decoded from the stage's output.
+trait Decode {
+    /// One pair's answer.
+    type Item: Send;
+    /// The stage's output this answer is read from.
+    const KIND: SweepOutput;
+    /// Appends the answers of `chunk` (whose output is `bytes`) to `out`.
+    fn decode(bytes: &[u8], chunk: &[[u32; 2]], bodies: &[BodyRecord], out: &mut Vec<Self::Item>);
+}
+
+/// [`SweepPipeline::sweep`]: records decoded into impacts.
+struct Impacts;
+
+impl Decode for Impacts {
+    type Item = Option<Impact>;
+    const KIND: SweepOutput = SweepOutput::Impacts;
+    fn decode(bytes: &[u8], chunk: &[[u32; 2]], bodies: &[BodyRecord], out: &mut Vec<Self::Item>) {
+        let records: &[ImpactRecord] = bytemuck::cast_slice(bytes);
+        out.par_extend(
+            records
+                .par_iter()
+                .zip(chunk.par_iter())
+                .map(|(record, &[i, j])| {
+                    record.to_impact(&bodies[i as usize], &bodies[j as usize])
+                }),
+        );
+    }
+}
+
+/// [`SweepPipeline::times_of_impact`]: the times as the stage wrote them.
+struct Times;
+
+impl Decode for Times {
+    type Item = TimeOfImpact;
+    const KIND: SweepOutput = SweepOutput::Times;
+    fn decode(bytes: &[u8], _: &[[u32; 2]], _: &[BodyRecord], out: &mut Vec<Self::Item>) {
+        out.extend_from_slice(bytemuck::cast_slice(bytes));
+    }
 }
 
 impl SweepPipeline {
@@ -275,21 +384,28 @@ impl SweepPipeline {
     /// Bytes of device memory this pipeline holds now: its buffers, grown to the largest
     /// batch so far (bounded by the device limits, whatever the batch).
     ///
-    /// With `B` the most bodies and `P` the most pairs of any call so far (`P` capped at
+    /// With `B` the most bodies and `P` the most pairs of any call so far, `R` the most
+    /// pairs of any [`sweep`](Self::sweep) call (the pairs capped at
     /// [`SweepPipeline::max_pairs_per_dispatch`]) and `cap(n)` the next power of two at or
     /// above `n` but at least 1024 (and at most the device limit), this is at most
-    /// `64 + 64 cap(B) + 80 cap(P)` bytes: the stage's 32-byte parameters and dispatch
-    /// buffers, bodies twice (device and upload, 32 bytes each), pairs twice (8 bytes each)
-    /// and records twice (device and readback, 32 bytes each). It is exactly that unless a
-    /// call failed since the largest batch (the failed call replaces the host-visible buffers
-    /// with the smallest ones, and the next grows them for itself).
+    /// `64 + 64 cap(B) + 16 cap(P) + 64 cap(R)` bytes: the stage's 32-byte parameters and
+    /// dispatch buffers, bodies twice (device and upload, 32 bytes each), pairs twice (8
+    /// bytes each) and records twice (device and readback, 32 bytes each); for a pipeline
+    /// that only sweeps, `64 + 64 cap(B) + 80 cap(P)`. Once
+    /// [`times_of_impact`](Self::times_of_impact) has been called, with `T` the most pairs of
+    /// any such call, add `64 + 8 cap(T)`: its own parameters and dispatch, and the times
+    /// twice (device and readback, 4 bytes each). It is exactly that unless a call failed
+    /// since the largest batch (the failed call replaces the host-visible buffers with the
+    /// smallest ones, and the next grows them for itself).
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
         let buffers = self.lock();
-        buffers.bound.device_memory_bytes()
+        buffers.bodies.buffer().size()
+            + buffers.pairs.buffer().size()
             + buffers.body_upload.buffer().size()
             + buffers.pair_upload.buffer().size()
-            + buffers.readback.buffer().size()
+            + buffers.impacts.own_bytes()
+            + buffers.times.as_ref().map_or(0, Outputs::own_bytes)
     }
 
     /// Sweeps every candidate pair on the GPU, blocking until the results are back.
@@ -337,7 +453,63 @@ impl SweepPipeline {
     where
         B: Copy + Into<MovingSphere>,
     {
-        impacts.clear();
+        self.run::<Impacts, B>(bodies, pairs, options, impacts)
+    }
+
+    /// The time of first contact of every candidate pair on the GPU (the stage's 4-byte
+    /// output, [`SweepOutput::Times`]), blocking until they are back: what a simulation
+    /// needs to advance to its earliest impact, with an eighth of the output bytes of
+    /// [`SweepPipeline::sweep`] to write and read back.
+    ///
+    /// # Returns
+    /// One [`TimeOfImpact`] per pair, in order; each is the time and status of the record
+    /// [`SweepPipeline::sweep`] gives on the same device, to the bit.
+    ///
+    /// # Errors
+    /// As [`SweepPipeline::sweep`].
+    pub fn times_of_impact<B>(
+        &self,
+        bodies: &[B],
+        pairs: &[[u32; 2]],
+        options: SweepOptions,
+    ) -> Result<Vec<TimeOfImpact>, Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        let mut times = Vec::new();
+        self.times_of_impact_into(bodies, pairs, options, &mut times)?;
+        Ok(times)
+    }
+
+    /// [`SweepPipeline::times_of_impact`] into a vector the caller keeps between steps.
+    ///
+    /// # Errors
+    /// As [`SweepPipeline::sweep`]; `times` is left empty on error.
+    pub fn times_of_impact_into<B>(
+        &self,
+        bodies: &[B],
+        pairs: &[[u32; 2]],
+        options: SweepOptions,
+        times: &mut Vec<TimeOfImpact>,
+    ) -> Result<(), Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        self.run::<Times, B>(bodies, pairs, options, times)
+    }
+
+    /// A whole call with output `D`: validate, upload, sweep chunk by chunk, read back.
+    fn run<D: Decode, B>(
+        &self,
+        bodies: &[B],
+        pairs: &[[u32; 2]],
+        options: SweepOptions,
+        out: &mut Vec<D::Item>,
+    ) -> Result<(), Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        out.clear();
         let mut buffers = self.lock();
         let buffers = &mut *buffers;
         // A lost device fails at once, before anything touches it.
@@ -354,15 +526,15 @@ impl SweepPipeline {
         if pairs.is_empty() {
             return Ok(());
         }
-        impacts.reserve(pairs.len());
+        out.reserve(pairs.len());
         // The device errors of this call's own work, and only those, on this thread.
         let scopes = ErrorScopes::push(&self.device);
-        let result = self.sweep_chunks(buffers, pairs, &options, impacts);
+        let result = self.sweep_chunks::<D>(buffers, pairs, &options, out);
         let caught = pollster::block_on(scopes.finish());
         // A caught device error explains a failed wait or wrong records: it wins.
         let result = caught.and(result);
         if result.is_err() {
-            impacts.clear();
+            out.clear();
             // Fresh transfer buffers, made in scopes of their own: should making them fail,
             // the next call's own work on them reports it; this call's error is the one due.
             let scopes = ErrorScopes::push(&self.device);
@@ -377,40 +549,47 @@ impl SweepPipeline {
     }
 
     /// Uploads the bodies once, then runs one dispatch per chunk of pairs.
-    fn sweep_chunks(
+    fn sweep_chunks<D: Decode>(
         &self,
         buffers: &mut Buffers,
         pairs: &[[u32; 2]],
         options: &SweepOptions,
-        impacts: &mut Vec<Option<Impact>>,
+        out: &mut Vec<D::Item>,
     ) -> Result<(), Error> {
         let chunk_capacity = (pairs.len() as u64).min(self.max_pairs_per_dispatch);
         let body_count = buffers.packed_bodies.len() as u64;
-        buffers.ensure(&self.device, &self.stage, body_count, chunk_capacity)?;
+        let output = (D::KIND, self.max_pairs_per_dispatch);
+        buffers.ensure(
+            &self.device,
+            &self.stage,
+            body_count,
+            chunk_capacity,
+            output,
+        )?;
         let body_bytes = bytemuck::cast_slice(&buffers.packed_bodies);
         pollster::block_on(buffers.body_upload.write(&self.waiter, body_bytes))?;
         let mut upload_bodies = true;
         for chunk in pairs.chunks(self.max_pairs_per_dispatch as usize) {
-            self.sweep_chunk(buffers, chunk, options, upload_bodies, impacts)?;
+            self.sweep_chunk::<D>(buffers, chunk, options, upload_bodies, out)?;
             upload_bodies = false;
         }
         Ok(())
     }
 
     /// One dispatch: upload the chunk's pairs (and on the first, the bodies), record the
-    /// stage, copy the records back, map, decode.
-    fn sweep_chunk(
+    /// stage, copy the output back, map, decode.
+    fn sweep_chunk<D: Decode>(
         &self,
         buffers: &mut Buffers,
         chunk: &[[u32; 2]],
         options: &SweepOptions,
         upload_bodies: bool,
-        impacts: &mut Vec<Option<Impact>>,
+        out: &mut Vec<D::Item>,
     ) -> Result<(), Error> {
         let pair_upload = &mut buffers.pair_upload;
         pollster::block_on(pair_upload.write(&self.waiter, bytemuck::cast_slice(chunk)))?;
         let pair_bytes = chunk.len() as u64 * PAIR_SIZE;
-        let record_bytes = chunk.len() as u64 * RECORD_SIZE;
+        let output_bytes = chunk.len() as u64 * D::KIND.size();
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -433,26 +612,23 @@ impl SweepPipeline {
             0,
             pair_bytes,
         );
-        self.stage.record(
-            &self.queue,
-            &mut encoder,
-            &buffers.bound,
-            chunk.len() as u32,
-            options,
-        )?;
-        let readback = buffers.readback.buffer();
-        encoder.copy_buffer_to_buffer(buffers.impacts.buffer(), 0, readback, 0, record_bytes);
+        let outputs = match D::KIND {
+            SweepOutput::Impacts => &buffers.impacts,
+            SweepOutput::Times => buffers.times.as_ref().expect("made by `ensure`"),
+        };
+        let count = chunk.len() as u32;
+        let (queue, bound) = (&self.queue, &outputs.bound);
+        self.stage
+            .record(queue, &mut encoder, bound, count, options)?;
+        let readback = outputs.readback.buffer();
+        encoder.copy_buffer_to_buffer(outputs.output.buffer(), 0, readback, 0, output_bytes);
         self.queue.submit([encoder.finish()]);
 
-        let slice = readback.slice(..record_bytes);
+        let slice = readback.slice(..output_bytes);
         pollster::block_on(self.waiter.map(&slice, wgpu::MapMode::Read))?;
-        let decoded = slice.get_mapped_range().map(|view| {
-            let records: &[ImpactRecord] = bytemuck::cast_slice(&view);
-            let packed = &buffers.packed_bodies;
-            impacts.par_extend(records.par_iter().zip(chunk.par_iter()).map(
-                |(record, &[i, j])| record.to_impact(&packed[i as usize], &packed[j as usize]),
-            ));
-        });
+        let decoded = slice
+            .get_mapped_range()
+            .map(|view| D::decode(&view, chunk, &buffers.packed_bodies, out));
         // Unmap on every path, or the next call could not map it again.
         readback.unmap();
         decoded.map_err(|error| Error::Mapping(error.to_string()))
