@@ -63,5 +63,8 @@ pub fn machine() -> String {
         })
         .unwrap_or_else(|| "unknown CPU".to_string());
     let simd = sweepcast::cpu::Simd::active();
-    format!("{model}, {simd:?} ({} lanes)", simd.lanes())
+    format!(
+        "{model}, {simd:?} ({} pairs a block)",
+        sweepcast::cpu::LANES
+    )
 }

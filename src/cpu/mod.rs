@@ -171,8 +171,8 @@ where
     result
 }
 
-/// The fast batch: only the time and status of each pair, vectorised across [`LANES`] pairs
-/// (16 with AVX-512, see [`Simd`]) and parallel on all cores.
+/// The fast batch: only the time and status of each pair, vectorised across blocks of up to
+/// [`LANES`] pairs (see [`Simd`]) and parallel on all cores.
 ///
 /// Same test and same typed errors as [`sweep_batch`], 4 bytes a pair out instead of an
 /// [`Impact`]. Where both report a contact the time is the same to the bit; at a contact

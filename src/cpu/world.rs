@@ -12,7 +12,7 @@ use crate::validate::{pack_bodies, validate_pairs, validate_periodic_reach};
 
 /// Pairs per rayon task of both paths: large enough to amortise scheduling, a
 /// multiple of every [`Simd`](super::Simd) set's lanes.
-const TIMES_TASK: usize = 64 * LANES;
+const TIMES_TASK: usize = 32 * LANES;
 
 /// Below this many pairs a batch runs on the calling thread. Waking rayon's pool of two
 /// threads costs 12–28 µs, and the times-only sweep 4–6 ns a pair on one core (two 2-core
