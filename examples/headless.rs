@@ -1,5 +1,6 @@
-//! Headless run: generate a world, sweep it on the GPU, on the CPU in f32 and with the f64
-//! oracle, print each one's throughput and the parity verdict.
+//! Headless run: generate a world, sweep it on the GPU, on the CPU in f32 (the full answer
+//! and times only, each way) and with the f64 oracle, print each one's throughput and the
+//! parity verdict.
 //!
 //! ```text
 //! cargo run --release --example headless -- [--bodies N] [--pairs N] [--seed S] [--dims 2|3]
@@ -123,6 +124,23 @@ fn main() -> ExitCode {
         eprintln!("error: the GPU sweep failed: {error}");
         return ExitCode::FAILURE;
     }
+    let mut gpu_times = Vec::new();
+    let gpu_times_time = time_runs(options.runs, || {
+        let result =
+            pipeline.times_of_impact_into(bodies, pairs, SweepOptions::DEFAULT, &mut gpu_times);
+        if let Err(error) = result {
+            gpu_error.get_or_insert(error);
+        }
+    });
+    if let Some(error) = gpu_error {
+        eprintln!("error: the GPU times-only sweep failed: {error}");
+        return ExitCode::FAILURE;
+    }
+    let mut cpu_times = Vec::new();
+    let cpu_times_time = time_runs(options.runs, || {
+        cpu::times_of_impact_into(bodies, pairs, SweepOptions::DEFAULT, &mut cpu_times)
+            .expect("generated input is valid");
+    });
     let mut cpu_f32 = Vec::new();
     let cpu_time = time_runs(options.runs, || {
         cpu::sweep_batch_into(bodies, pairs, SweepOptions::DEFAULT, &mut cpu_f32)
@@ -135,7 +153,9 @@ fn main() -> ExitCode {
 
     println!();
     report_throughput("GPU sweep (end to end)", pairs.len(), &gpu_time);
+    report_throughput("GPU times only (end to end)", pairs.len(), &gpu_times_time);
     report_throughput("CPU f32 batch (all cores)", pairs.len(), &cpu_time);
+    report_throughput("CPU times only (all cores)", pairs.len(), &cpu_times_time);
     report_throughput("f64 reference (all cores)", pairs.len(), &oracle_time);
     println!(
         "hits: GPU {}, CPU f32 {}, f64 reference {}",
@@ -161,15 +181,31 @@ fn main() -> ExitCode {
         &oracle,
         CPU_BOUND,
     );
+    let times_report = |times, bound| {
+        parity::compare_times_with_oracle(
+            bodies,
+            pairs,
+            &SweepOptions::DEFAULT,
+            times,
+            &oracle,
+            bound,
+        )
+    };
+    let gpu_times_report = times_report(&gpu_times, GPU_BOUND);
+    let cpu_times_report = times_report(&cpu_times, CPU_BOUND);
     println!("parity GPU (bound {GPU_BOUND} eps): {gpu_report}");
+    println!("parity GPU times (bound {GPU_BOUND} eps): {gpu_times_report}");
     println!("parity CPU f32 (bound {CPU_BOUND} eps): {cpu_report}");
-    if gpu_report.passed() && cpu_report.passed() {
+    println!("parity CPU times (bound {CPU_BOUND} eps): {cpu_times_report}");
+    let reports = [gpu_report, gpu_times_report, cpu_report, cpu_times_report];
+    if reports.iter().all(|report| report.passed()) {
         println!("parity: PASS (0 failures beyond the documented bound)");
         ExitCode::SUCCESS
     } else {
+        let failures: Vec<usize> = reports.iter().map(|report| report.failures).collect();
         println!(
-            "parity: FAIL ({} GPU and {} CPU pairs beyond the bound)",
-            gpu_report.failures, cpu_report.failures
+            "parity: FAIL (pairs beyond the bound: GPU {}, GPU times {}, CPU {}, CPU times {})",
+            failures[0], failures[1], failures[2], failures[3]
         );
         ExitCode::FAILURE
     }
