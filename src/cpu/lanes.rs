@@ -55,7 +55,7 @@ const GATHER: usize = 8;
 /// of a zero.)
 type Lanes<const N: usize = LANES> = [[f32; N]; 8];
 
-/// The sweep of [`LANES`] pairs at once, without branches: every lane runs every operation,
+/// The sweep of a block of `N` pairs at once, without branches: every lane runs every operation,
 /// and selects (not `if` statements, not `&&`) pick each lane's answer, so that the loop
 /// compiles to SIMD instructions.
 ///
