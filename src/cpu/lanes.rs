@@ -7,10 +7,10 @@
 //! `[f32; N]` that the compiler turns into SIMD instructions. The instruction set is chosen
 //! at run time ([`Simd`]): on x86-64 CPUs with AVX a block is [`LANES`] pairs, gathered with
 //! one aligned 256-bit load per body and two 8 × 8 transposes in registers (with AVX-512 the
-//! two halves of each field are joined into one 512-bit register); elsewhere the gather is
-//! portable scalar code on blocks of 8. A [`Kernel`] turns each gathered block into its answers: [`Times`], 4 bytes a pair
-//! (the time and the status), or [`Impacts`], the whole 56-byte `Option<Impact>` (the normal
-//! on lanes for every block with a hit, the contact point per hit).
+//! same code computes in 512-bit registers); elsewhere the gather is portable scalar code on
+//! blocks of 8. A [`Kernel`] turns each gathered block into its answers: [`Times`], 4 bytes
+//! a pair (the time and the status), or [`Impacts`], the whole 56-byte `Option<Impact>` (the
+//! normal on lanes for every block with a hit, the contact point per hit).
 //!
 //! Everything is computed with the same operations in the same order as the shader's twin,
 //! so the two agree bit for bit wherever both report a contact (no fused multiply-adds: Rust
@@ -356,8 +356,9 @@ impl Wrap {
     }
 }
 
-/// The instruction set the vectorised batches run on.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+/// The instruction set the vectorised batches run on, ordered from the narrowest to the
+/// widest.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Simd {
     /// Scalar gather, arithmetic vectorised by the compiler for the build's target (SSE2 on
     /// a default x86-64 build).
@@ -365,8 +366,8 @@ pub enum Simd {
     /// AVX (x86-64): one aligned 256-bit load per body, two 8 × 8 transposes in registers a
     /// block, two 256-bit registers a field.
     Avx,
-    /// AVX-512F with AVX-512VL (x86-64): the AVX gather on 32 registers, the two halves of a
-    /// block joined into one 512-bit register a field.
+    /// AVX-512F with AVX-512VL (x86-64): the AVX path's code compiled with 32 registers and
+    /// its arithmetic in 512-bit registers, one a field.
     Avx512,
 }
 
@@ -401,22 +402,8 @@ impl Simd {
                 Ok("avx") => Self::Avx,
                 _ => detected,
             };
-            asked.min_width(detected)
+            asked.min(detected)
         })
-    }
-
-    /// The narrower of the two.
-    fn min_width(self, other: Self) -> Self {
-        let rank = |simd| match simd {
-            Self::Portable => 0,
-            Self::Avx => 1,
-            Self::Avx512 => 2,
-        };
-        if rank(self) <= rank(other) {
-            self
-        } else {
-            other
-        }
     }
 }
 
@@ -491,8 +478,9 @@ unsafe fn run<K: Kernel<LANES> + Kernel<PORTABLE_LANES>>(
 /// Runs `$block` (a statement of `$block_pairs: &[[u32; 2]; $width]`, `$start`, the index of
 /// its first pair, and `$block_out`, the block's slice of the output) on every whole block of
 /// pairs and then on the short last one, whose unused lanes repeat its first pair and whose
-/// output holds only the batch's own pairs. A macro rather than a function taking a closure, so that the
-/// block is expanded inside the AVX (or AVX-512) function and compiled with its features.
+/// output holds only the batch's own pairs. A macro rather than a function taking a
+/// closure, so that the block is expanded inside the AVX (or AVX-512) function and compiled
+/// with its features.
 macro_rules! for_each_block {
     ($width:expr, $pairs:expr, $out:expr,
      |$block_pairs:ident, $start:ident, $block_out:ident| $block:expr) => {{
@@ -580,33 +568,18 @@ mod portable {
 
 /// The gather and transpose in AVX registers; the arithmetic is [`sweep_lanes`], compiled
 /// here with AVX or with AVX-512 (the gather stays in 256-bit registers, a body being 32
-/// bytes; with AVX-512 the two halves of a block are joined into 512-bit registers).
+/// bytes; with AVX-512 the compiler does the arithmetic in 512-bit registers).
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use std::arch::x86_64::{
-        __m256, __m512, _CMP_GT_OQ, _CMP_LT_OQ, _MM_FROUND_NO_EXC, _MM_FROUND_TO_NEAREST_INT,
-        _MM_HINT_T0, _mm_prefetch, _mm256_add_ps, _mm256_and_ps, _mm256_blend_ps, _mm256_castps_pd,
-        _mm256_cmp_ps, _mm256_load_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_permute2f128_ps,
-        _mm256_round_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_shuffle_ps, _mm256_sub_ps,
-        _mm256_unpackhi_ps, _mm256_unpacklo_ps, _mm256_xor_ps, _mm512_castpd_ps,
-        _mm512_castpd256_pd512, _mm512_insertf64x4,
+        __m256, _CMP_GT_OQ, _CMP_LT_OQ, _MM_FROUND_NO_EXC, _MM_FROUND_TO_NEAREST_INT, _MM_HINT_T0,
+        _mm_prefetch, _mm256_add_ps, _mm256_and_ps, _mm256_blend_ps, _mm256_cmp_ps, _mm256_load_ps,
+        _mm256_loadu_ps, _mm256_mul_ps, _mm256_permute2f128_ps, _mm256_round_ps, _mm256_set1_ps,
+        _mm256_setzero_ps, _mm256_shuffle_ps, _mm256_sub_ps, _mm256_unpackhi_ps,
+        _mm256_unpacklo_ps, _mm256_xor_ps,
     };
 
     use super::{BodyRecord, GATHER, Kernel, LANES, Lanes, Wrap};
-
-    /// Calls `$run` (`narrow` or `wide`) with the [`Difference`] of the `Option<Wrap>`
-    /// `$wrap`: [`Plain`] without a periodic box, else [`Periodic`].
-    macro_rules! with_difference {
-        ($run:ident, $bodies:expr, $pairs:expr, $out:expr, $kernel:expr, $wrap:expr) => {
-            match $wrap {
-                None => $run($bodies, $pairs, $out, $kernel, Plain),
-                Some(wrap) => {
-                    let periodic = Periodic::new(&wrap);
-                    $run($bodies, $pairs, $out, $kernel, periodic)
-                }
-            }
-        };
-    }
 
     /// [`super::sweep_block`] with AVX.
     ///
@@ -621,14 +594,16 @@ mod avx {
         wrap: Option<Wrap>,
     ) {
         // SAFETY: this function requires AVX and valid indices of its caller.
-        unsafe { with_difference!(narrow, bodies, pairs, out, kernel, wrap) }
+        unsafe { sweep(bodies, pairs, out, kernel, wrap) }
     }
 
-    /// [`super::sweep_block`] with AVX-512.
+    /// [`super::sweep_block`] with AVX-512: the same code, compiled with 512-bit registers
+    /// and 32 of them. (Joining each field's two halves into one 512-bit register by hand
+    /// gave the same speed as letting the compiler do it, in alternating runs.)
     ///
     /// # Safety
-    /// The CPU must support AVX-512F, and every index in `pairs` must be less than
-    /// `bodies.len()`.
+    /// The CPU must support AVX-512F and AVX-512VL, and every index in `pairs` must be less
+    /// than `bodies.len()`.
     #[target_feature(enable = "avx512f,avx512vl")]
     pub(super) unsafe fn sweep_block_wide<K: Kernel<LANES>>(
         bodies: &[BodyRecord],
@@ -639,16 +614,37 @@ mod avx {
     ) {
         // SAFETY: this function requires AVX-512F (which implies AVX) and valid indices of
         // its caller.
-        unsafe { with_difference!(wide, bodies, pairs, out, kernel, wrap) }
+        unsafe { sweep(bodies, pairs, out, kernel, wrap) }
     }
 
-    /// Blocks of [`LANES`] pairs, inlined into [`sweep_block`] and compiled with AVX: each
-    /// half gathered and transposed, two 256-bit registers a field.
+    /// The body of both, inlined into each so that it is compiled with its features: the
+    /// blocks with the [`Difference`] of `wrap`, [`Plain`] without a periodic box, else
+    /// [`Periodic`].
     ///
     /// # Safety
     /// The CPU must support AVX, and every index in `pairs` must be less than `bodies.len()`.
     #[inline(always)]
-    unsafe fn narrow<K: Kernel<LANES>, D: Difference>(
+    unsafe fn sweep<K: Kernel<LANES>>(
+        bodies: &[BodyRecord],
+        pairs: &[[u32; 2]],
+        out: &mut [K::Out],
+        kernel: K,
+        wrap: Option<Wrap>,
+    ) {
+        // SAFETY (both): the caller guarantees AVX and valid indices.
+        match wrap {
+            None => unsafe { blocks(bodies, pairs, out, kernel, Plain) },
+            Some(wrap) => unsafe { blocks(bodies, pairs, out, kernel, Periodic::new(&wrap)) },
+        }
+    }
+
+    /// Blocks of [`LANES`] pairs: each half gathered and transposed ([`relative`]), two
+    /// 256-bit rows a field.
+    ///
+    /// # Safety
+    /// The CPU must support AVX, and every index in `pairs` must be less than `bodies.len()`.
+    #[inline(always)]
+    unsafe fn blocks<K: Kernel<LANES>, D: Difference>(
         bodies: &[BodyRecord],
         pairs: &[[u32; 2]],
         out: &mut [K::Out],
@@ -657,70 +653,24 @@ mod avx {
     ) {
         for_each_block!(LANES, pairs, out, |block, start, out| {
             prefetch::<LANES>(bodies, pairs, start + 2 * LANES);
+            let (low, high) = block.split_at(GATHER);
+            let (low, high): (&[[u32; 2]; GATHER], &[[u32; 2]; GATHER]) = (
+                low.try_into().expect("half a block"),
+                high.try_into().expect("half a block"),
+            );
             // SAFETY: the caller guarantees AVX and valid indices.
-            let [low, high] = unsafe { halves(bodies, block, difference) };
+            let (low, high) = unsafe {
+                (
+                    relative(bodies, low, difference),
+                    relative(bodies, high, difference),
+                )
+            };
             let rows: [[__m256; 2]; 8] = std::array::from_fn(|field| [low[field], high[field]]);
             // SAFETY: `[[__m256; 2]; 8]` and `[[f32; 16]; 8]` have the same size and layout
             // (lanes 0-7 of a field, then 8-15), and any bits are f32s.
             let lanes = unsafe { std::mem::transmute::<[[__m256; 2]; 8], Lanes>(rows) };
             kernel.block(&lanes, block, bodies, out)
         })
-    }
-
-    /// Blocks of [`LANES`] pairs, inlined into [`sweep_block_wide`] and compiled with
-    /// AVX-512: each half gathered and transposed, the halves of each field joined into one
-    /// 512-bit register.
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512F, and every index in `pairs` must be less than
-    /// `bodies.len()`.
-    #[inline(always)]
-    unsafe fn wide<K: Kernel<LANES>, D: Difference>(
-        bodies: &[BodyRecord],
-        pairs: &[[u32; 2]],
-        out: &mut [K::Out],
-        kernel: K,
-        difference: D,
-    ) {
-        for_each_block!(LANES, pairs, out, |block, start, out| {
-            prefetch::<LANES>(bodies, pairs, start + 2 * LANES);
-            // SAFETY: the caller guarantees AVX-512F and valid indices.
-            let [low, high] = unsafe { halves(bodies, block, difference) };
-            // SAFETY: the caller guarantees AVX-512F. Lanes 0-7 from `low`, 8-15 from `high`.
-            let join = |field: usize| unsafe {
-                let low = _mm512_castpd256_pd512(_mm256_castps_pd(low[field]));
-                _mm512_castpd_ps(_mm512_insertf64x4::<1>(low, _mm256_castps_pd(high[field])))
-            };
-            let rows: [__m512; 8] = std::array::from_fn(join);
-            // SAFETY: `[__m512; 8]` and `[[f32; 16]; 8]` have the same size, and any bits are
-            // f32s.
-            let lanes = unsafe { std::mem::transmute::<[__m512; 8], Lanes>(rows) };
-            kernel.block(&lanes, block, bodies, out)
-        })
-    }
-
-    /// The two halves of a block, each gathered and transposed ([`relative`]).
-    ///
-    /// # Safety
-    /// As [`relative`].
-    #[inline(always)]
-    unsafe fn halves(
-        bodies: &[BodyRecord],
-        block: &[[u32; 2]; LANES],
-        difference: impl Difference,
-    ) -> [[__m256; 8]; 2] {
-        let (low, high) = block.split_at(GATHER);
-        let (low, high): (&[[u32; 2]; GATHER], &[[u32; 2]; GATHER]) = (
-            low.try_into().expect("half a block"),
-            high.try_into().expect("half a block"),
-        );
-        // SAFETY: the caller guarantees AVX and valid indices.
-        unsafe {
-            [
-                relative(bodies, low, difference),
-                relative(bodies, high, difference),
-            ]
-        }
     }
 
     /// How the gather makes one relative row of two bodies: `b - a`, wrapped or not.
@@ -961,7 +911,7 @@ mod tests {
                 avx::sweep_block_wide::<K> as Path<K>,
             ),
         ] {
-            if simd.min_width(Simd::detected()) == simd {
+            if simd <= Simd::detected() {
                 paths.push((name, path));
             } else {
                 eprintln!("SKIPPED: this CPU has no {name}; its path is not tested here");
@@ -976,9 +926,8 @@ mod tests {
     #[test]
     fn the_active_set_is_one_the_cpu_has() {
         let (active, detected) = (Simd::active(), Simd::detected());
-        assert_eq!(active.min_width(detected), active);
-        assert_eq!(Simd::Portable.min_width(Simd::Avx512), Simd::Portable);
-        assert_eq!(Simd::Avx512.min_width(Simd::Avx), Simd::Avx);
+        assert!(active <= detected);
+        assert!(Simd::Portable < Simd::Avx && Simd::Avx < Simd::Avx512);
         println!("detected {detected:?}, active {active:?}");
     }
 
