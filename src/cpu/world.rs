@@ -10,9 +10,9 @@ use crate::layout::{BodyRecord, SweepParams, TimeOfImpact};
 use crate::options::SweepOptions;
 use crate::validate::{pack_bodies, validate_pairs, validate_periodic_reach};
 
-/// Pairs per rayon task of both paths: large enough to amortise scheduling, a
+/// Pairs per rayon task (times and full answer): large enough to amortise scheduling, a
 /// multiple of every [`Simd`](super::Simd) set's lanes.
-const TIMES_TASK: usize = 32 * LANES;
+const TASK_PAIRS: usize = 32 * LANES;
 
 /// Below this many pairs a batch runs on the calling thread. Waking rayon's pool of two
 /// threads costs 12–28 µs, and the times-only sweep 4–6 ns a pair on one core (two 2-core
@@ -173,13 +173,13 @@ impl World {
 }
 
 /// Runs `sweep` on all of `pairs` and `out` on the calling thread below [`SERIAL_PAIRS`]
-/// pairs, else on chunks of [`TIMES_TASK`] on all cores.
+/// pairs, else on chunks of [`TASK_PAIRS`] on all cores.
 fn split<T: Send>(pairs: &[[u32; 2]], out: &mut [T], sweep: impl Fn(&[[u32; 2]], &mut [T]) + Sync) {
     if pairs.len() < SERIAL_PAIRS {
         sweep(pairs, out);
     } else {
-        out.par_chunks_mut(TIMES_TASK)
-            .zip(pairs.par_chunks(TIMES_TASK))
+        out.par_chunks_mut(TASK_PAIRS)
+            .zip(pairs.par_chunks(TASK_PAIRS))
             .for_each(|(out, pairs)| sweep(pairs, out));
     }
 }

@@ -86,7 +86,6 @@ struct Buffers {
 /// pairs, and the host-visible copy the results are read from.
 #[derive(Debug)]
 struct Outputs {
-    kind: SweepOutput,
     output: GrowingBuffer,
     /// Rebuilt whenever the output, the bodies or the pairs buffer is replaced.
     bound: SweepBuffers,
@@ -102,19 +101,19 @@ impl Outputs {
         max_pairs: u64,
     ) -> Result<Self, Error> {
         use wgpu::BufferUsages as Usage;
-        let label = match kind {
-            SweepOutput::Impacts => "sweep impacts",
-            SweepOutput::Times => "sweep times",
-        };
         let usage = Usage::STORAGE | Usage::COPY_SRC;
-        let output = GrowingBuffer::new(device, label, usage, kind.size(), max_pairs);
+        let output = GrowingBuffer::new(device, kind.label(), usage, kind.size(), max_pairs);
         let bound = Self::bind(device, stage, kind, world, &output)?;
         Ok(Self {
-            kind,
             output,
             bound,
             readback: readback(device, kind, max_pairs),
         })
+    }
+
+    /// Which output these are.
+    fn kind(&self) -> SweepOutput {
+        self.bound.output_kind()
     }
 
     fn bind(
@@ -125,10 +124,7 @@ impl Outputs {
         output: &GrowingBuffer,
     ) -> Result<SweepBuffers, Error> {
         let (bodies, pairs, output) = (bodies.buffer(), pairs.buffer(), output.buffer());
-        match kind {
-            SweepOutput::Impacts => stage.bind_buffers(device, bodies, pairs, output),
-            SweepOutput::Times => stage.bind_time_buffers(device, bodies, pairs, output),
-        }
+        stage.bind_output_buffers(device, bodies, pairs, output, kind)
     }
 
     /// Bytes of device memory of its own: the output, the readback, the stage's parameters
@@ -217,8 +213,9 @@ impl Buffers {
             .into_iter()
             .flatten()
         {
-            if world_replaced || (output_replaced && outputs.kind == kind) {
-                outputs.bound = Outputs::bind(device, stage, outputs.kind, world, &outputs.output)?;
+            let own = outputs.kind();
+            if world_replaced || (output_replaced && own == kind) {
+                outputs.bound = Outputs::bind(device, stage, own, world, &outputs.output)?;
             }
         }
         Ok(())
@@ -233,7 +230,7 @@ impl Buffers {
             .into_iter()
             .flatten()
         {
-            outputs.readback = readback(device, outputs.kind, max_pairs);
+            outputs.readback = readback(device, outputs.kind(), max_pairs);
         }
     }
 }

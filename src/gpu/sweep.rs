@@ -17,8 +17,8 @@ pub const SWEEP_WGSL: &str = concat!(
 
 pub(super) const BODY_SIZE: u64 = size_of::<BodyRecord>() as u64;
 pub(super) const PAIR_SIZE: u64 = size_of::<[u32; 2]>() as u64;
-pub(super) const RECORD_SIZE: u64 = size_of::<ImpactRecord>() as u64;
-pub(super) const TIME_SIZE: u64 = size_of::<TimeOfImpact>() as u64;
+const RECORD_SIZE: u64 = size_of::<ImpactRecord>() as u64;
+const TIME_SIZE: u64 = size_of::<TimeOfImpact>() as u64;
 const PARAMS_SIZE: u64 = size_of::<SweepParams>() as u64;
 const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 
@@ -98,10 +98,27 @@ impl SweepOutput {
         }
     }
 
+    /// Its buffer's name in [`Error::InvalidBuffer`].
     fn name(self) -> &'static str {
         match self {
             Self::Impacts => "impacts",
             Self::Times => "times",
+        }
+    }
+
+    /// The label of its device objects.
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            Self::Impacts => "sweep impacts",
+            Self::Times => "sweep times",
+        }
+    }
+
+    /// Its binding in `sweep.wgsl` and the entry point that writes it.
+    fn binding_and_entry_point(self) -> (u32, &'static str) {
+        match self {
+            Self::Impacts => (2, "main"),
+            Self::Times => (6, "times_main"),
         }
     }
 }
@@ -170,21 +187,20 @@ impl SweepStage {
         });
         let read = Storage { read_only: true };
         let write = Storage { read_only: false };
-        // `main` writes records at binding 2, `times_main` times at binding 6.
-        let output_layout = |label, binding, size| {
+        let output_layout = |output: SweepOutput| {
             device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some(label),
+                label: Some(output.label()),
                 entries: &[
                     layout_entry(0, read, BODY_SIZE),
                     layout_entry(1, read, PAIR_SIZE),
-                    layout_entry(binding, write, size),
+                    layout_entry(output.binding_and_entry_point().0, write, output.size()),
                     layout_entry(3, Uniform, PARAMS_SIZE),
                     layout_entry(4, read, DISPATCH_SIZE),
                 ],
             })
         };
-        let sweep_layout = output_layout("sweep", 2, RECORD_SIZE);
-        let times_layout = output_layout("sweep times", 6, TIME_SIZE);
+        let sweep_layout = output_layout(SweepOutput::Impacts);
+        let times_layout = output_layout(SweepOutput::Times);
         let prepare_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("sweep prepare_indirect"),
             entries: &[
@@ -209,8 +225,14 @@ impl SweepStage {
         };
         let limits = device.limits();
         Self {
-            sweep: pipeline(&sweep_layout, "main"),
-            times: pipeline(&times_layout, "times_main"),
+            sweep: pipeline(
+                &sweep_layout,
+                SweepOutput::Impacts.binding_and_entry_point().1,
+            ),
+            times: pipeline(
+                &times_layout,
+                SweepOutput::Times.binding_and_entry_point().1,
+            ),
             prepare: pipeline(&prepare_layout, "prepare_indirect"),
             sweep_layout,
             times_layout,
@@ -306,7 +328,7 @@ impl SweepStage {
             Usage::STORAGE | Usage::COPY_DST,
         );
         let output_buffer = buffer(
-            output.name(),
+            output.label(),
             pair_capacity.max(1) * output.size(),
             Usage::STORAGE | Usage::COPY_SRC,
         );
@@ -351,7 +373,8 @@ impl SweepStage {
         self.bind_output_buffers(device, bodies, pairs, times, SweepOutput::Times)
     }
 
-    fn bind_output_buffers(
+    /// [`SweepStage::bind_buffers`] or [`SweepStage::bind_time_buffers`], as `output` says.
+    pub(super) fn bind_output_buffers(
         &self,
         device: &wgpu::Device,
         bodies: &wgpu::Buffer,
@@ -416,17 +439,17 @@ impl SweepStage {
             DISPATCH_SIZE,
             Usage::STORAGE | Usage::INDIRECT | Usage::COPY_DST | Usage::COPY_SRC,
         );
-        let (layout, binding) = match output {
-            SweepOutput::Impacts => (&self.sweep_layout, 2),
-            SweepOutput::Times => (&self.times_layout, 6),
+        let layout = match output {
+            SweepOutput::Impacts => &self.sweep_layout,
+            SweepOutput::Times => &self.times_layout,
         };
         let sweep_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(output.name()),
+            label: Some(output.label()),
             layout,
             entries: &[
                 group_entry(0, &bodies),
                 group_entry(1, &pairs),
-                group_entry(binding, &output_buffer),
+                group_entry(output.binding_and_entry_point().0, &output_buffer),
                 group_entry(3, &params),
                 group_entry(4, &dispatch),
             ],
