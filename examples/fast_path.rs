@@ -120,84 +120,67 @@ fn main() -> ExitCode {
             .collect();
         let mut stream_out = vec![0u32; pairs.len()];
         let bytes_per_pair = (32 * world.len() + 12 * pairs.len()) as f64 / pairs.len() as f64;
+        // M pairs/s of one run of `work` after a warm-up run.
+        let rate = |work: &mut dyn FnMut()| time_runs(1, work).rates(pairs.len()).0 / 1e6;
         for _ in 0..rounds {
             if runs("world") {
-                let timing = time_runs(1, || {
+                world_rates.push(rate(&mut || {
                     single
                         .install(|| world.times_of_impact_into(pairs, &mut times))
                         .expect("valid pairs");
-                });
-                world_rates.push(timing.rates(pairs.len()).0 / 1e6);
+                }));
             }
             if runs("world-full") {
-                let timing = time_runs(1, || {
+                world_full.push(rate(&mut || {
                     single
                         .install(|| world.sweep_into(pairs, &mut impacts))
                         .expect("valid pairs");
-                });
-                world_full.push(timing.rates(pairs.len()).0 / 1e6);
+                }));
             }
             if runs("limits") {
-                let timing = time_runs(1, || stream(world.bodies(), pairs, &mut stream_out));
-                memory.push(timing.rates(pairs.len()).0 / 1e6);
+                memory.push(rate(&mut || stream(world.bodies(), pairs, &mut stream_out)));
                 let mut small_times = Vec::with_capacity(pairs.len());
-                let timing = time_runs(1, || {
+                arithmetic.push(rate(&mut || {
                     single
                         .install(|| small.times_of_impact_into(&small_pairs, &mut small_times))
                         .expect("valid pairs");
-                });
-                arithmetic.push(timing.rates(pairs.len()).0 / 1e6);
+                }));
             }
             if runs("sweepcast") {
-                let timing = time_runs(1, || {
+                ours.push(rate(&mut || {
                     single
                         .install(|| {
-                            cpu::times_of_impact_into(
-                                bodies,
-                                pairs,
-                                SweepOptions::DEFAULT,
-                                &mut times,
-                            )
+                            let options = SweepOptions::DEFAULT;
+                            cpu::times_of_impact_into(bodies, pairs, options, &mut times)
                         })
                         .expect("valid input");
-                });
-                ours.push(timing.rates(pairs.len()).0 / 1e6);
+                }));
             }
             if runs("full") {
-                let timing = time_runs(1, || {
+                full.push(rate(&mut || {
                     single
                         .install(|| {
-                            cpu::sweep_batch_into(
-                                bodies,
-                                pairs,
-                                SweepOptions::DEFAULT,
-                                &mut impacts,
-                            )
+                            let options = SweepOptions::DEFAULT;
+                            cpu::sweep_batch_into(bodies, pairs, options, &mut impacts)
                         })
                         .expect("valid input");
-                });
-                full.push(timing.rates(pairs.len()).0 / 1e6);
+                }));
             }
             if runs("twin") {
-                let timing = time_runs(1, || {
+                twin.push(rate(&mut || {
                     impacts.clear();
                     impacts.extend(pairs.iter().map(|&[i, j]| {
                         let (a, b) = (&bodies[i as usize], &bodies[j as usize]);
                         cpu::sweep_sphere_sphere(a, b, SweepOptions::DEFAULT)
                     }));
-                });
-                twin.push(timing.rates(pairs.len()).0 / 1e6);
+                }));
             }
             if runs("parry") {
-                let timing = time_runs(1, || {
+                theirs.push(rate(&mut || {
                     parry_times.clear();
-                    parry_times.extend(
-                        pairs
-                            .iter()
-                            .map(|pair| peers::parry_ball_ball_time(bodies, pair)),
-                    );
-                });
-                theirs.push(timing.rates(pairs.len()).0 / 1e6);
+                    let time = |pair| peers::parry_ball_ball_time(bodies, pair);
+                    parry_times.extend(pairs.iter().map(time));
+                }));
             }
         }
         let hits = times.iter().filter(|t| t.get().is_some()).count();

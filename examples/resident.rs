@@ -167,14 +167,7 @@ fn read(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>, String>
     slice.map_async(wgpu::MapMode::Read, move |result| {
         let _ = sender.send(result);
     });
-    // GL ends one wait after about 2.1 s whatever was asked: wait again.
-    loop {
-        match device.poll(wgpu::PollType::wait_indefinitely()) {
-            Ok(_) => break,
-            Err(wgpu::PollError::Timeout) => continue,
-            Err(error) => return Err(format!("waiting for the device: {error}")),
-        }
-    }
+    common::wait_for(device)?;
     receiver
         .recv()
         .map_err(|error| error.to_string())?

@@ -17,6 +17,7 @@
 mod common;
 mod peers;
 
+use std::error::Error;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -53,7 +54,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(context: &GpuContext, rounds: usize) -> Result<(), sweepcast::Error> {
+fn run(context: &GpuContext, rounds: usize) -> Result<(), Box<dyn Error>> {
     let (device, queue) = (context.device(), context.queue());
     println!("adapter: {}", context.describe());
     println!("host: {}", common::machine());
@@ -77,7 +78,7 @@ fn run(context: &GpuContext, rounds: usize) -> Result<(), sweepcast::Error> {
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
-            Ok((output, buffers, readback))
+            Ok((buffers, readback))
         });
         let outputs = outputs
             .into_iter()
@@ -89,7 +90,8 @@ fn run(context: &GpuContext, rounds: usize) -> Result<(), sweepcast::Error> {
             "{name}: {} bodies, {count} pairs; cost model, bytes a pair: pair 8, bodies {body_bytes:.0} (cached) to 64 (uncached), output as below",
             records.len()
         );
-        for (output, ..) in &outputs {
+        for (buffers, _) in &outputs {
+            let output = buffers.output_kind();
             let size = output.size() as f64;
             println!(
                 "  {output:?}: writes {size:.0}; stage {:.0}-{:.0} (one dispatch), with the copy back {:.0}-{:.0} (and one copy)",
@@ -102,9 +104,8 @@ fn run(context: &GpuContext, rounds: usize) -> Result<(), sweepcast::Error> {
         for copy_back in [false, true] {
             let mut rates = vec![Vec::new(); outputs.len()];
             for _ in 0..=rounds {
-                for (k, (output, buffers, readback)) in outputs.iter().enumerate() {
-                    let seconds =
-                        sweep_once(context, &stage, buffers, readback, *output, copy_back)?;
+                for (k, (buffers, readback)) in outputs.iter().enumerate() {
+                    let seconds = sweep_once(context, &stage, buffers, readback, copy_back)?;
                     rates[k].push(count as f64 / seconds / 1e6);
                 }
             }
@@ -140,11 +141,11 @@ fn sweep_once(
     stage: &SweepStage,
     buffers: &SweepBuffers,
     readback: &wgpu::Buffer,
-    output: SweepOutput,
     copy_back: bool,
-) -> Result<f64, sweepcast::Error> {
+) -> Result<f64, Box<dyn Error>> {
     let (device, queue) = (context.device(), context.queue());
     let count = buffers.pair_capacity();
+    let output_bytes = count * buffers.output_kind().size();
     let start = Instant::now();
     let mut encoder = device.create_command_encoder(&Default::default());
     stage.record(
@@ -155,21 +156,21 @@ fn sweep_once(
         &SweepOptions::DEFAULT,
     )?;
     if copy_back {
-        encoder.copy_buffer_to_buffer(buffers.output(), 0, readback, 0, count * output.size());
+        encoder.copy_buffer_to_buffer(buffers.output(), 0, readback, 0, output_bytes);
     }
     queue.submit([encoder.finish()]);
-    if copy_back {
-        let slice = readback.slice(..);
-        slice.map_async(wgpu::MapMode::Read, |_| {});
-        wait(device);
-        readback.unmap();
-    } else {
-        wait(device);
+    if !copy_back {
+        common::wait_for(device)?;
+        return Ok(start.elapsed().as_secs_f64());
     }
+    let (sender, receiver) = std::sync::mpsc::channel();
+    readback
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, move |result| {
+            let _ = sender.send(result);
+        });
+    common::wait_for(device)?;
+    receiver.recv()??;
+    readback.unmap();
     Ok(start.elapsed().as_secs_f64())
-}
-
-/// Waits for the device (GL ends one wait after about 2.1 s whatever was asked: wait again).
-fn wait(device: &wgpu::Device) {
-    while let Err(wgpu::PollError::Timeout) = device.poll(wgpu::PollType::wait_indefinitely()) {}
 }

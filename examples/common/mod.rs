@@ -68,3 +68,16 @@ pub fn machine() -> String {
         sweepcast::cpu::LANES
     )
 }
+
+/// Waits until the work submitted to `device` so far is done. GL ends one wait after about
+/// 2.1 s whatever was asked: wait again.
+#[allow(dead_code)]
+pub fn wait_for(device: &wgpu::Device) -> Result<(), String> {
+    loop {
+        match device.poll(wgpu::PollType::wait_indefinitely()) {
+            Ok(_) => return Ok(()),
+            Err(wgpu::PollError::Timeout) => continue,
+            Err(error) => return Err(format!("waiting for the device: {error}")),
+        }
+    }
+}
