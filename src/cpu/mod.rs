@@ -5,11 +5,14 @@
 //! See also [`crate::reference`] for the f64 oracle and [`crate::gpu`] for the same sweep
 //! on the GPU.
 
+mod bvh;
+mod contacts;
 mod lanes;
 pub mod sweep;
 mod world;
 
 pub use crate::layout::TimeOfImpact;
+pub use contacts::{Contact, ContactFinder, Contacts, Earliest, MAX_BODIES, find_contacts};
 pub use lanes::{LANES, Simd};
 pub use world::{SERIAL_PAIRS, World};
 

@@ -58,7 +58,7 @@ pub const SERIAL_PAIRS: usize = 16_384;
 #[derive(Clone, Debug)]
 pub struct World {
     bodies: Vec<BodyRecord>,
-    params: SweepParams,
+    pub(crate) params: SweepParams,
 }
 
 impl Default for World {

@@ -431,3 +431,109 @@ impl Workload {
         self.pairs.push([i, i + 1]);
     }
 }
+
+/// The kinds of scene a whole step is tested and measured on ([`Scene::bodies`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Scene {
+    /// Bodies scattered uniformly in a cube (a square in 2D) at a packing fraction of about
+    /// 10%, radii from 0.5 to 1, displacements up to 2 (about a diameter).
+    Uniform,
+    /// Every body within a ball of 5 around the origin, radii 0.05 to 0.1: a dense cluster.
+    Clustered,
+    /// Uniform, with radii spanning 100× (0.05 to 5, log-uniform).
+    Radii100,
+    /// Uniform, with one body in fifty a fast bullet (radius 0.1, displacement 50 to 100)
+    /// that crosses many others in one step.
+    Fast,
+    /// Uniform in a periodic box (the cube itself), centres in `[0, L)`, radii and
+    /// displacements small enough for the box's reach rule.
+    Periodic,
+}
+
+impl Scene {
+    /// Every scene, in order.
+    pub const ALL: [Self; 5] = [
+        Self::Uniform,
+        Self::Clustered,
+        Self::Radii100,
+        Self::Fast,
+        Self::Periodic,
+    ];
+
+    /// `n` bodies of this scene in `dimensions` (2 or 3), and the options to sweep them with
+    /// (a periodic box for [`Scene::Periodic`], the default otherwise).
+    #[must_use]
+    pub fn bodies(
+        self,
+        n: usize,
+        dimensions: u32,
+        seed: u64,
+    ) -> (Vec<MovingSphere>, sweepcast::SweepOptions) {
+        let mut rng = SplitMix64::new(seed);
+        // A side that puts about 10% of the volume (area) in bodies of mean radius 0.75.
+        let mean_volume = if dimensions == 2 {
+            std::f64::consts::PI * 0.75 * 0.75
+        } else {
+            4.0 / 3.0 * std::f64::consts::PI * 0.75f64.powi(3)
+        };
+        let side = (n as f64 * mean_volume / 0.1).powf(1.0 / f64::from(dimensions));
+        let in_cube = |rng: &mut SplitMix64, low: f64, high: f64| {
+            let z = if dimensions == 2 {
+                0.0
+            } else {
+                rng.range(low, high)
+            };
+            glam::DVec3::new(rng.range(low, high), rng.range(low, high), z).as_vec3()
+        };
+        let mut options = sweepcast::SweepOptions::default();
+        let bodies = (0..n)
+            .map(|i| match self {
+                Self::Uniform => MovingSphere::new(
+                    in_cube(&mut rng, 0.0, side),
+                    rng.range(0.5, 1.0) as f32,
+                    rng.in_ball(2.0, dimensions),
+                ),
+                Self::Clustered => MovingSphere::new(
+                    rng.in_ball(5.0, dimensions),
+                    rng.range(0.05, 0.1) as f32,
+                    rng.in_ball(0.2, dimensions),
+                ),
+                Self::Radii100 => MovingSphere::new(
+                    in_cube(&mut rng, 0.0, side),
+                    (0.05 * 100f64.powf(rng.unit())) as f32,
+                    rng.in_ball(2.0, dimensions),
+                ),
+                Self::Fast if i % 50 == 0 => {
+                    let direction = rng.in_ball(1.0, dimensions).normalize_or(Vec3::X);
+                    MovingSphere::new(
+                        in_cube(&mut rng, 0.0, side),
+                        0.1,
+                        direction * rng.range(50.0, 100.0) as f32,
+                    )
+                }
+                Self::Fast => MovingSphere::new(
+                    in_cube(&mut rng, 0.0, side),
+                    rng.range(0.5, 1.0) as f32,
+                    rng.in_ball(2.0, dimensions),
+                ),
+                Self::Periodic => MovingSphere::new(
+                    in_cube(&mut rng, 0.0, side),
+                    rng.range(0.5, 1.0) as f32,
+                    rng.in_ball(2.0, dimensions),
+                ),
+            })
+            .collect();
+        if self == Self::Periodic {
+            let side = side as f32;
+            let period = if dimensions == 2 {
+                Vec3::new(side, side, f32::INFINITY)
+            } else {
+                Vec3::splat(side)
+            };
+            options = options.with_periodic_box(
+                sweepcast::PeriodicBox::new(period).expect("a positive, finite side"),
+            );
+        }
+        (bodies, options)
+    }
+}

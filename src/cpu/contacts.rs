@@ -1,0 +1,289 @@
+//! The whole collision step on the CPU, from the bodies alone: the broad phase ([`bvh`]),
+//! the full answer of every candidate pair on lanes ([`World::sweep_into`]), and the step's
+//! contacts, earliest impact per body and earliest contact.
+//!
+//! [`bvh`]: super::bvh
+
+use rayon::prelude::*;
+
+use super::World;
+use super::bvh::Bvh;
+use crate::error::Error;
+use crate::geometry::{Impact, MovingSphere};
+use crate::layout::FLAG_PERIODIC;
+use crate::options::SweepOptions;
+
+/// One contact of the step: a pair of bodies that touch during it (or overlap at its start).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Contact {
+    /// The two bodies' indices, the lower first; the [`Impact`] is the sweep of the first
+    /// against the second.
+    pub pair: [u32; 2],
+    /// In a periodic box, the image of the second body that the first met, in periods per
+    /// axis: the second body's centre was taken at `center - image · period` (the nearest
+    /// image). `[0, 0, 0]` without a periodic box.
+    pub image: [i32; 3],
+    /// When, where and how they touch.
+    pub impact: Impact,
+}
+
+/// A body's earliest impact in the step.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Earliest {
+    /// The contact's index in [`Contacts::contacts`].
+    pub contact: u32,
+    /// The other body.
+    pub partner: u32,
+}
+
+/// The contacts of one step, as [`find_contacts`] and [`ContactFinder::find`] give them.
+#[derive(Clone, Debug, Default)]
+pub struct Contacts {
+    contacts: Vec<Contact>,
+    earliest: Vec<Option<Earliest>>,
+    candidates: usize,
+}
+
+impl Contacts {
+    /// Every contact of the step, ordered by time of impact, then by the pair's indices:
+    /// the same order on every run and on every path.
+    #[must_use]
+    pub fn contacts(&self) -> &[Contact] {
+        &self.contacts
+    }
+
+    /// The earliest contact of the whole step (the lowest pair first among equal times), or
+    /// `None` when nothing touches.
+    #[must_use]
+    pub fn earliest(&self) -> Option<&Contact> {
+        self.contacts.first()
+    }
+
+    /// Per body (by index), its earliest contact and partner, the lowest partner index first
+    /// among contacts at the same time; `None` for a body that touches nothing.
+    #[must_use]
+    pub fn earliest_per_body(&self) -> &[Option<Earliest>] {
+        &self.earliest
+    }
+
+    /// The earliest contact of `body`, or `None` (also for an index out of range).
+    #[must_use]
+    pub fn earliest_of(&self, body: u32) -> Option<&Contact> {
+        let earliest = (*self.earliest.get(body as usize)?)?;
+        Some(&self.contacts[earliest.contact as usize])
+    }
+
+    /// How many candidate pairs the broad phase gave the narrow phase (at least the number
+    /// of contacts).
+    #[must_use]
+    pub fn candidates(&self) -> usize {
+        self.candidates
+    }
+}
+
+/// Sorted leaves per rayon task of the queries and the narrow phase.
+const TASK_BODIES: usize = 2048;
+
+/// The step's memory, kept from step to step: a [`World`] of the bodies, the broad phase's
+/// tree and per-task candidate lists, and the [`Contacts`].
+///
+/// # Example
+/// ```
+/// use glam::Vec3;
+/// use sweepcast::{cpu, MovingSphere, SweepOptions};
+///
+/// let bodies = [
+///     MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(10.0, 0.0, 0.0)),
+///     MovingSphere::new(Vec3::new(5.0, 0.0, 0.0), 1.0, Vec3::ZERO),
+///     MovingSphere::new(Vec3::new(0.0, 50.0, 0.0), 1.0, Vec3::ZERO),
+/// ];
+/// let mut finder = cpu::ContactFinder::new();
+/// let contacts = finder.find(&bodies, SweepOptions::default())?;
+/// assert_eq!(contacts.contacts().len(), 1);
+/// let first = contacts.earliest().expect("bodies 0 and 1 meet");
+/// assert_eq!(first.pair, [0, 1]);
+/// assert_eq!(first.impact.time_of_impact, 0.3);
+/// assert_eq!(contacts.earliest_per_body()[1].map(|e| e.partner), Some(0));
+/// assert!(contacts.earliest_of(2).is_none());
+/// # Ok::<(), sweepcast::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ContactFinder {
+    world: World,
+    bvh: Bvh,
+    tasks: Vec<Task>,
+    contacts: Contacts,
+}
+
+/// One task's candidates and their answers, kept for the next step.
+#[derive(Clone, Debug, Default)]
+struct Task {
+    pairs: Vec<[u32; 2]>,
+    impacts: Vec<Option<Impact>>,
+}
+
+impl ContactFinder {
+    /// A finder with no memory yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The contacts of the step of `bodies` with `options`: see [`find_contacts`].
+    ///
+    /// # Errors
+    /// As [`find_contacts`]; the previous step's contacts are cleared.
+    pub fn find<B>(&mut self, bodies: &[B], options: SweepOptions) -> Result<&Contacts, Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        self.contacts.contacts.clear();
+        self.contacts.earliest.clear();
+        self.contacts.candidates = 0;
+        if bodies.len() > MAX_BODIES {
+            return Err(Error::TooManyBodies {
+                count: bodies.len(),
+                max: MAX_BODIES,
+            });
+        }
+        self.world.update(bodies, options)?;
+        self.bvh.build(self.world.bodies(), &self.world.params);
+        let task_count = self.bvh.len().div_ceil(TASK_BODIES);
+        self.tasks
+            .resize_with(task_count.max(self.tasks.len()), Task::default);
+        let (world, bvh) = (&self.world, &self.bvh);
+        self.tasks[..task_count]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(index, task)| {
+                task.pairs.clear();
+                let end = ((index + 1) * TASK_BODIES).min(bvh.len());
+                for position in index * TASK_BODIES..end {
+                    bvh.candidates_of(position, |pair| task.pairs.push(pair));
+                }
+                world
+                    .sweep_into(&task.pairs, &mut task.impacts)
+                    .expect("the tree holds only the world's bodies");
+            });
+        let tasks = &self.tasks[..task_count];
+        self.contacts.candidates = tasks.iter().map(|task| task.pairs.len()).sum();
+        let image_of = Images::new(world);
+        self.contacts.contacts.extend(tasks.iter().flat_map(|task| {
+            task.pairs
+                .iter()
+                .zip(&task.impacts)
+                .filter_map(|(&pair, impact)| {
+                    Some(Contact {
+                        pair,
+                        image: image_of.image(pair),
+                        impact: (*impact)?,
+                    })
+                })
+        }));
+        self.contacts
+            .contacts
+            .par_sort_unstable_by(|a, b| order(a).cmp(&order(b)));
+        self.contacts.earliest.resize(bodies.len(), None);
+        for (index, contact) in self.contacts.contacts.iter().enumerate() {
+            // In the contacts' order the first contact of a body is its earliest, and
+            // among equal times the one with the lowest partner: the pairs (p, body) with
+            // p < body come first, by p, then (body, p), by p.
+            let [a, b] = contact.pair;
+            for (body, partner) in [(a, b), (b, a)] {
+                let earliest = &mut self.contacts.earliest[body as usize];
+                if earliest.is_none() {
+                    *earliest = Some(Earliest {
+                        contact: index as u32,
+                        partner,
+                    });
+                }
+            }
+        }
+        Ok(&self.contacts)
+    }
+}
+
+/// The most bodies a step may hold: the tree's references keep one bit for leaves.
+pub const MAX_BODIES: usize = (1 << 31) - 1;
+
+/// The contacts' order: time of impact (never negative, so its bits order it), then pair.
+fn order(contact: &Contact) -> (u32, u32, u32) {
+    (
+        contact.impact.time_of_impact.to_bits(),
+        contact.pair[0],
+        contact.pair[1],
+    )
+}
+
+/// The nearest image of a pair's second body, as the sweep's `center_offset` picks it.
+struct Images<'a> {
+    world: &'a World,
+    periodic: bool,
+}
+
+impl<'a> Images<'a> {
+    fn new(world: &'a World) -> Self {
+        Self {
+            world,
+            periodic: world.params.flags & FLAG_PERIODIC != 0,
+        }
+    }
+
+    fn image(&self, [a, b]: [u32; 2]) -> [i32; 3] {
+        if !self.periodic {
+            return [0; 3];
+        }
+        let bodies = self.world.bodies();
+        let (a, b) = (&bodies[a as usize], &bodies[b as usize]);
+        let inverse_period = self.world.params.inverse_period;
+        std::array::from_fn(|k| {
+            ((b.center[k] - a.center[k]) * inverse_period[k]).round_ties_even() as i32
+        })
+    }
+}
+
+/// Every contact of one step of `bodies`: the pairs that touch during the step (or overlap at
+/// its start), each pair's earliest contact per body, and the earliest of the step; with
+/// [`SweepOptions`] as every path takes them (the separating option, a periodic box).
+///
+/// No candidate pairs are needed: a broad phase (a linear BVH over the bodies' swept boxes,
+/// see the README) finds them, and the full answer of each is the f32 sweep's on lanes,
+/// exactly the twin's. Both run on all cores (rayon). The contacts are exactly those of
+/// sweeping every pair with [`World::sweep_into`]: the boxes are widened so that no pair the
+/// sweep can call a hit is left out.
+///
+/// A simulation that runs every step keeps a [`ContactFinder`], which reuses its memory.
+///
+/// # Errors
+/// The typed errors of [`World::update`] for a bad body or a periodic box too small for one;
+/// [`Error::TooManyBodies`] beyond [`MAX_BODIES`]. No bodies, or one, give no contacts.
+///
+/// # Example
+/// ```
+/// use glam::Vec2;
+/// use sweepcast::{cpu, MovingCircle, SweepOptions};
+///
+/// // A row of unit circles 3 apart; every odd one moves 2 to the left, closing the gap of 1
+/// // to its left neighbour at t = 0.5 and leaving its right one behind.
+/// let bodies: Vec<MovingCircle> = (0..10)
+///     .map(|i| {
+///         let motion = if i % 2 == 1 { Vec2::new(-2.0, 0.0) } else { Vec2::ZERO };
+///         MovingCircle::new(Vec2::new(3.0 * i as f32, 0.0), 1.0, motion)
+///     })
+///     .collect();
+/// let contacts = cpu::find_contacts(&bodies, SweepOptions::default())?;
+/// let pairs: Vec<[u32; 2]> = contacts.contacts().iter().map(|c| c.pair).collect();
+/// assert_eq!(pairs, [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]);
+/// assert!(contacts.contacts().iter().all(|c| c.impact.time_of_impact == 0.5));
+/// assert_eq!(contacts.earliest().map(|c| c.pair), Some([0, 1]));
+/// assert_eq!(contacts.earliest_per_body()[3].map(|e| e.partner), Some(2));
+/// # Ok::<(), sweepcast::Error>(())
+/// ```
+pub fn find_contacts<B>(bodies: &[B], options: SweepOptions) -> Result<Contacts, Error>
+where
+    B: Copy + Into<MovingSphere>,
+{
+    let mut finder = ContactFinder::new();
+    finder.find(bodies, options)?;
+    Ok(finder.contacts)
+}
