@@ -4,6 +4,8 @@
 //!
 //! [`bvh`]: super::bvh
 
+use std::time::{Duration, Instant};
+
 use rayon::prelude::*;
 
 use super::World;
@@ -112,7 +114,25 @@ pub struct ContactFinder {
     world: World,
     bvh: Bvh,
     tasks: Vec<Task>,
+    /// The tasks' contacts, gathered in task order.
+    unordered: Vec<Contact>,
+    /// Each gathered contact's [`order`] key.
+    order: Vec<(u64, u32, u32)>,
     contacts: Contacts,
+    stage_times: StageTimes,
+}
+
+/// The wall-clock time of each stage of the last [`ContactFinder::find`].
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    /// Validating and packing the bodies ([`World::update`]).
+    pub validate: Duration,
+    /// The broad phase's tree: swept boxes, Morton codes, sort, hierarchy and its boxes.
+    pub build: Duration,
+    /// Each body's query of the tree and the full answer of its candidates.
+    pub candidates_and_sweep: Duration,
+    /// Gathering, ordering and the earliest contact per body.
+    pub order: Duration,
 }
 
 /// One task's candidates and their answers, kept for the next step.
@@ -120,6 +140,7 @@ pub struct ContactFinder {
 struct Task {
     pairs: Vec<[u32; 2]>,
     impacts: Vec<Option<Impact>>,
+    contacts: Vec<Contact>,
 }
 
 impl ContactFinder {
@@ -146,12 +167,16 @@ impl ContactFinder {
                 max: MAX_BODIES,
             });
         }
+        let start = Instant::now();
         self.world.update(bodies, options)?;
+        let validated = Instant::now();
         self.bvh.build(self.world.bodies(), &self.world.params);
+        let built = Instant::now();
         let task_count = self.bvh.len().div_ceil(TASK_BODIES);
         self.tasks
             .resize_with(task_count.max(self.tasks.len()), Task::default);
         let (world, bvh) = (&self.world, &self.bvh);
+        let images = Images::new(world);
         self.tasks[..task_count]
             .par_iter_mut()
             .enumerate()
@@ -164,25 +189,40 @@ impl ContactFinder {
                 world
                     .sweep_into(&task.pairs, &mut task.impacts)
                     .expect("the tree holds only the world's bodies");
+                task.contacts.clear();
+                task.contacts
+                    .extend(
+                        task.pairs
+                            .iter()
+                            .zip(&task.impacts)
+                            .filter_map(|(&pair, impact)| {
+                                Some(Contact {
+                                    pair,
+                                    image: images.image(pair),
+                                    impact: (*impact)?,
+                                })
+                            }),
+                    );
             });
+        let swept = Instant::now();
         let tasks = &self.tasks[..task_count];
         self.contacts.candidates = tasks.iter().map(|task| task.pairs.len()).sum();
-        let image_of = Images::new(world);
-        self.contacts.contacts.extend(tasks.iter().flat_map(|task| {
-            task.pairs
-                .iter()
-                .zip(&task.impacts)
-                .filter_map(|(&pair, impact)| {
-                    Some(Contact {
-                        pair,
-                        image: image_of.image(pair),
-                        impact: (*impact)?,
-                    })
-                })
-        }));
-        self.contacts
-            .contacts
-            .par_sort_unstable_by(|a, b| order(a).cmp(&order(b)));
+        // Sort 16-byte keys, not the 76-byte contacts, then gather the contacts in order.
+        self.unordered.clear();
+        for task in tasks {
+            self.unordered.extend_from_slice(&task.contacts);
+        }
+        self.unordered
+            .par_iter()
+            .enumerate()
+            .map(|(index, contact)| order(contact, index))
+            .collect_into_vec(&mut self.order);
+        self.order.par_sort_unstable();
+        let unordered = &self.unordered;
+        self.order
+            .par_iter()
+            .map(|&(_, _, index)| unordered[index as usize])
+            .collect_into_vec(&mut self.contacts.contacts);
         self.contacts.earliest.resize(bodies.len(), None);
         for (index, contact) in self.contacts.contacts.iter().enumerate() {
             // In the contacts' order the first contact of a body is its earliest, and
@@ -199,19 +239,56 @@ impl ContactFinder {
                 }
             }
         }
+        self.stage_times = StageTimes {
+            validate: validated - start,
+            build: built - validated,
+            candidates_and_sweep: swept - built,
+            order: swept.elapsed(),
+        };
         Ok(&self.contacts)
     }
+
+    /// The time each stage of the last [`find`](Self::find) took.
+    #[must_use]
+    pub fn stage_times(&self) -> StageTimes {
+        self.stage_times
+    }
+
+    /// The bytes of memory the finder holds (its vectors' capacities), which it keeps from
+    /// step to step.
+    #[must_use]
+    pub fn memory_bytes(&self) -> usize {
+        let tasks: usize = self
+            .tasks
+            .iter()
+            .map(|task| bytes(&task.pairs) + bytes(&task.impacts) + bytes(&task.contacts))
+            .sum();
+        self.world.memory_bytes()
+            + self.bvh.memory_bytes()
+            + tasks
+            + bytes(&self.unordered)
+            + bytes(&self.order)
+            + bytes(&self.contacts.contacts)
+            + bytes(&self.contacts.earliest)
+    }
+}
+
+/// The bytes `vector` holds.
+pub(crate) fn bytes<T>(vector: &Vec<T>) -> usize {
+    vector.capacity() * std::mem::size_of::<T>()
 }
 
 /// The most bodies a step may hold: the tree's references keep one bit for leaves.
 pub const MAX_BODIES: usize = (1 << 31) - 1;
 
-/// The contacts' order: time of impact (never negative, so its bits order it), then pair.
-fn order(contact: &Contact) -> (u32, u32, u32) {
+/// The contacts' order: time of impact (never negative, so its bits order it), then pair;
+/// with the contact's `index` among the gathered ones, to fetch it once ordered.
+fn order(contact: &Contact, index: usize) -> (u64, u32, u32) {
+    let time = u64::from(contact.impact.time_of_impact.to_bits());
     (
-        contact.impact.time_of_impact.to_bits(),
-        contact.pair[0],
+        (time << 32) | u64::from(contact.pair[0]),
         contact.pair[1],
+        index as u32,
     )
 }
 

@@ -12,7 +12,9 @@ pub mod sweep;
 mod world;
 
 pub use crate::layout::TimeOfImpact;
-pub use contacts::{Contact, ContactFinder, Contacts, Earliest, MAX_BODIES, find_contacts};
+pub use contacts::{
+    Contact, ContactFinder, Contacts, Earliest, MAX_BODIES, StageTimes, find_contacts,
+};
 pub use lanes::{LANES, Simd};
 pub use world::{SERIAL_PAIRS, World};
 

@@ -102,6 +102,11 @@ impl World {
         Ok(())
     }
 
+    /// The bytes of memory the world holds.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        super::contacts::bytes(&self.bodies)
+    }
+
     /// The number of bodies.
     #[must_use]
     pub fn len(&self) -> usize {
