@@ -438,7 +438,10 @@ pub enum Scene {
     /// Bodies scattered uniformly in a cube (a square in 2D) at a packing fraction of about
     /// 10%, radii from 0.5 to 1, displacements up to 2 (about a diameter).
     Uniform,
-    /// Every body within a ball of 5 around the origin, radii 0.05 to 0.1: a dense cluster.
+    /// A dense cluster in a vast, nearly empty scene: 99 bodies in 100 within a ball around
+    /// the origin at a packing fraction of about 20% (radii 0.05 to 0.1, displacements up to
+    /// 0.15), the rest scattered over a cube 1,000 times the ball's radius. The broad phase's
+    /// bounds are the cube's, so the cluster gets a thousandth of them.
     Clustered,
     /// Uniform, with radii spanning 100× (0.05 to 5, log-uniform).
     Radii100,
@@ -477,6 +480,14 @@ impl Scene {
             4.0 / 3.0 * std::f64::consts::PI * 0.75f64.powi(3)
         };
         let side = (n as f64 * mean_volume / 0.1).powf(1.0 / f64::from(dimensions));
+        // The cluster's radius: 20% of its ball (disc) in bodies of mean radius 0.075.
+        let unit_ball = if dimensions == 2 {
+            std::f64::consts::PI
+        } else {
+            4.0 / 3.0 * std::f64::consts::PI
+        };
+        let cluster = (n as f64 * mean_volume * 0.1f64.powi(dimensions as i32) / 0.2 / unit_ball)
+            .powf(1.0 / f64::from(dimensions));
         let in_cube = |rng: &mut SplitMix64, low: f64, high: f64| {
             let z = if dimensions == 2 {
                 0.0
@@ -493,10 +504,15 @@ impl Scene {
                     rng.range(0.5, 1.0) as f32,
                     rng.in_ball(2.0, dimensions),
                 ),
-                Self::Clustered => MovingSphere::new(
-                    rng.in_ball(5.0, dimensions),
+                Self::Clustered if i % 100 == 99 => MovingSphere::new(
+                    in_cube(&mut rng, -1000.0 * cluster, 1000.0 * cluster),
                     rng.range(0.05, 0.1) as f32,
-                    rng.in_ball(0.2, dimensions),
+                    rng.in_ball(0.15, dimensions),
+                ),
+                Self::Clustered => MovingSphere::new(
+                    rng.in_ball(cluster, dimensions),
+                    rng.range(0.05, 0.1) as f32,
+                    rng.in_ball(0.15, dimensions),
                 ),
                 Self::Radii100 => MovingSphere::new(
                     in_cube(&mut rng, 0.0, side),
