@@ -295,3 +295,21 @@ fn adversarial_and_extreme_worlds_lose_no_contact() {
         }
     }
 }
+
+/// Two bodies at the periodic box's reach limit whose widened boxes meet through two images
+/// (directly and across the boundary) give one contact, not two.
+#[test]
+fn a_pair_met_through_two_images_is_one_contact() {
+    let options = SweepOptions::default()
+        .with_periodic_box(sweepcast::PeriodicBox::cube(10.0).expect("valid"));
+    // Radius 2.4999 against the reach rule's 2.5; 4.99975 apart, overlapping by 5e-5.
+    let bodies = [
+        MovingSphere::new(Vec3::new(2.0, 5.0, 5.0), 2.4999, Vec3::ZERO),
+        MovingSphere::new(Vec3::new(6.99975, 5.0, 5.0), 2.4999, Vec3::ZERO),
+    ];
+    let contacts = cpu::find_contacts(&bodies, options).expect("valid bodies");
+    assert_eq!(contacts.candidates(), 2, "found through both images");
+    assert_eq!(contacts.contacts().len(), 1);
+    assert!(contacts.contacts()[0].impact.is_overlapping());
+    assert_eq!(contacts.contacts()[0].image, [0, 0, 0]);
+}

@@ -223,6 +223,11 @@ impl ContactFinder {
             .par_iter()
             .map(|&(_, _, index)| unordered[index as usize])
             .collect_into_vec(&mut self.contacts.contacts);
+        // In a periodic box, two bodies whose boxes together span a whole period (each within
+        // a hair of the reach rule's quarter period, widened by the margin) meet through two
+        // images and are found twice. Their sweeps are the same, so their contacts are
+        // equal and, ordered, side by side: keep one.
+        self.contacts.contacts.dedup_by_key(|contact| contact.pair);
         self.contacts.earliest.resize(bodies.len(), None);
         for (index, contact) in self.contacts.contacts.iter().enumerate() {
             // In the contacts' order the first contact of a body is its earliest, and
