@@ -97,6 +97,23 @@ pub enum Error {
         /// The period along the axis.
         period: f32,
     },
+    /// A body's centre lies, along an axis that wraps, 2²⁴ periods or more from the origin:
+    /// there f32 cannot place it within one period (its spacing is a period or more), and
+    /// the wrap of a relative position may overflow (see
+    /// [`PeriodicBox`](crate::PeriodicBox)).
+    #[error(
+        "body {body}: its centre along axis {axis}, {center}, is 2^24 or more periods ({period}) from the origin, where f32 cannot place it within the box; wrap the centres into [0, period) before sweeping"
+    )]
+    OutsidePeriodicBox {
+        /// Index of the offending body.
+        body: usize,
+        /// The axis (0, 1, 2 for x, y, z).
+        axis: usize,
+        /// The centre's coordinate along the axis.
+        center: f32,
+        /// The period along the axis.
+        period: f32,
+    },
     /// More pairs than the buffers of a GPU stage hold.
     #[error(
         "{pairs} pairs exceed the capacity of {capacity} of the stage's buffers; create buffers for at least {pairs} pairs"

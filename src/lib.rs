@@ -60,7 +60,8 @@ pub use error::{BodyField, Error};
 pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere};
 pub use options::{PeriodicBox, SweepOptions};
 pub use validate::{
-    MAX_MAGNITUDE, validate_bodies, validate_body, validate_pairs, validate_periodic_reach,
+    MAX_MAGNITUDE, MAX_PERIODS, validate_bodies, validate_body, validate_pairs,
+    validate_periodic_reach,
 };
 
 /// The README's Rust examples, compiled and run as doctests.

@@ -90,9 +90,11 @@ impl SweepOptions {
 /// plus the displacement's component along the axis is below a quarter of the period
 /// (`radius + |displacement_i| < L_i / 4`); then for any pair the radius sum plus the relative
 /// motion along the axis is below half the period, so at most one image can touch. A body that
-/// fails it is [`Error::PeriodicBoxTooSmall`]. Centres may lie anywhere, but the guarantees
-/// (the parity bound) are stated for centres in `[0, L)` on each periodic axis: elsewhere the
-/// wrap adds a rounding of the size of the coordinates.
+/// fails it is [`Error::PeriodicBoxTooSmall`]. Centres may lie anywhere within
+/// [`MAX_PERIODS`](crate::MAX_PERIODS) (2²⁴) periods of the origin (beyond, f32 cannot place
+/// a body within one period: [`Error::OutsidePeriodicBox`]), but the guarantees (the parity
+/// bound) are stated for centres in `[0, L)` on each periodic axis: elsewhere the wrap adds
+/// a rounding of the size of the coordinates.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct PeriodicBox {
     /// Per axis: the period, or infinity where the axis does not wrap.

@@ -195,12 +195,14 @@ fn all_packed_valid(packed: &[BodyRecord]) -> bool {
 
 /// Checks that every body fits the periodic box: on every axis that wraps, its radius plus
 /// the magnitude of its displacement along the axis is below a quarter of the period, so
-/// that any pair can reach only the nearest image of the other within the step (see
-/// [`PeriodicBox`]). Computed in f64, where the sum is exact.
+/// that any pair can reach only the nearest image of the other within the step, and its
+/// centre lies within [`MAX_PERIODS`] periods of the origin (see [`PeriodicBox`]). Computed
+/// in f64, where the sum is exact.
 ///
 /// # Errors
-/// [`Error::PeriodicBoxTooSmall`] for the first body (in index order) that does not fit,
-/// naming its first axis (x, y, z) that it does not fit.
+/// For the first body (in index order) that does not fit, on its first axis (x, y, z) that
+/// it does not fit: [`Error::PeriodicBoxTooSmall`] for its reach, else
+/// [`Error::OutsidePeriodicBox`] for its centre.
 pub fn validate_periodic_reach<B: Copy + Into<MovingSphere>>(
     bodies: &[B],
     periodic_box: &PeriodicBox,
@@ -211,7 +213,12 @@ pub fn validate_periodic_reach<B: Copy + Into<MovingSphere>>(
     let reach = |body: &MovingSphere, axis: usize| {
         f64::from(body.radius) + f64::from(body.displacement[axis].abs())
     };
-    let fits = |body: &MovingSphere| (0..3).all(|axis| reach(body, axis) < quarter[axis]);
+    let limit = period.map(|period| f64::from(period) * MAX_PERIODS);
+    let inside =
+        |body: &MovingSphere, axis: usize| f64::from(body.center[axis].abs()) < limit[axis];
+    let fits_axis =
+        |body: &MovingSphere, axis: usize| reach(body, axis) < quarter[axis] && inside(body, axis);
+    let fits = |body: &MovingSphere| (0..3).all(|axis| fits_axis(body, axis));
     // One pass that decides; only a batch that fails is walked again to name the offender.
     if bodies
         .iter()
@@ -225,17 +232,32 @@ pub fn validate_periodic_reach<B: Copy + Into<MovingSphere>>(
         .find_map(|(index, &body)| {
             let body = body.into();
             (0..3)
-                .find(|&axis| reach(&body, axis) >= quarter[axis])
+                .find(|&axis| !fits_axis(&body, axis))
                 .map(|axis| (index, axis))
         })
         .expect("a body does not fit");
-    Err(Error::PeriodicBoxTooSmall {
-        body,
-        axis,
-        reach: reach(&bodies[body].into(), axis) as f32,
-        period: period[axis],
+    let culprit: MovingSphere = bodies[body].into();
+    Err(if reach(&culprit, axis) >= quarter[axis] {
+        Error::PeriodicBoxTooSmall {
+            body,
+            axis,
+            reach: reach(&culprit, axis) as f32,
+            period: period[axis],
+        }
+    } else {
+        Error::OutsidePeriodicBox {
+            body,
+            axis,
+            center: culprit.center[axis],
+            period: period[axis],
+        }
     })
 }
+
+/// How far from the origin a centre may lie along an axis that wraps, in periods: 2²⁴,
+/// beyond which the spacing of f32 is a period or more, so that the body has no place
+/// within the box, and the wrap of a relative position (`(b - a) / L`) may overflow.
+pub const MAX_PERIODS: f64 = 16_777_216.0;
 
 /// What every batch path checks before it sweeps: the bodies (already checked one by one
 /// where they were packed) against the options, and the pairs against the bodies.

@@ -1557,26 +1557,24 @@ fn assert_too_small(
     body: usize,
     axis: usize,
 ) {
+    let culprit = bodies[body];
+    let expected = Error::PeriodicBoxTooSmall {
+        body,
+        axis,
+        reach: (f64::from(culprit.radius) + f64::from(culprit.displacement[axis].abs())) as f32,
+        period: options.periodic_box.expect("a box").period()[axis],
+    };
+    assert_rejected(test, bodies, options, &expected);
+}
+
+/// Every batch path with `options` rejects `bodies` with `expected` (compared by its
+/// message, which names every field).
+fn assert_rejected(test: &str, bodies: &[MovingSphere], options: SweepOptions, expected: &Error) {
     let periodic_box = options.periodic_box.expect("a box");
     let pairs: Vec<[u32; 2]> = (0..bodies.len() as u32 - 1).map(|i| [i, i + 1]).collect();
-    let culprit = bodies[body];
-    let reach = (f64::from(culprit.radius) + f64::from(culprit.displacement[axis].abs())) as f32;
     let check = |path: &str, result: Result<(), Error>| match result {
-        Err(Error::PeriodicBoxTooSmall {
-            body: b,
-            axis: x,
-            reach: r,
-            period,
-        }) => {
-            assert_eq!((b, x), (body, axis), "{test}: {path}");
-            assert_eq!(r, reach, "{test}: {path}: reach");
-            assert_eq!(
-                period,
-                periodic_box.period()[axis],
-                "{test}: {path}: period"
-            );
-        }
-        other => panic!("{test}: {path}: expected PeriodicBoxTooSmall, got {other:?}"),
+        Err(error) => assert_eq!(error.to_string(), expected.to_string(), "{test}: {path}"),
+        Ok(()) => panic!("{test}: {path}: expected {expected}, got Ok"),
     };
     check(
         "validate_periodic_reach",
@@ -1617,6 +1615,36 @@ fn assert_too_small(
         ..options
     };
     cpu::sweep_batch(bodies, &pairs, unboxed).expect("valid without a box");
+}
+
+/// A centre 2²⁴ periods or more from the origin along an axis that wraps is a typed error on
+/// every path, naming body and axis; just inside the limit is accepted.
+#[test]
+fn a_centre_beyond_two_to_the_24_periods_is_a_typed_error() {
+    const TEST: &str = "a_centre_beyond_two_to_the_24_periods_is_a_typed_error";
+    // Wraps on x and y only: z may lie anywhere.
+    let periodic_box = PeriodicBox::new(Vec3::new(4.0, 2.0, f32::INFINITY)).unwrap();
+    let options = SweepOptions::DEFAULT.with_periodic_box(periodic_box);
+    let fine = sphere([1.0, 1.0, 1e30], 0.25, [0.1, 0.0, 0.0]);
+    let limit_y = 2.0 * sweepcast::MAX_PERIODS as f32;
+    for (body, axis, culprit) in [
+        (1, 1, sphere([1.0, limit_y, 0.0], 0.25, [0.0; 3])),
+        (2, 1, sphere([1.0, -limit_y, 0.0], 0.25, [0.0; 3])),
+        (0, 0, sphere([2f32.powi(121), 1.0, 0.0], 0.0, [0.0; 3])),
+    ] {
+        let mut bodies = vec![fine; 3];
+        bodies[body] = culprit;
+        let expected = Error::OutsidePeriodicBox {
+            body,
+            axis,
+            center: culprit.center[axis],
+            period: periodic_box.period()[axis],
+        };
+        assert_rejected(TEST, &bodies, options, &expected);
+        // Just inside the limit, accepted.
+        bodies[body].center[axis] = below(bodies[body].center[axis].abs().min(limit_y));
+        cpu::sweep_batch(&bodies, &[[0, 1], [1, 2]], options).expect("inside the limit");
+    }
 }
 
 #[test]

@@ -13,8 +13,8 @@
 //!    where that range splits. Every node is independent of the others (a parallel loop).
 //!    Each node then stores its two children's boxes (one cache line tested per visit).
 //! 4. **Queries.** Each body descends the tree with its box. A child whose last sorted leaf
-//!    comes before the body's own is skipped, so each pair is found once (from the body that
-//!    sorts first) and the query only visits the part of the tree after it.
+//!    comes before the body's own is skipped, so each pair is found from the body that sorts
+//!    first only, and the query only visits the part of the tree after it.
 //!
 //! Why a BVH: its size and query cost do not depend on the bodies' sizes (radii 100× apart
 //! share one tree, where a uniform grid needs one cell size), and it adapts to clusters
@@ -25,8 +25,10 @@
 //!
 //! In a periodic box the centres are wrapped into `[0, L)` before the boxes are made, and
 //! each query is repeated with its box shifted by one period along each axis where the
-//! shifted box still meets the tree's bounds (at most one image of a partner can be in reach:
-//! [`crate::PeriodicBox`]).
+//! shifted box still meets the tree's bounds. Only one image of a partner can be in reach
+//! ([`crate::PeriodicBox`]), but widened boxes at the limit of the reach rule, or bodies far
+//! outside the box (whose margins grow with their coordinates), may meet through several
+//! images: such a pair is found once per image, and the caller drops the duplicates.
 
 use rayon::prelude::*;
 
@@ -146,7 +148,7 @@ impl Bvh {
         } else {
             [0.0; 3]
         };
-        let (period, inverse_period) = (self.period, params.inverse_period);
+        let period = self.period;
         let largest_period = period.iter().fold(0.0f32, |m, &p| m.max(p));
         bodies
             .par_iter()
@@ -154,7 +156,9 @@ impl Bvh {
                 let center: [f32; 3] = std::array::from_fn(|k| {
                     let c = body.center[k];
                     if period[k] > 0.0 {
-                        c - period[k] * (c * inverse_period[k]).floor()
+                        // In f64, where the remainder is exact: within [0, L], up to the
+                        // final rounding.
+                        f64::from(c).rem_euclid(f64::from(period[k])) as f32
                     } else {
                         c
                     }
@@ -242,7 +246,8 @@ impl Bvh {
     /// Calls `pair` with `[a, b]`, `a < b`, for every pair of bodies whose swept boxes meet
     /// (in a periodic box, through any image) and where the body at sorted position
     /// `position` is one of the two and the other sorts after it. Calling it for every
-    /// position finds every such pair once.
+    /// position finds every such pair, once per image through which the boxes meet (once
+    /// without a periodic box).
     pub(crate) fn candidates_of(&self, position: usize, mut pair: impl FnMut([u32; 2])) {
         let (Some(bounds), Some(_root)) = (self.bounds, self.nodes.first()) else {
             return;

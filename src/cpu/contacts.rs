@@ -23,7 +23,9 @@ pub struct Contact {
     pub pair: [u32; 2],
     /// In a periodic box, the image of the second body that the first met, in periods per
     /// axis: the second body's centre was taken at `center - image · period` (the nearest
-    /// image). `[0, 0, 0]` without a periodic box.
+    /// image, as the sweep picks it: `round((b - a) / period)` per axis, in f32). `[0, 0, 0]`
+    /// without a periodic box. For centres more than 2³¹ periods apart (far outside the box,
+    /// where the sweep's guarantees do not hold) it saturates at the limits of `i32`.
     pub image: [i32; 3],
     /// When, where and how they touch.
     pub impact: Impact,
@@ -154,6 +156,9 @@ impl ContactFinder {
     ///
     /// # Errors
     /// As [`find_contacts`]; the previous step's contacts are cleared.
+    ///
+    /// # Panics
+    /// As [`find_contacts`].
     pub fn find<B>(&mut self, bodies: &[B], options: SweepOptions) -> Result<&Contacts, Error>
     where
         B: Copy + Into<MovingSphere>,
@@ -212,6 +217,12 @@ impl ContactFinder {
         for task in tasks {
             self.unordered.extend_from_slice(&task.contacts);
         }
+        // Contacts are numbered in 32 bits (`Earliest::contact`, the order keys): 2³² of them
+        // would take over 300 GB, beyond any step this library can hold.
+        assert!(
+            u32::try_from(self.unordered.len()).is_ok(),
+            "more than 2^32 contacts in one step"
+        );
         self.unordered
             .par_iter()
             .enumerate()
@@ -339,6 +350,9 @@ impl<'a> Images<'a> {
 /// # Errors
 /// The typed errors of [`World::update`] for a bad body or a periodic box too small for one;
 /// [`Error::TooManyBodies`] beyond [`MAX_BODIES`]. No bodies, or one, give no contacts.
+///
+/// # Panics
+/// Beyond 2³² contacts in one step (over 300 GB of them).
 ///
 /// # Example
 /// ```

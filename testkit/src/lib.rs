@@ -448,8 +448,9 @@ pub enum Scene {
     /// Uniform, with one body in fifty a fast bullet (radius 0.1, displacement 50 to 100)
     /// that crosses many others in one step.
     Fast,
-    /// Uniform in a periodic box (the cube itself), centres in `[0, L)`, radii and
-    /// displacements small enough for the box's reach rule.
+    /// Uniform in a periodic box (the cube itself, at least 13 on a side so that radius plus
+    /// displacement, at most 3, stays below a quarter of it), centres in `[0, L)` up to the
+    /// rounding to f32.
     Periodic,
 }
 
@@ -480,6 +481,11 @@ impl Scene {
             4.0 / 3.0 * std::f64::consts::PI * 0.75f64.powi(3)
         };
         let side = (n as f64 * mean_volume / 0.1).powf(1.0 / f64::from(dimensions));
+        let side = if self == Self::Periodic {
+            side.max(13.0)
+        } else {
+            side
+        };
         // The cluster's radius: 20% of its ball (disc) in bodies of mean radius 0.075.
         let unit_ball = if dimensions == 2 {
             std::f64::consts::PI
