@@ -30,8 +30,10 @@
 //! outside the box (whose margins grow with their coordinates), may meet through several
 //! images: such a pair is found once per image, and the caller drops the duplicates.
 
+use glam::Vec3;
 use rayon::prelude::*;
 
+use super::sweep::largest_component;
 use crate::layout::{BodyRecord, FLAG_PERIODIC, SweepParams};
 
 /// An axis-aligned box.
@@ -86,7 +88,7 @@ impl Aabb {
 /// of more than ten to one. The widening is a relative 2⁻¹⁶ of the coordinates: it adds no
 /// candidates in practice.
 fn margin(body: &BodyRecord, largest_period: f32) -> f32 {
-    let largest = |v: [f32; 3]| v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    let largest = |v: [f32; 3]| largest_component(Vec3::from_array(v));
     let scale = largest(body.center) + largest(body.displacement) + body.radius + largest_period;
     scale * (1.0 / 65536.0)
 }

@@ -8,11 +8,13 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use glam::Vec3;
+
 use super::World;
 use super::bvh::Bvh;
+use super::sweep::nearest_image;
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
-use crate::layout::FLAG_PERIODIC;
 use crate::options::SweepOptions;
 
 /// One contact of the step: a pair of bodies that touch during it (or overlap at its start).
@@ -181,7 +183,6 @@ impl ContactFinder {
         self.tasks
             .resize_with(task_count.max(self.tasks.len()), Task::default);
         let (world, bvh) = (&self.world, &self.bvh);
-        let images = Images::new(world);
         self.tasks[..task_count]
             .par_iter_mut()
             .enumerate()
@@ -203,7 +204,7 @@ impl ContactFinder {
                             .filter_map(|(&pair, impact)| {
                                 Some(Contact {
                                     pair,
-                                    image: images.image(pair),
+                                    image: image_of(world, pair),
                                     impact: (*impact)?,
                                 })
                             }),
@@ -308,31 +309,11 @@ fn order(contact: &Contact, index: usize) -> (u64, u32, u32) {
     )
 }
 
-/// The nearest image of a pair's second body, as the sweep's `center_offset` picks it.
-struct Images<'a> {
-    world: &'a World,
-    periodic: bool,
-}
-
-impl<'a> Images<'a> {
-    fn new(world: &'a World) -> Self {
-        Self {
-            world,
-            periodic: world.params.flags & FLAG_PERIODIC != 0,
-        }
-    }
-
-    fn image(&self, [a, b]: [u32; 2]) -> [i32; 3] {
-        if !self.periodic {
-            return [0; 3];
-        }
-        let bodies = self.world.bodies();
-        let (a, b) = (&bodies[a as usize], &bodies[b as usize]);
-        let inverse_period = self.world.params.inverse_period;
-        std::array::from_fn(|k| {
-            ((b.center[k] - a.center[k]) * inverse_period[k]).round_ties_even() as i32
-        })
-    }
+/// The image of `pair`'s second body that the sweep met ([`nearest_image`]), in periods.
+fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
+    let center = |body: u32| Vec3::from_array(world.bodies()[body as usize].center);
+    let image = nearest_image(center(a), center(b), &world.params);
+    image.to_array().map(|periods| periods as i32)
 }
 
 /// Every contact of one step of `bodies`: the pairs that touch during the step (or overlap at

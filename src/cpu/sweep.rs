@@ -53,14 +53,18 @@ pub(crate) fn center_offset(a: Vec3, b: Vec3, params: &SweepParams) -> Vec3 {
     if (params.flags & FLAG_PERIODIC) == 0 {
         return b - a;
     }
-    let (period, inverse_period) = (
-        Vec3::from_array(params.period),
-        Vec3::from_array(params.inverse_period),
-    );
-    let image = ((b - a) * inverse_period).map(f32::round_ties_even);
+    let period = Vec3::from_array(params.period);
+    let image = nearest_image(a, b, params);
     let shift_b = Vec3::select(image.cmpgt(Vec3::ZERO), image * period, Vec3::ZERO);
     let shift_a = Vec3::select(image.cmplt(Vec3::ZERO), -image * period, Vec3::ZERO);
     (b - shift_b) - (a - shift_a)
+}
+
+// The image of b nearest to a, in periods per axis: b's centre minus the image times the
+// period is the nearest. 0 on an axis that does not wrap, whose inverse period is 0.
+#[inline]
+pub(crate) fn nearest_image(a: Vec3, b: Vec3, params: &SweepParams) -> Vec3 {
+    ((b - a) * Vec3::from_array(params.inverse_period)).map(f32::round_ties_even)
 }
 
 /// `sweep_pair` of the shader: the impact record of bodies `a` and `b`.
