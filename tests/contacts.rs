@@ -113,6 +113,26 @@ fn check_against(
     );
 }
 
+/// Finds the contacts of `bodies` with `finder`, prints their counts and checks them against
+/// every pair swept by the f32 path ([`check_against`]); the number of those hits.
+fn check_world(
+    finder: &mut cpu::ContactFinder,
+    label: &str,
+    bodies: &[MovingSphere],
+    options: SweepOptions,
+) -> usize {
+    let hits = brute_force(bodies, options);
+    let contacts = finder.find(bodies, options).expect("valid bodies");
+    println!(
+        "{label} ({} bodies): {} candidates, {} contacts",
+        bodies.len(),
+        contacts.candidates(),
+        contacts.contacts().len()
+    );
+    check_against(label, bodies, options, contacts, &hits);
+    hits.len()
+}
+
 /// Every scene, 2D and 3D, against every pair swept by the f32 path: exactly its contacts.
 #[test]
 fn contacts_are_those_of_all_pairs() {
@@ -121,24 +141,15 @@ fn contacts_are_those_of_all_pairs() {
         for dimensions in [2, 3] {
             for (n, seed) in [(500, 1), (3000, 2)] {
                 let (bodies, options) = scene.bodies(n, dimensions, seed);
-                let label = format!("{scene:?} {dimensions}D n = {n}");
-                let hits = brute_force(&bodies, options);
-                let contacts = finder.find(&bodies, options).expect("valid bodies");
-                println!(
-                    "{label}: {} candidates, {} contacts",
-                    contacts.candidates(),
-                    contacts.contacts().len()
-                );
-                assert!(!hits.is_empty(), "{label}: the scene has contacts");
-                check_against(&label, &bodies, options, contacts, &hits);
+                let label = format!("{scene:?} {dimensions}D");
+                let hits = check_world(&mut finder, &label, &bodies, options);
+                assert!(hits > 0, "{label}: the scene has contacts");
                 // Under the separating option too.
                 let separating = SweepOptions {
                     stop_at_penetration: false,
                     ..options
                 };
-                let hits = brute_force(&bodies, separating);
-                let contacts = finder.find(&bodies, separating).expect("valid bodies");
-                check_against(&label, &bodies, separating, contacts, &hits);
+                check_world(&mut finder, &label, &bodies, separating);
             }
         }
     }
@@ -151,15 +162,12 @@ fn contacts_of_twenty_thousand_bodies_are_those_of_all_pairs() {
     for scene in Scene::ALL {
         for dimensions in [2, 3] {
             let (bodies, options) = scene.bodies(20_000, dimensions, 7);
-            let label = format!("{scene:?} {dimensions}D n = 20000");
-            let hits = brute_force(&bodies, options);
-            let contacts = finder.find(&bodies, options).expect("valid bodies");
-            println!(
-                "{label}: {} candidates, {} contacts",
-                contacts.candidates(),
-                contacts.contacts().len()
+            check_world(
+                &mut finder,
+                &format!("{scene:?} {dimensions}D"),
+                &bodies,
+                options,
             );
-            check_against(&label, &bodies, options, contacts, &hits);
         }
     }
 }
@@ -286,21 +294,13 @@ fn contacts_are_deterministic() {
 /// widened boxes leave out no pair that the f32 sweep calls a hit.
 #[test]
 fn adversarial_and_extreme_worlds_lose_no_contact() {
+    let mut finder = cpu::ContactFinder::new();
     for (label, workload) in [
         ("adversarial", testkit::Workload::adversarial(3)),
         ("extreme", testkit::Workload::extreme(3)),
     ] {
-        let bodies = &workload.bodies;
         for options in [SweepOptions::default(), SweepOptions::event_driven()] {
-            let hits = brute_force(bodies, options);
-            let contacts = cpu::find_contacts(bodies, options).expect("valid bodies");
-            println!(
-                "{label} ({} bodies): {} candidates, {} contacts",
-                bodies.len(),
-                contacts.candidates(),
-                contacts.contacts().len()
-            );
-            check_against(label, bodies, options, &contacts, &hits);
+            check_world(&mut finder, label, &workload.bodies, options);
         }
     }
 }

@@ -505,26 +505,18 @@ impl Scene {
         let mut options = sweepcast::SweepOptions::default();
         let bodies = (0..n)
             .map(|i| match self {
-                Self::Uniform => MovingSphere::new(
-                    in_cube(&mut rng, 0.0, side),
-                    rng.range(0.5, 1.0) as f32,
-                    rng.in_ball(2.0, dimensions),
-                ),
-                Self::Clustered if i % 100 == 99 => MovingSphere::new(
-                    in_cube(&mut rng, -1000.0 * cluster, 1000.0 * cluster),
-                    rng.range(0.05, 0.1) as f32,
-                    rng.in_ball(0.15, dimensions),
-                ),
-                Self::Clustered => MovingSphere::new(
-                    rng.in_ball(cluster, dimensions),
-                    rng.range(0.05, 0.1) as f32,
-                    rng.in_ball(0.15, dimensions),
-                ),
-                Self::Radii100 => MovingSphere::new(
-                    in_cube(&mut rng, 0.0, side),
-                    (0.05 * 100f64.powf(rng.unit())) as f32,
-                    rng.in_ball(2.0, dimensions),
-                ),
+                Self::Clustered => {
+                    let center = if i % 100 == 99 {
+                        in_cube(&mut rng, -1000.0 * cluster, 1000.0 * cluster)
+                    } else {
+                        rng.in_ball(cluster, dimensions)
+                    };
+                    MovingSphere::new(
+                        center,
+                        rng.range(0.05, 0.1) as f32,
+                        rng.in_ball(0.15, dimensions),
+                    )
+                }
                 Self::Fast if i % 50 == 0 => {
                     let direction = rng.in_ball(1.0, dimensions).normalize_or(Vec3::X);
                     MovingSphere::new(
@@ -533,16 +525,15 @@ impl Scene {
                         direction * rng.range(50.0, 100.0) as f32,
                     )
                 }
-                Self::Fast => MovingSphere::new(
-                    in_cube(&mut rng, 0.0, side),
-                    rng.range(0.5, 1.0) as f32,
-                    rng.in_ball(2.0, dimensions),
-                ),
-                Self::Periodic => MovingSphere::new(
-                    in_cube(&mut rng, 0.0, side),
-                    rng.range(0.5, 1.0) as f32,
-                    rng.in_ball(2.0, dimensions),
-                ),
+                Self::Uniform | Self::Radii100 | Self::Fast | Self::Periodic => {
+                    let center = in_cube(&mut rng, 0.0, side);
+                    let radius = if self == Self::Radii100 {
+                        0.05 * 100f64.powf(rng.unit())
+                    } else {
+                        rng.range(0.5, 1.0)
+                    };
+                    MovingSphere::new(center, radius as f32, rng.in_ball(2.0, dimensions))
+                }
             })
             .collect();
         if self == Self::Periodic {
