@@ -46,6 +46,41 @@ struct SweepDispatch {
     _pad1: u32,
 }
 
+// The step's parameters (src/gpu/contacts.rs): the options as SweepParams has them, the body
+// count, the Morton codes' quantisation and the capacities of the counted buffers. 80 bytes.
+struct StepParams {
+    period: vec3<f32>,
+    flags: u32,
+    inverse_period: vec3<f32>,
+    body_count: u32,
+    // The Morton codes' grid: cell = (box centre - origin) * morton_scale, per axis.
+    origin: vec3<f32>,
+    // The largest period (0 without a periodic box), part of every body's margin.
+    largest_period: f32,
+    morton_scale: vec3<f32>,
+    candidate_capacity: u32,
+    contact_capacity: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// A key and what it sorts (a body or a contact's index): the record of the radix sort. 8 bytes.
+struct KeyValue {
+    key: u32,
+    value: u32,
+}
+
+// One contact of the step: the pair (lower index first), the image of the second body the
+// first met (in periods), and the sweep's record of the pair. 64 bytes.
+struct ContactRecord {
+    pair: vec2<u32>,
+    _pad0: vec2<u32>,
+    image: vec3<i32>,
+    _pad1: u32,
+    impact: ImpactRecord,
+}
+
 const STATUS_MISS: u32 = 0u;
 const STATUS_CONTACT: u32 = 1u;
 const STATUS_OVERLAPPING: u32 = 2u;
@@ -64,6 +99,16 @@ const TIME_MISS_BITS: u32 = 0x7f800000u;
 const TIME_OVERLAPPING: f32 = -1.0;
 // Smallest normal f32: below it a squared length has no usable direction (and GPUs flush it).
 const MIN_NORMAL: f32 = 1.17549435e-38;
+// Bits per axis of the broad phase's Morton codes: 3 x 21 = 63, kept as two u32 (high, low).
+const MORTON_BITS: u32 = 21u;
+// A child reference of the broad phase's tree: an internal node's index, or LEAF with a sorted
+// leaf's position.
+const LEAF: u32 = 0x80000000u;
+
+// The largest magnitude of the components of `v`.
+fn largest_component(v: vec3<f32>) -> f32 {
+    return max(max(abs(v.x), abs(v.y)), abs(v.z));
+}
 
 // The index of the invocation's pair in a dispatch of `workgroups_x` by y workgroups.
 fn linear_index(id: vec3<u32>, workgroups_x: u32) -> u32 {

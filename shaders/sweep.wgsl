@@ -32,10 +32,6 @@ fn contact_normal(separation: vec3<f32>, relative_motion: vec3<f32>) -> vec3<f32
     return vec3<f32>(1.0, 0.0, 0.0);
 }
 
-fn largest_component(v: vec3<f32>) -> f32 {
-    return max(max(abs(v.x), abs(v.y)), abs(v.z));
-}
-
 // The power of two that brings `largest` (>= 0, below 2^127) into [1, 2): 2^(127 - E) for
 // the biased exponent E of `largest`. Zero and subnormals (E = 0) get 2^127.
 fn power_of_two_scale(largest: f32) -> f32 {

@@ -85,6 +85,65 @@ pub struct SweepDispatch {
     pub _pad1: u32,
 }
 
+/// `StepParams`: the parameters of one step of
+/// [`ContactPipeline`](crate::gpu::ContactPipeline) (a uniform block), 80 bytes: the options
+/// as [`SweepParams`] has them, the body count, the grid of the Morton codes and the
+/// capacities of the counted buffers.
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
+pub struct StepParams {
+    /// Per axis: the period of a periodic box, 0 where the axis is not periodic.
+    pub period: [f32; 3],
+    /// [`FLAG_PERIODIC`] and [`FLAG_SEPARATING_MISSES`] bits.
+    pub flags: u32,
+    /// Per axis: `1 / period`, 0 where the axis is not periodic.
+    pub inverse_period: [f32; 3],
+    /// Bodies of the step.
+    pub body_count: u32,
+    /// The Morton grid's origin: a box centre's cell is `(centre - origin) · morton_scale`.
+    pub origin: [f32; 3],
+    /// The largest period, 0 without a periodic box (part of each body's margin).
+    pub largest_period: f32,
+    /// The Morton grid's cells per unit length, per axis.
+    pub morton_scale: [f32; 3],
+    /// Candidate pairs the pair and impact buffers hold.
+    pub candidate_capacity: u32,
+    /// Contacts the contact buffers hold.
+    pub contact_capacity: u32,
+    /// Padding to 80 bytes.
+    pub _pad0: u32,
+    /// Padding to 80 bytes.
+    pub _pad1: u32,
+    /// Padding to 80 bytes.
+    pub _pad2: u32,
+}
+
+/// `KeyValue`: a sort key and what it sorts, 8 bytes (lampshade's key-value record).
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Eq, Default)]
+pub struct KeyValue {
+    /// The key.
+    pub key: u32,
+    /// A body's or a contact's index.
+    pub value: u32,
+}
+
+/// `ContactRecord`: one contact of the step as the GPU writes it, 64 bytes.
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
+pub struct ContactRecord {
+    /// The two bodies, the lower index first.
+    pub pair: [u32; 2],
+    /// Padding to the shader's 16-byte alignment.
+    pub _pad0: [u32; 2],
+    /// The image of the second body the first met, in periods per axis.
+    pub image: [i32; 3],
+    /// Padding to the shader's 16-byte alignment.
+    pub _pad1: u32,
+    /// The sweep's record of the pair.
+    pub impact: ImpactRecord,
+}
+
 /// `STATUS_MISS`: the bodies stay apart for the whole step.
 pub const STATUS_MISS: u32 = 0;
 /// `STATUS_CONTACT`: the bodies first touch at the record's time.
@@ -107,11 +166,18 @@ pub const TIME_MISS_BITS: u32 = 0x7f80_0000;
 pub const TIME_OVERLAPPING: f32 = -1.0;
 /// `MIN_NORMAL`: the smallest normal f32; below it a squared length has no usable direction.
 pub const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
+/// `MORTON_BITS`: bits per axis of the broad phase's Morton codes (3 × 21 = 63).
+pub const MORTON_BITS: u32 = 21;
+/// `LEAF`: the bit of a broad-phase tree's child reference that marks a leaf.
+pub const LEAF: u32 = 1 << 31;
 
 const _: () = assert!(size_of::<BodyRecord>() == 32);
 const _: () = assert!(size_of::<ImpactRecord>() == 32);
 const _: () = assert!(size_of::<SweepParams>() == 32);
 const _: () = assert!(size_of::<SweepDispatch>() == 32);
+const _: () = assert!(size_of::<StepParams>() == 80);
+const _: () = assert!(size_of::<KeyValue>() == 8);
+const _: () = assert!(size_of::<ContactRecord>() == 64);
 
 impl From<MovingSphere> for BodyRecord {
     fn from(b: MovingSphere) -> Self {

@@ -8,9 +8,10 @@ use std::path::Path;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use sweepcast::gpu::{SHARED_WGSL, SWEEP_WGSL};
 use sweepcast::layout::{
-    BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, MAX_WORKGROUPS_PER_DIMENSION,
-    MIN_NORMAL, STATUS_CONTACT, STATUS_MISS, STATUS_OVERLAPPING, SweepDispatch, SweepParams,
-    TIME_MISS_BITS, TIME_OVERLAPPING, TimeOfImpact, WORKGROUP_SIZE,
+    BodyRecord, ContactRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, KeyValue, LEAF,
+    MAX_WORKGROUPS_PER_DIMENSION, MIN_NORMAL, MORTON_BITS, STATUS_CONTACT, STATUS_MISS,
+    STATUS_OVERLAPPING, StepParams, SweepDispatch, SweepParams, TIME_MISS_BITS, TIME_OVERLAPPING,
+    TimeOfImpact, WORKGROUP_SIZE,
 };
 
 fn parse_and_validate(name: &str, source: &str) -> naga::Module {
@@ -78,6 +79,11 @@ fn every_shared_struct_matches_its_rust_mirror() {
         rust_layout!(SweepParams: period, flags, inverse_period, pair_capacity),
         rust_layout!(SweepDispatch: workgroups_x, workgroups_y, workgroups_z, pair_count,
             requested_pairs, overflowed, _pad0, _pad1),
+        rust_layout!(StepParams: period, flags, inverse_period, body_count, origin,
+            largest_period, morton_scale, candidate_capacity, contact_capacity, _pad0, _pad1,
+            _pad2),
+        rust_layout!(KeyValue: key, value),
+        rust_layout!(ContactRecord: pair, _pad0, image, _pad1, impact),
     ];
     let mut structs = 0;
     for (handle, ty) in module.types.iter() {
@@ -120,6 +126,8 @@ fn every_shared_constant_matches_its_rust_mirror() {
         ("TIME_MISS_BITS", Value::U32(TIME_MISS_BITS)),
         ("TIME_OVERLAPPING", Value::F32(TIME_OVERLAPPING)),
         ("MIN_NORMAL", Value::F32(MIN_NORMAL)),
+        ("MORTON_BITS", Value::U32(MORTON_BITS)),
+        ("LEAF", Value::U32(LEAF)),
     ];
     let mut constants = 0;
     for (_, constant) in module.constants.iter() {

@@ -34,7 +34,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::sweep::largest_component;
-use crate::layout::{BodyRecord, FLAG_PERIODIC, SweepParams};
+use crate::layout::{BodyRecord, FLAG_PERIODIC, LEAF, MORTON_BITS, SweepParams};
 
 /// An axis-aligned box.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -93,9 +93,6 @@ fn margin(body: &BodyRecord, largest_period: f32) -> f32 {
     scale * (1.0 / 65536.0)
 }
 
-/// Bits per axis of a Morton code: 3 × 21 = 63.
-const MORTON_BITS: u32 = 21;
-
 /// Spreads the low 21 bits of `x` three apart (bit `k` to bit `3k`).
 fn spread_by_three(x: u64) -> u64 {
     let mut x = x & 0x1f_ffff;
@@ -107,8 +104,7 @@ fn spread_by_three(x: u64) -> u64 {
     x
 }
 
-/// A child reference: an internal node's index, or [`LEAF`] with a sorted leaf's position.
-const LEAF: u32 = 1 << 31;
+// A child reference: an internal node's index, or `LEAF` with a sorted leaf's position.
 
 /// An internal node: its two children, their boxes and the last sorted leaf under each. 64
 /// bytes, aligned to a cache line: one line read per node visited.

@@ -85,6 +85,19 @@ impl Contacts {
     pub fn candidates(&self) -> usize {
         self.candidates
     }
+
+    /// The contacts of a step from their parts (the GPU pipeline's decoding).
+    pub(crate) fn from_parts(
+        contacts: Vec<Contact>,
+        earliest: Vec<Option<Earliest>>,
+        candidates: usize,
+    ) -> Self {
+        Self {
+            contacts,
+            earliest,
+            candidates,
+        }
+    }
 }
 
 /// Sorted leaves per rayon task of the queries and the narrow phase.

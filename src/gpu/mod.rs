@@ -10,10 +10,15 @@
 //! [`crate::layout`]) followed by the stage's own file.
 
 mod buffers;
+mod contacts;
 mod context;
 mod pipeline;
 mod sweep;
 
+pub use contacts::{
+    BROAD_PHASE_WGSL, CONTACTS_WGSL, ContactPipeline, DEVICE_BYTES_PER_BODY,
+    DEVICE_BYTES_PER_CANDIDATE, DEVICE_BYTES_PER_CONTACT,
+};
 pub use context::GpuContext;
 pub use pipeline::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
 pub use sweep::{SWEEP_WGSL, SweepBuffers, SweepOutput, SweepStage};
@@ -28,4 +33,5 @@ const _: () = {
     send_sync::<SweepStage>();
     send_sync::<SweepBuffers>();
     send_sync::<SweepPipeline>();
+    send_sync::<ContactPipeline>();
 };

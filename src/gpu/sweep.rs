@@ -141,7 +141,7 @@ pub struct SweepBuffers {
 }
 
 /// One binding of a stage's bind group layout, visible to compute.
-fn layout_entry(
+pub(super) fn layout_entry(
     binding: u32,
     ty: wgpu::BufferBindingType,
     min_size: u64,
@@ -158,7 +158,29 @@ fn layout_entry(
     }
 }
 
-fn group_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+/// The compute pipeline of `entry_point` of `module`, with one bind group of `layout`.
+pub(super) fn compute_pipeline(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    layout: &wgpu::BindGroupLayout,
+    entry_point: &str,
+) -> wgpu::ComputePipeline {
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(entry_point),
+        bind_group_layouts: &[Some(layout)],
+        immediate_size: 0,
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry_point),
+        layout: Some(&pipeline_layout),
+        module,
+        entry_point: Some(entry_point),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+pub(super) fn group_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
     wgpu::BindGroupEntry {
         binding,
         resource: buffer.as_entire_binding(),
@@ -209,19 +231,7 @@ impl SweepStage {
             ],
         });
         let pipeline = |layout: &wgpu::BindGroupLayout, entry_point: &str| {
-            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(entry_point),
-                bind_group_layouts: &[Some(layout)],
-                immediate_size: 0,
-            });
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry_point),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some(entry_point),
-                compilation_options: Default::default(),
-                cache: None,
-            })
+            compute_pipeline(device, &module, layout, entry_point)
         };
         let limits = device.limits();
         Self {

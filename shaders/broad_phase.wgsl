@@ -1,0 +1,393 @@
+// broad_phase.wgsl: the step's candidate pairs from the bodies alone, as a linear BVH
+// (Karras 2012) over the bodies' swept boxes. shared.wgsl is prepended to this file.
+//
+// The entry points, in the order src/gpu/contacts.rs records them (the radix sorts between
+// them are lampshade's):
+//   swept_boxes   one invocation per body: its swept box, Morton code, first sort key (low)
+//   key_by_high   one per body: the second sort key (high), in the first sort's order
+//   leaves        one per sorted position: the leaf's box, body and code
+//   hierarchy     one per internal node: Karras's range and split, the node's empty box
+//   refit         one per leaf: climbs to the root, growing each ancestor's box
+//   candidates    one per sorted position: the pairs with every later leaf whose box meets
+// Its CPU counterpart is src/cpu/bvh.rs: the same boxes, margin, codes, hierarchy and
+// queries (there the centres are wrapped in f64 and the boxes' bounds are the tree's), and
+// the same contacts: both broad phases keep every pair the sweep can call a hit.
+
+@group(0) @binding(0) var<uniform> params: StepParams;
+@group(0) @binding(1) var<storage, read> bodies: array<BodyRecord>;
+// Per body: its swept box (lo, hi).
+@group(0) @binding(2) var<storage, read_write> boxes: array<Aabb>;
+// Per body: its Morton code, high 31 bits and low 32 bits.
+@group(0) @binding(3) var<storage, read_write> codes: array<vec2<u32>>;
+// The sort's input (written here) and output (read here).
+@group(0) @binding(4) var<storage, read_write> sort_in: array<KeyValue>;
+@group(0) @binding(5) var<storage, read> sort_out: array<KeyValue>;
+// Per sorted position: the leaf's box and body, and its code.
+@group(0) @binding(6) var<storage, read_write> leaves: array<Leaf>;
+@group(0) @binding(7) var<storage, read_write> leaf_codes: array<vec2<u32>>;
+// The n - 1 internal nodes (node 0 is the root), their parents, and the leaves' parents.
+@group(0) @binding(8) var<storage, read_write> nodes: array<Node>;
+@group(0) @binding(9) var<storage, read_write> node_parents: array<u32>;
+@group(0) @binding(10) var<storage, read_write> leaf_parents: array<u32>;
+// Per internal node, its box as 8 words: lo and hi in the order-preserving encoding of
+// `ordered` (so that atomicMin and atomicMax grow it), then two unused.
+@group(0) @binding(11) var<storage, read_write> node_boxes: array<atomic<u32>>;
+// The candidate pairs, lower index first, and how many the queries found (those beyond the
+// capacity are counted, not written).
+@group(0) @binding(12) var<storage, read_write> pairs: array<vec2<u32>>;
+@group(0) @binding(13) var<storage, read_write> candidate_count: atomic<u32>;
+
+struct Aabb {
+    lo: vec3<f32>,
+    _pad0: f32,
+    hi: vec3<f32>,
+    _pad1: f32,
+}
+
+struct Leaf {
+    lo: vec3<f32>,
+    body: u32,
+    hi: vec3<f32>,
+    _pad: u32,
+}
+
+// An internal node: its two children (internal, or LEAF | position) and the last sorted leaf
+// under each.
+struct Node {
+    child: vec2<u32>,
+    last: vec2<u32>,
+}
+
+// The deepest tree, and one more: one level per bit of the 95-bit key (63 of code, 32 of body index).
+const STACK_SIZE: u32 = 97u;
+const NO_PARENT: u32 = 0xffffffffu;
+
+fn index_of(id: vec3<u32>, workgroups: vec3<u32>) -> u32 {
+    return linear_index(id, workgroups.x);
+}
+
+// `c` wrapped into [0, period) on an axis that wraps (period > 0). Within a rounding of |c|
+// of the exact remainder, which the margin covers (validation keeps |c| below 2^24 periods).
+fn wrap(c: f32, period: f32, inverse_period: f32) -> f32 {
+    if (period <= 0.0) {
+        return c;
+    }
+    var wrapped = c - period * floor(c * inverse_period);
+    if (wrapped < 0.0) {
+        wrapped = wrapped + period;
+    }
+    if (wrapped >= period) {
+        wrapped = wrapped - period;
+    }
+    return wrapped;
+}
+
+fn overlaps(a_lo: vec3<f32>, a_hi: vec3<f32>, b_lo: vec3<f32>, b_hi: vec3<f32>) -> bool {
+    return all(a_lo <= b_hi) && all(b_lo <= a_hi);
+}
+
+// f32 bits whose unsigned order is the numbers' order: atomicMin and atomicMax on them are
+// min and max of the floats.
+fn ordered(x: f32) -> u32 {
+    let bits = bitcast<u32>(x);
+    return select(bits | 0x80000000u, ~bits, (bits & 0x80000000u) != 0u);
+}
+
+fn unordered(u: u32) -> f32 {
+    return bitcast<f32>(select(~u, u & 0x7fffffffu, (u & 0x80000000u) != 0u));
+}
+
+fn node_lo(node: u32) -> vec3<f32> {
+    let base = 8u * node;
+    return vec3<f32>(unordered(atomicLoad(&node_boxes[base])),
+                     unordered(atomicLoad(&node_boxes[base + 1u])),
+                     unordered(atomicLoad(&node_boxes[base + 2u])));
+}
+
+fn node_hi(node: u32) -> vec3<f32> {
+    let base = 8u * node;
+    return vec3<f32>(unordered(atomicLoad(&node_boxes[base + 3u])),
+                     unordered(atomicLoad(&node_boxes[base + 4u])),
+                     unordered(atomicLoad(&node_boxes[base + 5u])));
+}
+
+// The swept box of a body (centre wrapped into the box), widened by the margin of the CPU
+// broad phase (`margin` in src/cpu/bvh.rs): 2^-16 of the body's scale. Its Morton code: the
+// box centre's cell on the grid of `params`, 21 bits an axis, bit k of axis a at bit
+// 3k + 2 - a of the 63-bit code.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn swept_boxes(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = index_of(id, workgroups);
+    if (i >= params.body_count) {
+        return;
+    }
+    let body = bodies[i];
+    let center = vec3<f32>(
+        wrap(body.center.x, params.period.x, params.inverse_period.x),
+        wrap(body.center.y, params.period.y, params.inverse_period.y),
+        wrap(body.center.z, params.period.z, params.inverse_period.z),
+    );
+    let end = center + body.displacement;
+    let scale = largest_component(body.center) + largest_component(body.displacement)
+        + body.radius + params.largest_period;
+    let reach = body.radius + scale * (1.0 / 65536.0);
+    let lo = min(center, end) - vec3<f32>(reach);
+    let hi = max(center, end) + vec3<f32>(reach);
+    boxes[i] = Aabb(lo, 0.0, hi, 0.0);
+
+    let largest_cell = f32((1u << MORTON_BITS) - 1u);
+    let cell = vec3<u32>(clamp((0.5 * (lo + hi) - params.origin) * params.morton_scale,
+                               vec3<f32>(0.0), vec3<f32>(largest_cell)));
+    var high = 0u;
+    var low = 0u;
+    for (var bit = 0u; bit < MORTON_BITS; bit = bit + 1u) {
+        for (var axis = 0u; axis < 3u; axis = axis + 1u) {
+            let value = (cell[axis] >> bit) & 1u;
+            let position = 3u * bit + 2u - axis;
+            if (position < 32u) {
+                low = low | (value << position);
+            } else {
+                high = high | (value << (position - 32u));
+            }
+        }
+    }
+    codes[i] = vec2<u32>(high, low);
+    sort_in[i] = KeyValue(low, i);
+}
+
+// After the (stable) sort by the low words: the high words in that order, for the second
+// sort. Ties of the whole code stay in body order.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn key_by_high(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = index_of(id, workgroups);
+    if (i >= params.body_count) {
+        return;
+    }
+    let body = sort_out[i].value;
+    sort_in[i] = KeyValue(codes[body].x, body);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn leaves_in_order(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = index_of(id, workgroups);
+    if (i >= params.body_count) {
+        return;
+    }
+    let body = sort_out[i].value;
+    let b = boxes[body];
+    leaves[i] = Leaf(b.lo, body, b.hi, 0u);
+    leaf_codes[i] = codes[body];
+}
+
+// The length of the common prefix of the keys (code, then body index) at sorted positions i
+// and j, or -1 where j is outside the leaves. `common_prefix` in src/cpu/bvh.rs.
+fn common_prefix(i: i32, j: i32) -> i32 {
+    if (j < 0 || j >= i32(params.body_count)) {
+        return -1;
+    }
+    let a = leaf_codes[i];
+    let b = leaf_codes[j];
+    if (a.x == b.x && a.y == b.y) {
+        return 63 + i32(countLeadingZeros(leaves[i].body ^ leaves[j].body));
+    }
+    let differ = a ^ b;
+    if (differ.x != 0u) {
+        // The top bit of the high word is always 0: 31 bits of code.
+        return i32(countLeadingZeros(differ.x)) - 1;
+    }
+    return 31 + i32(countLeadingZeros(differ.y));
+}
+
+// Karras's internal node i: `internal_node` in src/cpu/bvh.rs, line for line. Also empties
+// the node's box for `refit` and records its children's parent.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn hierarchy(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let index = index_of(id, workgroups);
+    if (index + 1u >= params.body_count) {
+        return;
+    }
+    let at = i32(index);
+    let direction = select(-1, 1, common_prefix(at, at + 1) > common_prefix(at, at - 1));
+    let prefix_min = common_prefix(at, at - direction);
+    var length_max = 2;
+    while (common_prefix(at, at + length_max * direction) > prefix_min) {
+        length_max = length_max * 2;
+    }
+    var length = 0;
+    var step = length_max / 2;
+    while (step >= 1) {
+        if (common_prefix(at, at + (length + step) * direction) > prefix_min) {
+            length = length + step;
+        }
+        step = step / 2;
+    }
+    let other_end = at + length * direction;
+    let prefix_node = common_prefix(at, other_end);
+    var split = 0;
+    var divisor = 2;
+    loop {
+        let split_step = (length + divisor - 1) / divisor;
+        if (common_prefix(at, at + (split + split_step) * direction) > prefix_node) {
+            split = split + split_step;
+        }
+        if (split_step <= 1) {
+            break;
+        }
+        divisor = divisor * 2;
+    }
+    let gamma = at + split * direction + min(direction, 0);
+    let first = min(at, other_end);
+    let last = max(at, other_end);
+    var left = u32(gamma);
+    var right = u32(gamma + 1);
+    if (first == gamma) {
+        leaf_parents[left] = index;
+        left = LEAF | left;
+    } else {
+        node_parents[left] = index;
+    }
+    if (last == gamma + 1) {
+        leaf_parents[right] = index;
+        right = LEAF | right;
+    } else {
+        node_parents[right] = index;
+    }
+    nodes[index] = Node(vec2<u32>(left, right), vec2<u32>(u32(gamma), u32(last)));
+    let base = 8u * index;
+    for (var k = 0u; k < 3u; k = k + 1u) {
+        atomicStore(&node_boxes[base + k], 0xffffffffu);
+        atomicStore(&node_boxes[base + 3u + k], 0u);
+    }
+    if (index == 0u) {
+        node_parents[0] = NO_PARENT;
+    }
+}
+
+// One leaf's climb: grows each ancestor's box to hold the leaf's, and stops at the first
+// ancestor that already held it. That is enough: each bound of that ancestor was written by
+// a leaf whose climb changed it and so went on up with a bound at least as wide. Only
+// atomicMin and atomicMax, which commute, meet across invocations: the boxes are the same in
+// any order of execution, with no wait on another invocation (no forward-progress guarantee
+// is needed).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn refit(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = index_of(id, workgroups);
+    if (i >= params.body_count || params.body_count < 2u) {
+        return;
+    }
+    let leaf = leaves[i];
+    let lo = vec3<u32>(ordered(leaf.lo.x), ordered(leaf.lo.y), ordered(leaf.lo.z));
+    let hi = vec3<u32>(ordered(leaf.hi.x), ordered(leaf.hi.y), ordered(leaf.hi.z));
+    var node = leaf_parents[i];
+    loop {
+        let base = 8u * node;
+        let grew_lo = vec3<bool>(atomicMin(&node_boxes[base], lo.x) > lo.x,
+                                 atomicMin(&node_boxes[base + 1u], lo.y) > lo.y,
+                                 atomicMin(&node_boxes[base + 2u], lo.z) > lo.z);
+        let grew_hi = vec3<bool>(atomicMax(&node_boxes[base + 3u], hi.x) < hi.x,
+                                 atomicMax(&node_boxes[base + 4u], hi.y) < hi.y,
+                                 atomicMax(&node_boxes[base + 5u], hi.z) < hi.z);
+        if (!(any(grew_lo) || any(grew_hi)) || node == 0u) {
+            break;
+        }
+        node = node_parents[node];
+    }
+}
+
+// The shift of image `s` of 27 (x slowest): -1, 0 or 1 period an axis, as
+// `images` in src/cpu/bvh.rs orders them (0, -1, 1); none on an axis that does not wrap.
+fn image_shift(s: u32) -> vec3<f32> {
+    let steps = vec3<u32>(s / 9u, (s / 3u) % 3u, s % 3u);
+    let signed = vec3<f32>(select(vec3<f32>(0.0), vec3<f32>(-1.0), steps == vec3<u32>(1u)))
+        + select(vec3<f32>(0.0), vec3<f32>(1.0), steps == vec3<u32>(2u));
+    return signed * params.period;
+}
+
+// Whether image `s` exists: no shift on an axis that does not wrap.
+fn image_exists(s: u32) -> bool {
+    let steps = vec3<u32>(s / 9u, (s / 3u) % 3u, s % 3u);
+    let wraps = params.period > vec3<f32>(0.0);
+    return all(wraps | (steps == vec3<u32>(0u)));
+}
+
+// The pairs of the leaf at sorted position p with every later leaf whose box meets its own
+// (through any image, in a periodic box). A pair met through several images is written
+// once, from the first image that meets it.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn candidates(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let p = index_of(id, workgroups);
+    if (p + 1u >= params.body_count) {
+        return;
+    }
+    let own = leaves[p];
+    let root_lo = node_lo(0u);
+    let root_hi = node_hi(0u);
+    // One entry per level at most (a pop pushes at most two), and the root.
+    var stack: array<u32, STACK_SIZE>;
+    for (var s = 0u; s < 27u; s = s + 1u) {
+        if (!image_exists(s)) {
+            continue;
+        }
+        let shift = image_shift(s);
+        let query_lo = own.lo + shift;
+        let query_hi = own.hi + shift;
+        if (!overlaps(query_lo, query_hi, root_lo, root_hi)) {
+            continue;
+        }
+        stack[0] = 0u;
+        var depth = 1u;
+        while (depth > 0u) {
+            depth = depth - 1u;
+            let node = nodes[stack[depth]];
+            for (var c = 0u; c < 2u; c = c + 1u) {
+                if (node.last[c] <= p) {
+                    continue;
+                }
+                let child = node.child[c];
+                if ((child & LEAF) != 0u) {
+                    let other = leaves[child & ~LEAF];
+                    if (overlaps(query_lo, query_hi, other.lo, other.hi)
+                        && !met_through_earlier_image(own, other, s)) {
+                        let slot = atomicAdd(&candidate_count, 1u);
+                        if (slot < params.candidate_capacity) {
+                            pairs[slot] = vec2<u32>(min(own.body, other.body),
+                                                    max(own.body, other.body));
+                        }
+                    }
+                } else if (overlaps(query_lo, query_hi, node_lo(child), node_hi(child))) {
+                    stack[depth] = child;
+                    depth = depth + 1u;
+                }
+            }
+        }
+    }
+}
+
+// Whether an image before `s` already met `other` (and so wrote the pair).
+fn met_through_earlier_image(own: Leaf, other: Leaf, s: u32) -> bool {
+    for (var earlier = 0u; earlier < s; earlier = earlier + 1u) {
+        let shift = image_shift(earlier);
+        if (image_exists(earlier) && overlaps(own.lo + shift, own.hi + shift, other.lo, other.hi)) {
+            return true;
+        }
+    }
+    return false;
+}

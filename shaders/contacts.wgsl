@@ -1,0 +1,132 @@
+// contacts.wgsl: the step's outputs from the sweep of its candidates. shared.wgsl is
+// prepended to this file.
+//
+// The entry points, in the order src/gpu/contacts.rs records them:
+//   compact            one invocation per swept candidate (dispatched indirectly from the
+//                      sweep's own dispatch): each hit appended as a ContactRecord
+//   prepare_contacts   one invocation: the workgroups of the passes below, from the count
+//   key_by_second      one per contact: the first sort key, the second body
+//   key_by_first       one per contact: the second key, the first body, in the sort's order
+//   key_by_time        one per contact: the third key, the time's bits, in the sort's order
+//   order_contacts     one per contact: the contacts in order (time, then pair), and each
+//                      body's earliest contact
+// The sorts between them are lampshade's stable radix sort, so that three passes order the
+// contacts by (time, first, second). Its CPU counterpart is the ordering of `find` in
+// src/cpu/contacts.rs, which gives the same order and the same earliest contacts.
+
+@group(0) @binding(0) var<uniform> params: StepParams;
+@group(0) @binding(1) var<storage, read> bodies: array<BodyRecord>;
+@group(0) @binding(2) var<storage, read> pairs: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read> impacts: array<ImpactRecord>;
+// The sweep's dispatch: how many candidates it swept.
+@group(0) @binding(4) var<storage, read> sweep_dispatch: SweepDispatch;
+// How many hits `compact` found (those beyond the capacity are counted, not written).
+@group(0) @binding(5) var<storage, read_write> contact_count: atomic<u32>;
+@group(0) @binding(6) var<storage, read_write> contacts: array<ContactRecord>;
+// The contacts' dispatch, written by `prepare_contacts` (in a bind group of its own, as the
+// buffer is also the indirect argument of the passes that read it as `contacts_dispatched`).
+@group(0) @binding(7) var<storage, read_write> contact_dispatch: SweepDispatch;
+@group(0) @binding(12) var<storage, read> contacts_dispatched: SweepDispatch;
+@group(0) @binding(8) var<storage, read_write> sort_in: array<KeyValue>;
+@group(0) @binding(9) var<storage, read> sort_out: array<KeyValue>;
+@group(0) @binding(10) var<storage, read_write> ordered_contacts: array<ContactRecord>;
+// Per body: the complement (!k) of the position k of its earliest contact in the order, or 0
+// for none: atomicMax then keeps the first.
+@group(0) @binding(11) var<storage, read_write> earliest: array<atomic<u32>>;
+
+// The image of b's centre nearest to a's, in periods: `nearest_image` of sweep.wgsl and of
+// src/cpu/sweep.rs, which the sweep took.
+fn image_of(a: vec3<f32>, b: vec3<f32>) -> vec3<i32> {
+    return vec3<i32>(round((b - a) * params.inverse_period));
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn compact(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = linear_index(id, workgroups.x);
+    if (i >= sweep_dispatch.pair_count) {
+        return;
+    }
+    let impact = impacts[i];
+    if (impact.status == STATUS_MISS) {
+        return;
+    }
+    let slot = atomicAdd(&contact_count, 1u);
+    if (slot >= params.contact_capacity) {
+        return;
+    }
+    let pair = pairs[i];
+    let image = image_of(bodies[pair.x].center, bodies[pair.y].center);
+    contacts[slot] = ContactRecord(pair, vec2<u32>(0u), image, 0u, impact);
+}
+
+@compute @workgroup_size(1)
+fn prepare_contacts() {
+    let count = min(atomicLoad(&contact_count), params.contact_capacity);
+    let workgroups = (count + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+    let workgroups_y = (workgroups + MAX_WORKGROUPS_PER_DIMENSION - 1u) / MAX_WORKGROUPS_PER_DIMENSION;
+    contact_dispatch.workgroups_x = select(workgroups, MAX_WORKGROUPS_PER_DIMENSION, workgroups_y > 1u);
+    contact_dispatch.workgroups_y = max(workgroups_y, 1u);
+    contact_dispatch.workgroups_z = 1u;
+    contact_dispatch.pair_count = count;
+    contact_dispatch.requested_pairs = atomicLoad(&contact_count);
+    contact_dispatch.overflowed = select(0u, 1u, count < contact_dispatch.requested_pairs);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn key_by_second(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = linear_index(id, workgroups.x);
+    if (i >= contacts_dispatched.pair_count) {
+        return;
+    }
+    sort_in[i] = KeyValue(contacts[i].pair.y, i);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn key_by_first(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = linear_index(id, workgroups.x);
+    if (i >= contacts_dispatched.pair_count) {
+        return;
+    }
+    let contact = sort_out[i].value;
+    sort_in[i] = KeyValue(contacts[contact].pair.x, contact);
+}
+
+// Times are in [0, 1] (0 for an overlap), so their bits order them.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn key_by_time(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = linear_index(id, workgroups.x);
+    if (i >= contacts_dispatched.pair_count) {
+        return;
+    }
+    let contact = sort_out[i].value;
+    sort_in[i] = KeyValue(bitcast<u32>(contacts[contact].impact.time_of_impact), contact);
+}
+
+// In this order a body's first contact is its earliest, and among equal times the one with
+// the lowest partner: the pairs (p, body) with p < body come first, by p, then (body, p).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn order_contacts(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = linear_index(id, workgroups.x);
+    if (i >= contacts_dispatched.pair_count) {
+        return;
+    }
+    let contact = contacts[sort_out[i].value];
+    ordered_contacts[i] = contact;
+    atomicMax(&earliest[contact.pair.x], ~i);
+    atomicMax(&earliest[contact.pair.y], ~i);
+}

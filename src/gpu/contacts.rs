@@ -1,0 +1,877 @@
+//! `ContactPipeline`: the whole collision step on the GPU from the bodies alone, in one
+//! submission: the broad phase (`shaders/broad_phase.wgsl`, a linear BVH), the sweep of its
+//! candidates ([`SweepStage::record_indirect`], dispatched from the broad phase's count), and
+//! the step's outputs (`shaders/contacts.wgsl`: compacted, ordered contacts and each body's
+//! earliest). The radix sorts are lampshade's. The CPU counterpart, which gives the same
+//! contacts, is [`crate::cpu::ContactFinder`].
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use super::buffers::{DeviceWaiter, ErrorScopes, Upload, create_buffer};
+use super::context::GpuContext;
+use super::pipeline::DEFAULT_POLL_TIMEOUT;
+use super::sweep::{SweepBuffers, SweepStage, compute_pipeline, group_entry, layout_entry};
+use crate::cpu::{Contact, Contacts, Earliest};
+use crate::error::Error;
+use crate::geometry::MovingSphere;
+use crate::layout::{
+    BodyRecord, ContactRecord, FLAG_PERIODIC, ImpactRecord, MORTON_BITS, StepParams, SweepDispatch,
+    SweepParams,
+};
+use crate::options::SweepOptions;
+use crate::validate::{pack_bodies, validate_batch};
+
+/// The WGSL source of the broad phase: `shaders/shared.wgsl` followed by
+/// `shaders/broad_phase.wgsl`.
+pub const BROAD_PHASE_WGSL: &str = concat!(
+    include_str!("../../shaders/shared.wgsl"),
+    include_str!("../../shaders/broad_phase.wgsl")
+);
+
+/// The WGSL source of the step's outputs: `shaders/shared.wgsl` followed by
+/// `shaders/contacts.wgsl`.
+pub const CONTACTS_WGSL: &str = concat!(
+    include_str!("../../shaders/shared.wgsl"),
+    include_str!("../../shaders/contacts.wgsl")
+);
+
+/// Bytes per body of the broad phase's buffers: the body (32), its box (32), code (8), two
+/// sort records (16), its leaf (32) and leaf code (8), an internal node (16), its box (32)
+/// and two parents (8), and its earliest contact (4); and the body's upload (32) and the
+/// earliest contact's readback (4).
+pub const DEVICE_BYTES_PER_BODY: u64 = 32 + 32 + 8 + 16 + 32 + 8 + 16 + 32 + 8 + 4 + 32 + 4;
+/// Bytes per candidate pair: the pair (8) and its impact record (32).
+pub const DEVICE_BYTES_PER_CANDIDATE: u64 = 8 + 32;
+/// Bytes per contact: the contact (64) in the order of discovery and in the step's order, two
+/// sort records (16) and its readback (64).
+pub const DEVICE_BYTES_PER_CONTACT: u64 = 64 + 64 + 16 + 64;
+
+/// The capacities a pipeline starts with, in candidate pairs and contacts; they grow (to the
+/// next power of two) when a step needs more.
+const INITIAL_CAPACITY: u64 = 1 << 14;
+
+/// The whole collision step on the GPU from the bodies alone: every pair that touches during
+/// the step (or overlaps at its start), ordered by time and pair, each body's earliest
+/// contact and the step's earliest, as [`crate::cpu::find_contacts`] gives them, with no
+/// candidate pair ever leaving the device.
+///
+/// Build it once and call [`ContactPipeline::find`] every step. One step is one submission:
+///
+/// ```text
+/// bodies ─ upload ─► swept_boxes ─► sort ×2 ─► leaves ─► hierarchy ─► refit ─► candidates
+///   (32 B/body)     (box, Morton)  (63-bit)   (sorted)   (Karras)    (atomic    │ pairs +
+///                                                                     min/max)  ▼ count
+///        readback ◄─ order_contacts ◄─ sort ×3 ◄─ compact ◄─ sweep (indirect, from the count)
+///   (counts, earliest   (ordered contacts,  (second, first,  (hits → contact
+///    per body, contacts) earliest per body)   time)            records)
+/// ```
+///
+/// # Overflow
+/// The candidate and contact buffers have capacities (16,384 each at first). The broad phase
+/// and the compaction count every pair and hit, writing only those that fit; when a count
+/// exceeds its capacity, the pipeline grows the buffers to the next power of two at or above
+/// the count and runs the step again, so nothing is dropped ([`ContactPipeline::reruns`]
+/// says how often the last step ran again). The buffers keep their size for later steps.
+///
+/// # Limits
+/// The bodies of one step must fit one storage binding of the device, 32 bytes a body
+/// ([`ContactPipeline::max_bodies`]); more is [`Error::TooManyBodies`], not chunked. More
+/// candidates or contacts than one binding holds is [`Error::CapacityExceeded`].
+///
+/// # Example
+/// ```no_run
+/// use sweepcast::glam::Vec3;
+/// use sweepcast::gpu::{ContactPipeline, GpuContext};
+/// use sweepcast::{MovingSphere, SweepOptions};
+///
+/// let context = GpuContext::new_blocking()?;
+/// let pipeline = ContactPipeline::new(&context)?;
+/// let bodies = [
+///     MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(10.0, 0.0, 0.0)),
+///     MovingSphere::new(Vec3::new(5.0, 0.0, 0.0), 1.0, Vec3::ZERO),
+///     MovingSphere::new(Vec3::new(0.0, 50.0, 0.0), 1.0, Vec3::ZERO),
+/// ];
+/// let contacts = pipeline.find(&bodies, SweepOptions::default())?;
+/// assert_eq!(contacts.contacts().len(), 1);
+/// assert_eq!(contacts.earliest().map(|c| c.pair), Some([0, 1]));
+/// # Ok::<(), sweepcast::Error>(())
+/// ```
+pub struct ContactPipeline {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    waiter: DeviceWaiter,
+    sweep: SweepStage,
+    broad_phase: Kernels<6>,
+    outputs: Kernels<5>,
+    prepare_contacts: wgpu::ComputePipeline,
+    prepare_layout: wgpu::BindGroupLayout,
+    /// The largest storage binding of the device, in bytes.
+    largest_binding: u64,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for ContactPipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContactPipeline")
+            .field("largest_binding", &self.largest_binding)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The entry points of one shader, sharing one bind group layout.
+struct Kernels<const N: usize> {
+    pipelines: [wgpu::ComputePipeline; N],
+    layout: wgpu::BindGroupLayout,
+}
+
+/// The broad phase's entry points, in `Kernels::pipelines`.
+const SWEPT_BOXES: usize = 0;
+const KEY_BY_HIGH: usize = 1;
+const LEAVES: usize = 2;
+const HIERARCHY: usize = 3;
+const REFIT: usize = 4;
+const CANDIDATES: usize = 5;
+const BROAD_PHASE_ENTRY_POINTS: [&str; 6] = [
+    "swept_boxes",
+    "key_by_high",
+    "leaves_in_order",
+    "hierarchy",
+    "refit",
+    "candidates",
+];
+/// The outputs' entry points (besides `prepare_contacts`).
+const COMPACT: usize = 0;
+const KEY_BY_SECOND: usize = 1;
+const KEY_BY_FIRST: usize = 2;
+const KEY_BY_TIME: usize = 3;
+const ORDER: usize = 4;
+const OUTPUT_ENTRY_POINTS: [&str; 5] = [
+    "compact",
+    "key_by_second",
+    "key_by_first",
+    "key_by_time",
+    "order_contacts",
+];
+
+/// What a step writes, kept from step to step.
+struct State {
+    sorter: lampshade::KeyValueSorter,
+    upload: Upload,
+    packed: Vec<BodyRecord>,
+    buffers: Option<StepBuffers>,
+    candidate_capacity: u64,
+    contact_capacity: u64,
+    reruns: u32,
+    elapsed: Duration,
+}
+
+/// The device buffers of a step, for a body, candidate and contact capacity, with the bind
+/// groups over them.
+struct StepBuffers {
+    body_capacity: u64,
+    candidate_capacity: u64,
+    contact_capacity: u64,
+    params: wgpu::Buffer,
+    bodies: wgpu::Buffer,
+    body_sort: [wgpu::Buffer; 2],
+    candidate_count: wgpu::Buffer,
+    contact_count: wgpu::Buffer,
+    contact_sort: [wgpu::Buffer; 2],
+    ordered: wgpu::Buffer,
+    earliest: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    sweep: SweepBuffers,
+    broad_phase_group: wgpu::BindGroup,
+    outputs_group: wgpu::BindGroup,
+    prepare_group: wgpu::BindGroup,
+    contact_dispatch: wgpu::Buffer,
+    /// Every buffer, for the memory count.
+    all: Vec<wgpu::Buffer>,
+}
+
+/// Where the readback holds each output.
+struct ReadbackLayout {
+    earliest: u64,
+    contacts: u64,
+    size: u64,
+}
+
+impl ReadbackLayout {
+    fn new(body_capacity: u64, contact_capacity: u64) -> Self {
+        let earliest = 8;
+        let contacts = (earliest + 4 * body_capacity).next_multiple_of(64);
+        Self {
+            earliest,
+            contacts,
+            size: contacts + 64 * contact_capacity,
+        }
+    }
+}
+
+impl ContactPipeline {
+    /// Compiles the step's shaders on the context's device.
+    ///
+    /// # Errors
+    /// [`Error::Device`] when the device rejects a shader or pipeline (a lost device among
+    /// them).
+    pub fn new(context: &GpuContext) -> Result<Self, Error> {
+        context.loss().check()?;
+        let device = context.device().clone();
+        let queue = context.queue().clone();
+        let sweep = SweepStage::new(&device)?;
+        let scopes = ErrorScopes::push(&device);
+        let created = Self::create(&device);
+        let sorter =
+            lampshade::KeyValueSorter::new_for_adapter(&device, &queue, context.adapter_info());
+        let upload = Upload::new(&device, "step body upload", 32, u64::MAX);
+        pollster::block_on(scopes.finish())?;
+        let (broad_phase, outputs, prepare_contacts, prepare_layout) = created;
+        let limits = device.limits();
+        Ok(Self {
+            waiter: DeviceWaiter::new(
+                device.clone(),
+                Some(DEFAULT_POLL_TIMEOUT),
+                context.loss().clone(),
+            ),
+            device,
+            queue,
+            sweep,
+            broad_phase,
+            outputs,
+            prepare_contacts,
+            prepare_layout,
+            largest_binding: limits
+                .max_storage_buffer_binding_size
+                .min(limits.max_buffer_size),
+            state: Mutex::new(State {
+                sorter,
+                upload,
+                packed: Vec::new(),
+                buffers: None,
+                candidate_capacity: INITIAL_CAPACITY,
+                contact_capacity: INITIAL_CAPACITY,
+                reruns: 0,
+                elapsed: Duration::ZERO,
+            }),
+        })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn create(
+        device: &wgpu::Device,
+    ) -> (
+        Kernels<6>,
+        Kernels<5>,
+        wgpu::ComputePipeline,
+        wgpu::BindGroupLayout,
+    ) {
+        use wgpu::BufferBindingType::{Storage, Uniform};
+        let read = Storage { read_only: true };
+        let write = Storage { read_only: false };
+        let layout = |label, entries: &[(u32, wgpu::BufferBindingType)]| {
+            let entries: Vec<_> = entries
+                .iter()
+                .map(|&(binding, ty)| layout_entry(binding, ty, 0))
+                .collect();
+            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(label),
+                entries: &entries,
+            })
+        };
+        let broad_phase_layout = layout(
+            "broad phase",
+            &[
+                (0, Uniform),
+                (1, read),
+                (2, write),
+                (3, write),
+                (4, write),
+                (5, read),
+                (6, write),
+                (7, write),
+                (8, write),
+                (9, write),
+                (10, write),
+                (11, write),
+                (12, write),
+                (13, write),
+            ],
+        );
+        let outputs_layout = layout(
+            "step outputs",
+            &[
+                (0, Uniform),
+                (1, read),
+                (2, read),
+                (3, read),
+                (4, read),
+                (5, write),
+                (6, write),
+                (8, write),
+                (9, read),
+                (10, write),
+                (11, write),
+                (12, read),
+            ],
+        );
+        let prepare_layout = layout("prepare_contacts", &[(0, Uniform), (5, write), (7, write)]);
+        let module = |label, source: &str| {
+            device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            })
+        };
+        let broad_phase_module = module("broad_phase.wgsl", BROAD_PHASE_WGSL);
+        let outputs_module = module("contacts.wgsl", CONTACTS_WGSL);
+        let pipeline = |module: &wgpu::ShaderModule, layout: &wgpu::BindGroupLayout, entry| {
+            compute_pipeline(device, module, layout, entry)
+        };
+        let broad_phase = Kernels {
+            pipelines: BROAD_PHASE_ENTRY_POINTS
+                .map(|entry| pipeline(&broad_phase_module, &broad_phase_layout, entry)),
+            layout: broad_phase_layout,
+        };
+        let outputs = Kernels {
+            pipelines: OUTPUT_ENTRY_POINTS
+                .map(|entry| pipeline(&outputs_module, &outputs_layout, entry)),
+            layout: outputs_layout,
+        };
+        let prepare_contacts = pipeline(&outputs_module, &prepare_layout, "prepare_contacts");
+        (broad_phase, outputs, prepare_contacts, prepare_layout)
+    }
+
+    /// Starts the candidate and contact buffers at these capacities (at least 1 each) instead
+    /// of 16,384: smaller to hold less memory in small worlds (tests use 1 to force the
+    /// overflow and rerun of [`ContactPipeline::find`]), larger to avoid the reruns of the
+    /// first steps of a large world.
+    #[must_use]
+    pub fn with_capacities(self, candidates: u64, contacts: u64) -> Self {
+        {
+            let mut state = self.lock();
+            state.candidate_capacity = candidates.max(1);
+            state.contact_capacity = contacts.max(1);
+            state.buffers = None;
+        }
+        self
+    }
+
+    /// Sets how long one wait for the device may last, as
+    /// [`SweepPipeline::with_poll_timeout`](super::SweepPipeline::with_poll_timeout).
+    #[must_use]
+    pub fn with_poll_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.waiter.set_poll_timeout(timeout);
+        self
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The most bodies one step takes: one storage binding of 32-byte records.
+    #[must_use]
+    pub fn max_bodies(&self) -> usize {
+        (self.largest_binding / 32).min(crate::cpu::MAX_BODIES as u64) as usize
+    }
+
+    /// How many times the last [`find`](Self::find) ran the step again after a buffer
+    /// overflowed (0 when the buffers were large enough).
+    #[must_use]
+    pub fn reruns(&self) -> u32 {
+        self.lock().reruns
+    }
+
+    /// The wall-clock time of the last [`find`](Self::find): validation, upload, every run of
+    /// the step on the device, readback and decoding.
+    #[must_use]
+    pub fn elapsed(&self) -> Duration {
+        self.lock().elapsed
+    }
+
+    /// Bytes of device memory the pipeline holds now (its buffers at their present
+    /// capacities: see [`DEVICE_BYTES_PER_BODY`], [`DEVICE_BYTES_PER_CANDIDATE`] and
+    /// [`DEVICE_BYTES_PER_CONTACT`]), besides the sorter's own workspace.
+    #[must_use]
+    pub fn device_memory_bytes(&self) -> u64 {
+        let state = self.lock();
+        state.upload.buffer().size()
+            + state.buffers.as_ref().map_or(0, |buffers| {
+                buffers.all.iter().map(wgpu::Buffer::size).sum::<u64>()
+            })
+    }
+
+    /// The contacts of the step of `bodies` with `options`, as [`crate::cpu::find_contacts`]
+    /// gives them: the same contacts in the same order, the same earliest contact per body
+    /// (the lowest partner among equal times) and the same earliest of the step, where the
+    /// GPU's sweep gives the CPU's times (see the README on parity); the candidate count is
+    /// the GPU broad phase's.
+    ///
+    /// # Errors
+    /// The input errors of the batch paths ([`Error::NonFinite`], [`Error::TooLarge`],
+    /// [`Error::NegativeRadius`], [`Error::PeriodicBoxTooSmall`],
+    /// [`Error::OutsidePeriodicBox`]), [`Error::TooManyBodies`] beyond
+    /// [`ContactPipeline::max_bodies`], [`Error::CapacityExceeded`] when the candidates or
+    /// contacts outgrow one binding, and the device errors [`Error::Device`],
+    /// [`Error::Mapping`] and [`Error::Timeout`]. No bodies, or one, give no contacts.
+    pub fn find<B>(&self, bodies: &[B], options: SweepOptions) -> Result<Contacts, Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        let start = Instant::now();
+        let mut state = self.lock();
+        let state = &mut *state;
+        self.waiter.check_loss()?;
+        pack_bodies(bodies, &mut state.packed)?;
+        validate_batch(bodies, &[], &options)?;
+        if bodies.len() > self.max_bodies() {
+            return Err(Error::TooManyBodies {
+                count: bodies.len(),
+                max: self.max_bodies(),
+            });
+        }
+        state.reruns = 0;
+        if bodies.len() < 2 {
+            state.elapsed = start.elapsed();
+            return Ok(Contacts::from_parts(
+                Vec::new(),
+                vec![None; bodies.len()],
+                0,
+            ));
+        }
+        let scopes = ErrorScopes::push(&self.device);
+        let result = self.run(state, &options);
+        let caught = pollster::block_on(scopes.finish());
+        state.elapsed = start.elapsed();
+        caught.and(result)
+    }
+
+    /// Uploads the bodies and runs the step until its buffers hold every candidate and
+    /// contact.
+    fn run(&self, state: &mut State, options: &SweepOptions) -> Result<Contacts, Error> {
+        let n = state.packed.len() as u64;
+        state.upload.ensure(&self.device, n);
+        let body_bytes = bytemuck::cast_slice(&state.packed);
+        pollster::block_on(state.upload.write(&self.waiter, body_bytes))?;
+        let params = self.step_params(&state.packed, options);
+        loop {
+            self.ensure_buffers(state, n)?;
+            let buffers = state.buffers.as_ref().expect("made above");
+            let mut params = params;
+            params.candidate_capacity = buffers.candidate_capacity as u32;
+            params.contact_capacity = buffers.contact_capacity as u32;
+            self.queue
+                .write_buffer(&buffers.params, 0, bytemuck::bytes_of(&params));
+            let mut encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("contact step"),
+                });
+            encoder.copy_buffer_to_buffer(state.upload.buffer(), 0, &buffers.bodies, 0, n * 32);
+            self.record(&mut state.sorter, &mut encoder, buffers, n as u32, options)?;
+            self.queue.submit([encoder.finish()]);
+            let layout = ReadbackLayout::new(buffers.body_capacity, buffers.contact_capacity);
+            let slice = buffers.readback.slice(..layout.size);
+            pollster::block_on(self.waiter.map(&slice, wgpu::MapMode::Read))?;
+            let decoded = slice.get_mapped_range().map(|view| {
+                let counts: [u32; 2] = bytemuck::pod_read_unaligned(&view[..8]);
+                let [candidates, contacts] = counts.map(u64::from);
+                if candidates > buffers.candidate_capacity || contacts > buffers.contact_capacity {
+                    return Err((candidates, contacts));
+                }
+                let earliest = &view[layout.earliest as usize..][..4 * n as usize];
+                let records = &view[layout.contacts as usize..][..64 * contacts as usize];
+                Ok(decode(
+                    &state.packed,
+                    bytemuck::cast_slice(earliest),
+                    bytemuck::cast_slice(records),
+                    candidates as usize,
+                ))
+            });
+            buffers.readback.unmap();
+            match decoded.map_err(|error| Error::Mapping(error.to_string()))? {
+                Ok(contacts) => return Ok(contacts),
+                Err((candidates, contacts)) => {
+                    state.reruns += 1;
+                    state.candidate_capacity = state.candidate_capacity.max(candidates);
+                    state.contact_capacity = state.contact_capacity.max(contacts);
+                }
+            }
+        }
+    }
+
+    /// The step's parameters: the options, and the Morton grid over the boxes' centres
+    /// (the box `[0, L]` on an axis that wraps, else the span of the centres' paths).
+    fn step_params(&self, bodies: &[BodyRecord], options: &SweepOptions) -> StepParams {
+        let sweep = SweepParams::new(options, 0);
+        let periodic = sweep.flags & FLAG_PERIODIC != 0;
+        let period = if periodic { sweep.period } else { [0.0; 3] };
+        let span = bodies
+            .par_iter()
+            .map(|body| {
+                let lo = std::array::from_fn(|k| body.center[k] + body.displacement[k].min(0.0));
+                let hi = std::array::from_fn(|k| body.center[k] + body.displacement[k].max(0.0));
+                (lo, hi)
+            })
+            .reduce(
+                || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
+                |(lo_a, hi_a): ([f32; 3], [f32; 3]), (lo_b, hi_b)| {
+                    (
+                        std::array::from_fn(|k| lo_a[k].min(lo_b[k])),
+                        std::array::from_fn(|k| hi_a[k].max(hi_b[k])),
+                    )
+                },
+            );
+        let (mut origin, mut end) = span;
+        for k in 0..3 {
+            if period[k] > 0.0 {
+                origin[k] = 0.0;
+                end[k] = period[k];
+            }
+        }
+        let cells = ((1u32 << MORTON_BITS) - 1) as f32;
+        StepParams {
+            period,
+            flags: sweep.flags,
+            inverse_period: if periodic {
+                sweep.inverse_period
+            } else {
+                [0.0; 3]
+            },
+            body_count: bodies.len() as u32,
+            origin,
+            largest_period: period.iter().fold(0.0f32, |m, &p| m.max(p)),
+            morton_scale: std::array::from_fn(|k| {
+                let extent = end[k] - origin[k];
+                if extent > 0.0 && extent.is_finite() {
+                    cells / extent
+                } else {
+                    0.0
+                }
+            }),
+            ..StepParams::default()
+        }
+    }
+
+    /// Makes the buffers for `n` bodies and the state's capacities, unless those made before
+    /// hold them.
+    fn ensure_buffers(&self, state: &mut State, n: u64) -> Result<(), Error> {
+        let max_candidates = self.largest_binding / 32;
+        let max_contacts = self.largest_binding / 64;
+        for (count, max) in [
+            (state.candidate_capacity, max_candidates),
+            (state.contact_capacity, max_contacts),
+        ] {
+            if count > max {
+                return Err(Error::CapacityExceeded {
+                    pairs: count as usize,
+                    capacity: max as usize,
+                });
+            }
+        }
+        if let Some(buffers) = &state.buffers
+            && buffers.body_capacity >= n
+            && buffers.candidate_capacity >= state.candidate_capacity
+            && buffers.contact_capacity >= state.contact_capacity
+        {
+            return Ok(());
+        }
+        let grow = |count: u64, max: u64| count.next_power_of_two().max(1024).min(max);
+        let body_capacity = grow(n, self.max_bodies() as u64);
+        state.candidate_capacity = grow(state.candidate_capacity, max_candidates);
+        state.contact_capacity = grow(state.contact_capacity, max_contacts);
+        state.buffers = None;
+        let buffers = self.create_buffers(
+            body_capacity,
+            state.candidate_capacity,
+            state.contact_capacity,
+        )?;
+        state.buffers = Some(buffers);
+        Ok(())
+    }
+
+    fn create_buffers(
+        &self,
+        bodies_held: u64,
+        candidates_held: u64,
+        contacts_held: u64,
+    ) -> Result<StepBuffers, Error> {
+        use wgpu::BufferUsages as Usage;
+        let device = &self.device;
+        let storage = Usage::STORAGE;
+        let mut all = Vec::new();
+        let mut buffer = |label, size: u64, usage| {
+            let buffer = create_buffer(device, label, usage, size.max(4));
+            all.push(buffer.clone());
+            buffer
+        };
+        let params = buffer("step params", 80, Usage::UNIFORM | Usage::COPY_DST);
+        let bodies = buffer("step bodies", 32 * bodies_held, storage | Usage::COPY_DST);
+        let boxes = buffer("step boxes", 32 * bodies_held, storage);
+        let codes = buffer("step codes", 8 * bodies_held, storage);
+        let body_sort = [
+            buffer("step body sort in", 8 * bodies_held, storage),
+            buffer("step body sort out", 8 * bodies_held, storage),
+        ];
+        let leaves = buffer("step leaves", 32 * bodies_held, storage);
+        let leaf_codes = buffer("step leaf codes", 8 * bodies_held, storage);
+        let nodes = buffer("step nodes", 16 * bodies_held, storage);
+        let node_parents = buffer("step node parents", 4 * bodies_held, storage);
+        let leaf_parents = buffer("step leaf parents", 4 * bodies_held, storage);
+        let node_boxes = buffer("step node boxes", 32 * bodies_held, storage);
+        let counted = storage | Usage::COPY_SRC | Usage::COPY_DST;
+        let pairs = buffer("step candidates", 8 * candidates_held, storage);
+        let candidate_count = buffer("step candidate count", 4, counted);
+        let impacts = buffer("step impacts", 32 * candidates_held, storage);
+        let contact_count = buffer("step contact count", 4, counted);
+        let contacts = buffer("step contacts", 64 * contacts_held, storage);
+        let contact_dispatch = buffer(
+            "step contact dispatch",
+            32,
+            storage | Usage::INDIRECT | Usage::COPY_SRC,
+        );
+        let contact_sort = [
+            buffer("step contact sort in", 8 * contacts_held, storage),
+            buffer("step contact sort out", 8 * contacts_held, storage),
+        ];
+        let ordered = buffer("step ordered contacts", 64 * contacts_held, counted);
+        let earliest = buffer("step earliest", 4 * bodies_held, counted);
+        let layout = ReadbackLayout::new(bodies_held, contacts_held);
+        let readback = buffer(
+            "step readback",
+            layout.size,
+            Usage::MAP_READ | Usage::COPY_DST,
+        );
+        let sweep = self.sweep.bind_buffers(device, &bodies, &pairs, &impacts)?;
+        let group = |label, layout: &wgpu::BindGroupLayout, entries: &[(u32, &wgpu::Buffer)]| {
+            let entries: Vec<_> = entries
+                .iter()
+                .map(|&(binding, buffer)| group_entry(binding, buffer))
+                .collect();
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(label),
+                layout,
+                entries: &entries,
+            })
+        };
+        let broad_phase_group = group(
+            "broad phase",
+            &self.broad_phase.layout,
+            &[
+                (0, &params),
+                (1, &bodies),
+                (2, &boxes),
+                (3, &codes),
+                (4, &body_sort[0]),
+                (5, &body_sort[1]),
+                (6, &leaves),
+                (7, &leaf_codes),
+                (8, &nodes),
+                (9, &node_parents),
+                (10, &leaf_parents),
+                (11, &node_boxes),
+                (12, &pairs),
+                (13, &candidate_count),
+            ],
+        );
+        let outputs_group = group(
+            "step outputs",
+            &self.outputs.layout,
+            &[
+                (0, &params),
+                (1, &bodies),
+                (2, &pairs),
+                (3, &impacts),
+                (4, sweep.dispatch()),
+                (5, &contact_count),
+                (6, &contacts),
+                (8, &contact_sort[0]),
+                (9, &contact_sort[1]),
+                (10, &ordered),
+                (11, &earliest),
+                (12, &contact_dispatch),
+            ],
+        );
+        let prepare_group = group(
+            "prepare_contacts",
+            &self.prepare_layout,
+            &[(0, &params), (5, &contact_count), (7, &contact_dispatch)],
+        );
+        Ok(StepBuffers {
+            body_capacity: bodies_held,
+            candidate_capacity: candidates_held,
+            contact_capacity: contacts_held,
+            params,
+            bodies,
+            body_sort,
+            candidate_count,
+            contact_count,
+            contact_sort,
+            ordered,
+            earliest,
+            readback,
+            sweep,
+            broad_phase_group,
+            outputs_group,
+            prepare_group,
+            contact_dispatch,
+            all,
+        })
+    }
+
+    /// Records one step of `n` bodies (already in `buffers.bodies`) into `encoder`, with the
+    /// copies of its outputs to the readback.
+    fn record(
+        &self,
+        sorter: &mut lampshade::KeyValueSorter,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &StepBuffers,
+        n: u32,
+        options: &SweepOptions,
+    ) -> Result<(), Error> {
+        let sort_error = |error: lampshade::Error| Error::Device(format!("radix sort: {error}"));
+        encoder.clear_buffer(&buffers.candidate_count, 0, None);
+        encoder.clear_buffer(&buffers.contact_count, 0, None);
+        encoder.clear_buffer(&buffers.earliest, 0, Some(4 * u64::from(n)));
+        let per_body = SweepDispatch::new(n);
+        let broad = |encoder: &mut wgpu::CommandEncoder, kernel: usize| {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(BROAD_PHASE_ENTRY_POINTS[kernel]),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.broad_phase.pipelines[kernel]);
+            pass.set_bind_group(0, &buffers.broad_phase_group, &[]);
+            pass.dispatch_workgroups(per_body.workgroups_x, per_body.workgroups_y, 1);
+        };
+        let [sort_in, sort_out] = &buffers.body_sort;
+        broad(encoder, SWEPT_BOXES);
+        sorter
+            .record_sort(encoder, sort_in, sort_out, n)
+            .map_err(sort_error)?;
+        broad(encoder, KEY_BY_HIGH);
+        // The high words hold 31 bits of the 63-bit code.
+        sorter
+            .record_sort_with_key_bits(encoder, sort_in, sort_out, n, 3 * MORTON_BITS - 32)
+            .map_err(sort_error)?;
+        for kernel in [LEAVES, HIERARCHY, REFIT, CANDIDATES] {
+            broad(encoder, kernel);
+        }
+        self.sweep.record_indirect(
+            &self.queue,
+            encoder,
+            &buffers.sweep,
+            &buffers.candidate_count,
+            0,
+            options,
+        )?;
+        let outputs = |encoder: &mut wgpu::CommandEncoder, kernel: usize| {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(OUTPUT_ENTRY_POINTS[kernel]),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.outputs.pipelines[kernel]);
+            pass.set_bind_group(0, &buffers.outputs_group, &[]);
+            let dispatch = if kernel == COMPACT {
+                buffers.sweep.dispatch()
+            } else {
+                &buffers.contact_dispatch
+            };
+            pass.dispatch_workgroups_indirect(dispatch, 0);
+        };
+        outputs(encoder, COMPACT);
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("prepare_contacts"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.prepare_contacts);
+            pass.set_bind_group(0, &buffers.prepare_group, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        // Stable sorts by the second body, the first, then the time: the order (time, pair).
+        let index_bits = u32::BITS - (n - 1).leading_zeros();
+        // Times are in [0, 1]: their bits are below 2^30.
+        let time_bits = 30;
+        let [contact_in, contact_out] = &buffers.contact_sort;
+        let capacity = buffers.contact_capacity as u32;
+        for (kernel, key_bits) in [
+            (KEY_BY_SECOND, index_bits),
+            (KEY_BY_FIRST, index_bits),
+            (KEY_BY_TIME, time_bits),
+        ] {
+            outputs(encoder, kernel);
+            sorter
+                .record_sort_counted_with_key_bits(
+                    encoder,
+                    contact_in,
+                    contact_out,
+                    &buffers.contact_count,
+                    capacity,
+                    key_bits.max(1),
+                )
+                .map_err(sort_error)?;
+        }
+        outputs(encoder, ORDER);
+        let layout = ReadbackLayout::new(buffers.body_capacity, buffers.contact_capacity);
+        let readback = &buffers.readback;
+        encoder.copy_buffer_to_buffer(&buffers.candidate_count, 0, readback, 0, 4);
+        encoder.copy_buffer_to_buffer(&buffers.contact_count, 0, readback, 4, 4);
+        encoder.copy_buffer_to_buffer(
+            &buffers.earliest,
+            0,
+            readback,
+            layout.earliest,
+            4 * u64::from(n),
+        );
+        encoder.copy_buffer_to_buffer(
+            &buffers.ordered,
+            0,
+            readback,
+            layout.contacts,
+            buffers.ordered.size(),
+        );
+        Ok(())
+    }
+}
+
+/// The step's [`Contacts`] from what the device wrote: the ordered contact records and, per
+/// body, the complement of its earliest contact's position (0 for none).
+fn decode(
+    bodies: &[BodyRecord],
+    earliest: &[u32],
+    records: &[ContactRecord],
+    candidates: usize,
+) -> Contacts {
+    let contacts: Vec<Contact> = records
+        .par_iter()
+        .map(|record| {
+            let [a, b] = record.pair;
+            let impact: &ImpactRecord = &record.impact;
+            Contact {
+                pair: record.pair,
+                image: record.image,
+                impact: impact
+                    .to_impact(&bodies[a as usize], &bodies[b as usize])
+                    .expect("only hits are compacted"),
+            }
+        })
+        .collect();
+    let earliest = earliest
+        .par_iter()
+        .enumerate()
+        .map(|(body, &complement)| {
+            (complement != 0).then(|| {
+                let contact = !complement;
+                let [a, b] = contacts[contact as usize].pair;
+                Earliest {
+                    contact,
+                    partner: if a == body as u32 { b } else { a },
+                }
+            })
+        })
+        .collect();
+    Contacts::from_parts(contacts, earliest, candidates)
+}

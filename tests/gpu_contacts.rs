@@ -1,0 +1,303 @@
+//! The whole step on the GPU (`gpu::ContactPipeline`) against the CPU's
+//! (`cpu::find_contacts`, itself checked against brute force in `tests/contacts.rs`): the
+//! same contacts in the same order, the same earliest contact and partner per body, the same
+//! earliest of the step. Needs an adapter (a software one will do).
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use sweepcast::glam::Vec3;
+use sweepcast::gpu::{ContactPipeline, GpuContext};
+use sweepcast::parity::{GPU_BOUND, check_pair};
+use sweepcast::reference::Body;
+use sweepcast::{Error, Impact, MovingSphere, PeriodicBox, SweepOptions, cpu};
+use testkit::Scene;
+
+/// One context and contact pipeline for the binary, or `None` (loudly) without an adapter.
+fn pipeline(test: &str) -> Option<&'static ContactPipeline> {
+    static GPU: OnceLock<Option<(GpuContext, ContactPipeline)>> = OnceLock::new();
+    let gpu = GPU.get_or_init(|| {
+        common::gpu_context(test).map(|context| {
+            let pipeline = ContactPipeline::new(&context).expect("the step's shaders compile");
+            (context, pipeline)
+        })
+    });
+    if gpu.is_none() {
+        eprintln!("!!!!!!!! SKIPPED {test}: no GPU adapter (see above)");
+    }
+    gpu.as_ref().map(|(_, pipeline)| pipeline)
+}
+
+/// The GPU's step against the CPU's. Where the adapter's sweep rounds as the CPU twin does
+/// (lavapipe: every time, to the bit), everything is equal; where it does not (GL's division
+/// and square root are not correctly rounded, see `sweepcast::parity`), the two may differ
+/// only as the parity bound allows, and the differences are counted and printed:
+///
+/// * every GPU contact passes the GPU's parity judge, and its image is the CPU's;
+/// * a pair that only one side reports is within the bound of a grazing or end-of-step
+///   contact: the other side's miss passes the judge too;
+/// * the GPU's contacts are in the order of its own times, then pairs; each body's earliest
+///   is the least (time, partner) among its GPU contacts, and the step's earliest the first;
+/// * where the GPU's earliest partner of a body (or the step's earliest pair) is not the
+///   CPU's, the two paths' times of those pairs differ: rounding, within the bound,
+///   reordered the contacts.
+///
+/// Returns how many contacts' times differed and how many earliest partners did.
+fn assert_same(
+    label: &str,
+    bodies: &[MovingSphere],
+    options: SweepOptions,
+    gpu: &cpu::Contacts,
+    cpu: &cpu::Contacts,
+) -> (usize, usize) {
+    let by_pair = |contacts: &cpu::Contacts| -> HashMap<[u32; 2], cpu::Contact> {
+        contacts.contacts().iter().map(|c| (c.pair, *c)).collect()
+    };
+    let (gpu_pairs, cpu_pairs) = (by_pair(gpu), by_pair(cpu));
+    assert_eq!(
+        gpu_pairs.len(),
+        gpu.contacts().len(),
+        "{label}: a pair twice"
+    );
+    let judge = |pair: [u32; 2], impact: Option<&Impact>| {
+        let [a, b] = pair.map(|i| Body::from(bodies[i as usize]));
+        check_pair(&a, &b, &options, impact, None, GPU_BOUND).failure
+    };
+    let time = |c: Option<&cpu::Contact>| c.map(|c| c.impact.time_of_impact.to_bits());
+    let mut times_differ = 0;
+    for contact in gpu.contacts() {
+        assert_eq!(
+            judge(contact.pair, Some(&contact.impact)),
+            None,
+            "{label}: {contact:?}"
+        );
+        match cpu_pairs.get(&contact.pair) {
+            Some(other) => {
+                assert_eq!(contact.image, other.image, "{label}: {contact:?}");
+                times_differ += usize::from(time(Some(contact)) != time(Some(other)));
+            }
+            None => assert_eq!(
+                judge(contact.pair, None),
+                None,
+                "{label}: CPU missed {contact:?}"
+            ),
+        }
+    }
+    for pair in cpu_pairs
+        .keys()
+        .filter(|pair| !gpu_pairs.contains_key(*pair))
+    {
+        assert_eq!(judge(*pair, None), None, "{label}: GPU missed {pair:?}");
+    }
+    let order = |c: &cpu::Contact| (c.impact.time_of_impact.to_bits(), c.pair);
+    assert!(
+        gpu.contacts()
+            .windows(2)
+            .all(|w| order(&w[0]) < order(&w[1])),
+        "{label}: GPU contacts out of order"
+    );
+    // Each body's least (time, partner) among the GPU's own contacts.
+    let mut least: Vec<Option<(u32, u32)>> = vec![None; bodies.len()];
+    for contact in gpu.contacts() {
+        let [a, b] = contact.pair;
+        for (body, partner) in [(a, b), (b, a)] {
+            let key = (contact.impact.time_of_impact.to_bits(), partner);
+            let slot = &mut least[body as usize];
+            if slot.is_none_or(|best| key < best) {
+                *slot = Some(key);
+            }
+        }
+    }
+    // Whether the two paths' times differ for one of `pairs` (or only one path has it).
+    let rounding_reordered = |pairs: [[u32; 2]; 2]| {
+        pairs
+            .iter()
+            .any(|pair| time(gpu_pairs.get(pair)) != time(cpu_pairs.get(pair)))
+    };
+    let mut partners_differ = 0;
+    for (body, (g, c)) in gpu
+        .earliest_per_body()
+        .iter()
+        .zip(cpu.earliest_per_body())
+        .enumerate()
+    {
+        let body = body as u32;
+        let gpu_least = g.map(|e| {
+            let contact = &gpu.contacts()[e.contact as usize];
+            assert!(contact.pair.contains(&body) && contact.pair.contains(&e.partner));
+            (contact.impact.time_of_impact.to_bits(), e.partner)
+        });
+        assert_eq!(
+            gpu_least, least[body as usize],
+            "{label}: earliest of {body}"
+        );
+        let [g_partner, c_partner] = [g, c].map(|e| e.map(|e| e.partner));
+        if g_partner != c_partner {
+            partners_differ += 1;
+            let pairs =
+                [g_partner, c_partner].map(|p| p.map_or([body; 2], |p| [body.min(p), body.max(p)]));
+            assert!(
+                rounding_reordered(pairs),
+                "{label}: body {body}: GPU partner {g_partner:?}, CPU {c_partner:?}, equal times"
+            );
+        }
+    }
+    let first = |contacts: &cpu::Contacts| contacts.earliest().map(|c| c.pair);
+    if first(gpu) != first(cpu) {
+        let pairs = [first(gpu), first(cpu)].map(|p| p.unwrap_or([0, 0]));
+        assert!(rounding_reordered(pairs), "{label}: earliest contact");
+    }
+    assert!(
+        gpu.candidates() >= gpu.contacts().len(),
+        "{label}: fewer candidates than contacts"
+    );
+    (times_differ, partners_differ)
+}
+
+fn compare(
+    pipeline: &ContactPipeline,
+    label: &str,
+    bodies: &[MovingSphere],
+    options: SweepOptions,
+) {
+    let cpu = cpu::find_contacts(bodies, options).expect("valid bodies");
+    let gpu = pipeline.find(bodies, options).expect("valid bodies");
+    let (times_differ, partners_differ) = assert_same(label, bodies, options, &gpu, &cpu);
+    println!(
+        "{label} ({} bodies): GPU {} candidates, CPU {}; {} contacts; {:?} on the GPU; \
+         {times_differ} times and {partners_differ} earliest partners differ from the CPU's",
+        bodies.len(),
+        gpu.candidates(),
+        cpu.candidates(),
+        gpu.contacts().len(),
+        pipeline.elapsed()
+    );
+}
+
+/// Every scene in 2D and 3D, with and without the separating option.
+#[test]
+fn the_gpu_step_equals_the_cpu_step_on_every_scene() {
+    let Some(pipeline) = pipeline("the_gpu_step_equals_the_cpu_step_on_every_scene") else {
+        return;
+    };
+    for scene in Scene::ALL {
+        for dims in [2, 3] {
+            for (n, seed) in [(500, 1), (5_000, 2)] {
+                let (bodies, options) = scene.bodies(n, dims, seed);
+                compare(pipeline, &format!("{scene:?} {dims}D"), &bodies, options);
+                let separating = SweepOptions {
+                    stop_at_penetration: false,
+                    ..options
+                };
+                compare(
+                    pipeline,
+                    &format!("{scene:?} {dims}D separating"),
+                    &bodies,
+                    separating,
+                );
+            }
+        }
+    }
+}
+
+/// 100,000 bodies on the uniform and clustered scenes.
+#[test]
+fn the_gpu_step_equals_the_cpu_step_at_100_000_bodies() {
+    let Some(pipeline) = pipeline("the_gpu_step_equals_the_cpu_step_at_100_000_bodies") else {
+        return;
+    };
+    for scene in [Scene::Uniform, Scene::Clustered] {
+        let (bodies, options) = scene.bodies(100_000, 3, 7);
+        compare(pipeline, &format!("{scene:?} 100K"), &bodies, options);
+    }
+}
+
+/// A million bodies: run by the step benchmark's instructions (`--ignored`), too long for
+/// the suite on a software adapter.
+#[test]
+#[ignore = "a million bodies: minutes on a software adapter"]
+fn the_gpu_step_equals_the_cpu_step_at_a_million_bodies() {
+    let Some(pipeline) = pipeline("the_gpu_step_equals_the_cpu_step_at_a_million_bodies") else {
+        return;
+    };
+    for scene in [Scene::Uniform, Scene::Clustered, Scene::Radii100] {
+        let (bodies, options) = scene.bodies(1_000_000, 3, 11);
+        compare(pipeline, &format!("{scene:?} 1M"), &bodies, options);
+    }
+}
+
+/// Buffers of one candidate and one contact overflow at once: the pipeline grows them and
+/// runs the step again, and nothing is dropped.
+#[test]
+fn an_overflow_grows_the_buffers_and_reruns_the_step() {
+    let Some(shared) = pipeline("an_overflow_grows_the_buffers_and_reruns_the_step") else {
+        return;
+    };
+    let _ = shared;
+    let context = common::gpu_context("overflow").expect("an adapter, as above");
+    let small = ContactPipeline::new(&context)
+        .expect("compiles")
+        .with_capacities(1, 1);
+    let (bodies, options) = Scene::Uniform.bodies(3_000, 3, 5);
+    let cpu = cpu::find_contacts(&bodies, options).expect("valid");
+    assert!(
+        cpu.contacts().len() > 1,
+        "the scene must overflow one contact"
+    );
+    let memory_before = small.device_memory_bytes();
+    let gpu = small.find(&bodies, options).expect("valid");
+    assert!(small.reruns() >= 1, "the step was not run again");
+    assert!(small.device_memory_bytes() > memory_before);
+    assert_same("after overflow", &bodies, options, &gpu, &cpu);
+    // The grown buffers hold the next step: no rerun.
+    let again = small.find(&bodies, options).expect("valid");
+    assert_eq!(small.reruns(), 0);
+    assert_same("grown", &bodies, options, &again, &cpu);
+}
+
+/// Empty, one body, identical bodies, bodies in one point; and the typed errors.
+#[test]
+fn degenerate_worlds_and_bad_input() {
+    let Some(pipeline) = pipeline("degenerate_worlds_and_bad_input") else {
+        return;
+    };
+    let options = SweepOptions::default();
+    let empty: [MovingSphere; 0] = [];
+    let none = pipeline.find(&empty, options).expect("empty is fine");
+    assert!(none.contacts().is_empty() && none.earliest_per_body().is_empty());
+    let one = [MovingSphere::new(Vec3::ONE, 1.0, Vec3::X)];
+    let single = pipeline.find(&one, options).expect("one body is fine");
+    assert!(single.contacts().is_empty());
+    assert_eq!(single.earliest_per_body(), &[None]);
+    let identical = vec![MovingSphere::new(Vec3::new(1.0, 2.0, 3.0), 0.5, Vec3::X); 300];
+    compare(pipeline, "identical", &identical, options);
+    let full = pipeline.find(&identical, options).expect("valid");
+    assert_eq!(full.contacts().len(), 300 * 299 / 2);
+    let points = vec![MovingSphere::new(Vec3::splat(-4.0), 0.0, Vec3::ZERO); 200];
+    compare(pipeline, "points", &points, options);
+
+    let mut bad = identical.clone();
+    bad[17].center.y = f32::NAN;
+    assert!(matches!(
+        pipeline.find(&bad, options),
+        Err(Error::NonFinite { body: 17, .. })
+    ));
+    bad[17].center.y = 0.0;
+    bad[18].radius = -1.0;
+    assert!(matches!(
+        pipeline.find(&bad, options),
+        Err(Error::NegativeRadius { body: 18, .. })
+    ));
+    let tiny_box = SweepOptions {
+        periodic_box: Some(PeriodicBox::cube(1.0).expect("a valid box")),
+        ..options
+    };
+    assert!(matches!(
+        pipeline.find(&identical, tiny_box),
+        Err(Error::PeriodicBoxTooSmall { .. })
+    ));
+    // The pipeline is still usable after the errors.
+    compare(pipeline, "after errors", &identical, options);
+}
