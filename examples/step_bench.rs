@@ -1,5 +1,6 @@
-//! The whole collision step from the bodies alone, on the CPU (`cpu::ContactFinder`), beside
-//! the step a Rust user would build today from parry3d 0.31: a `Bvh` over the same swept
+//! The whole collision step from the bodies alone, on the GPU (`gpu::ContactPipeline`) and on
+//! the CPU (`cpu::ContactFinder`), beside the step a Rust user would build today from parry3d
+//! 0.31: a `Bvh` over the same swept
 //! boxes (`Bvh::from_leaves`), its pairs of overlapping leaves, `cast_shapes_ball_ball` on
 //! each, and the same ordering and earliest impact per body. Both on all cores (parry's
 //! self-traversal with its `parallel` feature, its casts with rayon); alternating, so that
@@ -7,15 +8,19 @@
 //!
 //! ```text
 //! cargo run --release --example step_bench -- [--bodies N,N,...] [--scene S] [--dims 2|3]
-//!     [--rounds R] [--seed K] [--no-parry]
+//!     [--rounds R] [--seed K] [--no-parry] [--no-gpu]
 //! ```
 //!
 //! Scenes (`testkit::Scene`): `uniform` (the default: about 10% of the volume in bodies of
 //! radius 0.5 to 1, displacements up to 2), `clustered`, `radii100` (radii 0.05 to 5),
 //! `fast` (one body in fifty a bullet crossing the scene) and `periodic`. Prints per N the
-//! median step time of each path over the rounds, the CPU path's median time per stage,
-//! candidates and contacts, memory per body, the ratio to parry's step, and at the end the
-//! growth exponent of each path's step time between the last two sizes.
+//! median step time of each path over the rounds, each path's median time per stage (the
+//! GPU's from a second pipeline that submits and waits per stage, wall clock), candidates and
+//! contacts, memory per body, the ratio to parry's step, a cost model of the GPU step (bytes
+//! and dispatches per stage, and what they predict for an H100: a model, not a measurement),
+//! and at the end the growth exponent of each path's step time between the last two sizes.
+//! The GPU is whatever adapter `WGPU_BACKEND` selects; without one the GPU rows are skipped,
+//! loudly.
 
 mod common;
 
@@ -24,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use common::{bad_options, machine, parse};
 use rayon::prelude::*;
+use sweepcast::gpu::{ContactPipeline, GpuContext};
 use sweepcast::{MovingSphere, cpu};
 use testkit::Scene;
 
@@ -34,10 +40,15 @@ fn main() -> ExitCode {
     let mut rounds = 5;
     let mut seed = 1;
     let mut with_parry = true;
+    let mut with_gpu = true;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "--no-parry" {
             with_parry = false;
+            continue;
+        }
+        if flag == "--no-gpu" {
+            with_gpu = false;
             continue;
         }
         let value = args.next().unwrap_or_default();
@@ -67,6 +78,7 @@ fn main() -> ExitCode {
     }
     println!("{}, {} threads", machine(), rayon::current_num_threads());
     println!("scene {scene:?}, {dimensions}D, {rounds} rounds, seed {seed}");
+    let gpu = with_gpu.then(gpu_pipelines).flatten();
     let mut medians = Vec::new();
     let mut finder = cpu::ContactFinder::new();
     for &n in &sizes {
@@ -76,6 +88,9 @@ fn main() -> ExitCode {
         let mut theirs = Vec::new();
         let (mut contacts, mut candidates) = (0, 0);
         let mut parry_counts = (0, 0);
+        let mut gpu_times = Vec::new();
+        let mut gpu_stages: Vec<Vec<(&str, Duration)>> = Vec::new();
+        let mut gpu_counts = (0, 0);
         // A warm-up step of each, then alternating rounds.
         for round in 0..=rounds {
             let start = Instant::now();
@@ -91,6 +106,23 @@ fn main() -> ExitCode {
             if round > 0 {
                 ours.push(elapsed);
                 stages.push(finder.stage_times());
+            }
+            if let Some((_, pipeline, profiled)) = &gpu {
+                let start = Instant::now();
+                match pipeline.find(&bodies, options) {
+                    Ok(found) => gpu_counts = (found.candidates(), found.contacts().len()),
+                    Err(error) => {
+                        eprintln!("ContactPipeline::find: {error}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+                let elapsed = start.elapsed();
+                if round > 0 {
+                    gpu_times.push(elapsed);
+                    if profiled.find(&bodies, options).is_ok() {
+                        gpu_stages.push(profiled.stage_times());
+                    }
+                }
             }
             if with_parry && options.periodic_box.is_none() {
                 let start = Instant::now();
@@ -116,6 +148,36 @@ fn main() -> ExitCode {
             ms(stage(|s| s.order)),
             finder.memory_bytes() as f64 / n as f64,
         );
+        let gpu_median = (!gpu_times.is_empty()).then(|| median(&mut gpu_times));
+        if let (Some(gpu_median), Some((_, pipeline, _))) = (gpu_median, &gpu) {
+            let stages: Vec<String> = gpu_stages
+                .first()
+                .map(|first| {
+                    first
+                        .iter()
+                        .enumerate()
+                        .map(|(k, (name, _))| {
+                            let mut times: Vec<Duration> =
+                                gpu_stages.iter().map(|run| run[k].1).collect();
+                            format!("{name} {:.2}", ms(median(&mut times)))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            println!(
+                "          GPU step {:.2} ms ({:.1} M bodies/s; {:.2}x the CPU step); stages \
+                 (submitted one by one): {} ms; {} candidates, {} contacts; {:.0} B of device \
+                 memory a body",
+                ms(gpu_median),
+                n as f64 / gpu_median.as_secs_f64() / 1e6,
+                ours_median.as_secs_f64() / gpu_median.as_secs_f64(),
+                stages.join(", "),
+                gpu_counts.0,
+                gpu_counts.1,
+                pipeline.device_memory_bytes() as f64 / n as f64,
+            );
+            print_model(n, gpu_counts.0, gpu_counts.1);
+        }
         let theirs_median = (!theirs.is_empty()).then(|| median(&mut theirs));
         if let Some(theirs_median) = theirs_median {
             println!(
@@ -126,9 +188,9 @@ fn main() -> ExitCode {
                 theirs_median.as_secs_f64() / ours_median.as_secs_f64()
             );
         }
-        medians.push((n, ours_median, theirs_median));
+        medians.push((n, ours_median, theirs_median, gpu_median));
     }
-    if let [.., (n0, ours0, theirs0), (n1, ours1, theirs1)] = medians[..] {
+    if let [.., (n0, ours0, theirs0, gpu0), (n1, ours1, theirs1, gpu1)] = medians[..] {
         let exponent = |t0: Duration, t1: Duration| {
             (t1.as_secs_f64() / t0.as_secs_f64()).ln() / (n1 as f64 / n0 as f64).ln()
         };
@@ -139,9 +201,88 @@ fn main() -> ExitCode {
         if let (Some(t0), Some(t1)) = (theirs0, theirs1) {
             print!(", parry3d {:.2}", exponent(t0, t1));
         }
+        if let (Some(t0), Some(t1)) = (gpu0, gpu1) {
+            print!(", GPU {:.2}", exponent(t0, t1));
+        }
         println!();
     }
     ExitCode::SUCCESS
+}
+
+/// A context and two contact pipelines on it: one timed whole, one timed per stage. `None`,
+/// loudly, without an adapter.
+fn gpu_pipelines() -> Option<(GpuContext, ContactPipeline, ContactPipeline)> {
+    let made = GpuContext::new_blocking().and_then(|context| {
+        let pipeline = ContactPipeline::new(&context)?;
+        let profiled = ContactPipeline::new(&context)?.with_stage_times(true);
+        Ok((context, pipeline, profiled))
+    });
+    match made {
+        Ok(gpu) => {
+            println!("GPU: {}", gpu.0.describe());
+            Some(gpu)
+        }
+        Err(error) => {
+            eprintln!("!!!!!!!! no GPU rows: {error}");
+            None
+        }
+    }
+}
+
+/// The GPU step's cost model: bytes read and written and dispatches per stage, from the
+/// buffer sizes and the counts of this step, with what they predict for an H100 (3.35 TB/s
+/// of HBM3, and an assumed 5 µs a dispatch for launch and barrier). A model, not a
+/// measurement: it counts each buffer a kernel streams once, the tree's traversal as 48
+/// bytes (a node and its box) for each of `VISITS` node visits a query (the CPU's count on
+/// the uniform scene; the GPU's L2 would hold much of the tree), and lampshade's portable
+/// sort as 4-bit passes (the kernel it picks on NVIDIA Vulkan without subgroups) of 24
+/// bytes an item each (read twice, written once).
+fn print_model(n: usize, candidates: usize, contacts: usize) {
+    const BANDWIDTH: f64 = 3.35e12;
+    const DISPATCH: f64 = 5e-6;
+    const VISITS: f64 = 28.0;
+    let (n, c, k) = (n as f64, candidates as f64, contacts as f64);
+    let index_bits = (n.log2().ceil()).max(1.0);
+    let sort = |items: f64, bits: f64| {
+        let passes = (bits / 4.0).ceil();
+        (passes * 24.0 * items, passes * 4.0)
+    };
+    let (sort_codes, sort_codes_dispatches) = sort(n, 63.0);
+    let (sort_contacts, sort_contacts_dispatches) = sort(k, 2.0 * index_bits + 30.0);
+    let stages = [
+        ("bounds", 80.0 * n, 1.0),
+        ("sort", sort_codes + 24.0 * n, sort_codes_dispatches + 1.0),
+        ("hierarchy", (88.0 + 72.0 + 100.0) * n, 3.0),
+        ("candidates", VISITS * 48.0 * n + 8.0 * c, 1.0),
+        ("sweep", 104.0 * c, 2.0),
+        (
+            "contacts",
+            40.0 * c + 128.0 * k + 3.0 * 80.0 * k + sort_contacts + 136.0 * k,
+            sort_contacts_dispatches + 6.0,
+        ),
+    ];
+    let mut total = (0.0, 0.0, 0.0);
+    let rows: Vec<String> = stages
+        .iter()
+        .map(|&(name, bytes, dispatches)| {
+            let seconds = bytes / BANDWIDTH + dispatches * DISPATCH;
+            total = (total.0 + bytes, total.1 + dispatches, total.2 + seconds);
+            format!(
+                "{name} {:.1} MB/{dispatches:.0}/{:.0} µs",
+                bytes / 1e6,
+                seconds * 1e6
+            )
+        })
+        .collect();
+    println!(
+        "          model (bytes/dispatches/H100 µs): {}; total {:.1} MB, {:.0} dispatches, \
+         {:.0} µs on an H100 (model), plus the readback over PCIe ({:.1} MB)",
+        rows.join(", "),
+        total.0 / 1e6,
+        total.1,
+        total.2 * 1e6,
+        (8.0 + 4.0 * n + 64.0 * k) / 1e6,
+    );
 }
 
 fn median(times: &mut [Duration]) -> Duration {

@@ -301,3 +301,38 @@ fn degenerate_worlds_and_bad_input() {
     // The pipeline is still usable after the errors.
     compare(pipeline, "after errors", &identical, options);
 }
+
+/// Submitting stage by stage to time them changes no answer, and names every stage.
+#[test]
+fn stage_times_name_every_stage_and_change_nothing() {
+    let Some(shared) = pipeline("stage_times_name_every_stage_and_change_nothing") else {
+        return;
+    };
+    let context = common::gpu_context("stage times").expect("an adapter, as above");
+    let profiled = ContactPipeline::new(&context)
+        .expect("compiles")
+        .with_stage_times(true);
+    let (bodies, options) = Scene::Periodic.bodies(2_000, 3, 9);
+    let whole = shared.find(&bodies, options).expect("valid");
+    assert!(shared.stage_times().is_empty(), "not asked for");
+    let staged = profiled.find(&bodies, options).expect("valid");
+    assert_eq!(staged.contacts(), whole.contacts());
+    assert_eq!(staged.earliest_per_body(), whole.earliest_per_body());
+    let names: Vec<&str> = profiled
+        .stage_times()
+        .iter()
+        .map(|(name, _)| *name)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "bounds",
+            "sort",
+            "hierarchy",
+            "candidates",
+            "sweep",
+            "contacts",
+            "readback"
+        ]
+    );
+}

@@ -166,6 +166,9 @@ struct State {
     contact_capacity: u64,
     reruns: u32,
     elapsed: Duration,
+    /// Whether `find` submits and times each stage on its own.
+    profiling: bool,
+    stage_times: Vec<(&'static str, Duration)>,
 }
 
 /// The device buffers of a step, for a body, candidate and contact capacity, with the bind
@@ -255,6 +258,8 @@ impl ContactPipeline {
                 contact_capacity: INITIAL_CAPACITY,
                 reruns: 0,
                 elapsed: Duration::ZERO,
+                profiling: false,
+                stage_times: Vec::new(),
             }),
         })
     }
@@ -392,6 +397,27 @@ impl ContactPipeline {
         self.lock().elapsed
     }
 
+    /// Makes [`find`](Self::find) submit each stage on its own and wait for it, so that
+    /// [`ContactPipeline::stage_times`] can say what each took (wall clock: the adapters at
+    /// hand have no timestamp queries in common). This costs a submission and a wait per stage;
+    /// leave it off outside benchmarks.
+    #[must_use]
+    pub fn with_stage_times(self, profiling: bool) -> Self {
+        self.lock().profiling = profiling;
+        self
+    }
+
+    /// The wall-clock time of each stage of the last [`find`](Self::find)'s last run of the
+    /// step, with [`with_stage_times`](Self::with_stage_times) on (empty otherwise): `bounds`
+    /// (the bodies' copy from the upload buffer, swept boxes and Morton codes), `sort` (the
+    /// two radix sorts of the codes), `hierarchy` (leaves in order, Karras's nodes, refit),
+    /// `candidates` (the queries), `sweep`, `contacts` (compaction, three sorts, order and
+    /// earliest per body) and `readback` (copies, mapping, decoding).
+    #[must_use]
+    pub fn stage_times(&self) -> Vec<(&'static str, Duration)> {
+        self.lock().stage_times.clone()
+    }
+
     /// Bytes of device memory the pipeline holds now (its buffers at their present
     /// capacities: see [`DEVICE_BYTES_PER_BODY`], [`DEVICE_BYTES_PER_CANDIDATE`] and
     /// [`DEVICE_BYTES_PER_CONTACT`]), besides the sorter's own workspace.
@@ -470,9 +496,24 @@ impl ContactPipeline {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("contact step"),
                 });
+            state.stage_times.clear();
+            let mut stages = Stages {
+                pipeline: self,
+                times: state.profiling.then_some(&mut state.stage_times),
+                last: Instant::now(),
+            };
             encoder.copy_buffer_to_buffer(state.upload.buffer(), 0, &buffers.bodies, 0, n * 32);
-            self.record(&mut state.sorter, &mut encoder, buffers, n as u32, options)?;
+            let sorter = &mut state.sorter;
+            self.record(
+                sorter,
+                &mut encoder,
+                &mut stages,
+                buffers,
+                n as u32,
+                options,
+            )?;
             self.queue.submit([encoder.finish()]);
+            let readback_start = stages.last;
             let layout = ReadbackLayout::new(buffers.body_capacity, buffers.contact_capacity);
             let slice = buffers.readback.slice(..layout.size);
             pollster::block_on(self.waiter.map(&slice, wgpu::MapMode::Read))?;
@@ -492,6 +533,11 @@ impl ContactPipeline {
                 ))
             });
             buffers.readback.unmap();
+            if state.profiling {
+                state
+                    .stage_times
+                    .push(("readback", readback_start.elapsed()));
+            }
             match decoded.map_err(|error| Error::Mapping(error.to_string()))? {
                 Ok(contacts) => return Ok(contacts),
                 Err((candidates, contacts)) => {
@@ -728,6 +774,7 @@ impl ContactPipeline {
         &self,
         sorter: &mut lampshade::KeyValueSorter,
         encoder: &mut wgpu::CommandEncoder,
+        stages: &mut Stages<'_>,
         buffers: &StepBuffers,
         n: u32,
         options: &SweepOptions,
@@ -748,6 +795,7 @@ impl ContactPipeline {
         };
         let [sort_in, sort_out] = &buffers.body_sort;
         broad(encoder, SWEPT_BOXES);
+        stages.end(encoder, "bounds")?;
         sorter
             .record_sort(encoder, sort_in, sort_out, n)
             .map_err(sort_error)?;
@@ -756,9 +804,13 @@ impl ContactPipeline {
         sorter
             .record_sort_with_key_bits(encoder, sort_in, sort_out, n, 3 * MORTON_BITS - 32)
             .map_err(sort_error)?;
-        for kernel in [LEAVES, HIERARCHY, REFIT, CANDIDATES] {
+        stages.end(encoder, "sort")?;
+        for kernel in [LEAVES, HIERARCHY, REFIT] {
             broad(encoder, kernel);
         }
+        stages.end(encoder, "hierarchy")?;
+        broad(encoder, CANDIDATES);
+        stages.end(encoder, "candidates")?;
         self.sweep.record_indirect(
             &self.queue,
             encoder,
@@ -767,6 +819,7 @@ impl ContactPipeline {
             0,
             options,
         )?;
+        stages.end(encoder, "sweep")?;
         let outputs = |encoder: &mut wgpu::CommandEncoder, kernel: usize| {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(OUTPUT_ENTRY_POINTS[kernel]),
@@ -815,6 +868,7 @@ impl ContactPipeline {
                 .map_err(sort_error)?;
         }
         outputs(encoder, ORDER);
+        stages.end(encoder, "contacts")?;
         let layout = ReadbackLayout::new(buffers.body_capacity, buffers.contact_capacity);
         let readback = &buffers.readback;
         encoder.copy_buffer_to_buffer(&buffers.candidate_count, 0, readback, 0, 4);
@@ -833,6 +887,34 @@ impl ContactPipeline {
             layout.contacts,
             buffers.ordered.size(),
         );
+        Ok(())
+    }
+}
+
+/// With stage times on, ends a stage: submits what was recorded since the last, waits for it
+/// and records the time since; otherwise nothing.
+struct Stages<'a> {
+    pipeline: &'a ContactPipeline,
+    times: Option<&'a mut Vec<(&'static str, Duration)>>,
+    last: Instant,
+}
+
+impl Stages<'_> {
+    fn end(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: &'static str,
+    ) -> Result<(), Error> {
+        let Some(times) = self.times.as_deref_mut() else {
+            return Ok(());
+        };
+        let device = &self.pipeline.device;
+        let done = std::mem::replace(encoder, device.create_command_encoder(&Default::default()));
+        self.pipeline.queue.submit([done.finish()]);
+        self.pipeline.waiter.wait()?;
+        let now = Instant::now();
+        times.push((stage, now - self.last));
+        self.last = now;
         Ok(())
     }
 }
