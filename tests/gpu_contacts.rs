@@ -279,6 +279,25 @@ fn degenerate_worlds_and_bad_input() {
     assert_eq!(full.contacts().len(), 300 * 299 / 2);
     let points = vec![MovingSphere::new(Vec3::splat(-4.0), 0.0, Vec3::ZERO); 200];
     compare(pipeline, "points", &points, options);
+    // Bodies whose boxes never meet: no candidates, no contacts.
+    let apart: Vec<MovingSphere> = (0..100)
+        .map(|i| MovingSphere::new(Vec3::new(10.0 * i as f32, 0.0, 0.0), 1.0, Vec3::Y))
+        .collect();
+    let nothing = pipeline.find(&apart, options).expect("valid");
+    assert_eq!((nothing.candidates(), nothing.contacts().len()), (0, 0));
+    assert!(nothing.earliest().is_none());
+    assert_eq!(nothing.earliest_per_body(), vec![None; 100].as_slice());
+    // Two bodies: the smallest tree, one internal node.
+    let two = [
+        MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(4.0, 0.0, 0.0)),
+        MovingSphere::new(Vec3::new(5.0, 0.0, 0.0), 1.0, Vec3::ZERO),
+    ];
+    compare(pipeline, "two", &two, options);
+    let pair = pipeline.find(&two, options).expect("valid");
+    assert_eq!(
+        pair.earliest().map(|c| (c.pair, c.impact.time_of_impact)),
+        Some(([0, 1], 0.75))
+    );
 
     let mut bad = identical.clone();
     bad[17].center.y = f32::NAN;

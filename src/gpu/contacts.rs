@@ -470,9 +470,20 @@ impl ContactPipeline {
         }
         let scopes = ErrorScopes::push(&self.device);
         let result = self.run(state, &options);
-        let caught = pollster::block_on(scopes.finish());
+        // A caught device error explains a failed wait or wrong results: it wins.
+        let result = pollster::block_on(scopes.finish()).and(result);
+        if result.is_err() {
+            // A failed wait or mapping may leave the readback or the upload mapped, or their
+            // copies pending: the next call starts from fresh buffers (of the same
+            // capacities), made in scopes of their own so that this call's error is the one
+            // reported.
+            let scopes = ErrorScopes::push(&self.device);
+            state.buffers = None;
+            state.upload = Upload::new(&self.device, "step body upload", 32, u64::MAX);
+            let _ = pollster::block_on(scopes.finish());
+        }
         state.elapsed = start.elapsed();
-        caught.and(result)
+        result
     }
 
     /// Uploads the bodies and runs the step until its buffers hold every candidate and
