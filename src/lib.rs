@@ -16,7 +16,8 @@
 //! * [`cpu`]: the f32 twin of each shader, line for line, the shape-named single-pair
 //!   queries and the batched CPU paths.
 //! * [`gpu`]: [`gpu::GpuContext`], the stages that record into a caller's encoder
-//!   ([`gpu::SweepStage`]) and the blocking [`gpu::SweepPipeline`].
+//!   ([`gpu::SweepStage`]), the blocking [`gpu::SweepPipeline`], and the whole step from the
+//!   bodies alone ([`gpu::ContactPipeline`]: broad phase, sweep, ordered contacts).
 //! * [`parity`]: the backward-error judge the f32 paths are held to, for checking any
 //!   driver's answers against the oracle.
 //!

@@ -5,6 +5,10 @@
 //!   [`SweepBuffers`] the caller keeps; its f32 twin is [`crate::cpu::sweep`](mod@crate::cpu::sweep).
 //! * [`SweepPipeline`] runs the stage on the caller's slices and blocks until the answers are
 //!   back.
+//! * [`ContactPipeline`] runs the whole step from the bodies alone in one submission:
+//!   `shaders/broad_phase.wgsl` (a linear BVH; its CPU counterpart is the broad phase of
+//!   [`crate::cpu::find_contacts`]), the sweep stage on its candidates, and
+//!   `shaders/contacts.wgsl` (the contacts ordered, each body's earliest).
 //!
 //! Each stage's source is `shaders/shared.wgsl` (the data contract, mirrored by
 //! [`crate::layout`]) followed by the stage's own file.
