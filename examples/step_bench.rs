@@ -126,8 +126,9 @@ fn main() -> ExitCode {
                 let elapsed = start.elapsed();
                 if round > 0 && !gpu_failed {
                     gpu_times.push(elapsed);
-                    if profiled.find(&bodies, options).is_ok() {
-                        gpu_stages.push(profiled.stage_times());
+                    match profiled.find(&bodies, options) {
+                        Ok(_) => gpu_stages.push(profiled.stage_times()),
+                        Err(error) => eprintln!("GPU stage times: {error}"),
                     }
                 }
             }

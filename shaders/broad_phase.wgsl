@@ -8,7 +8,10 @@
 //   leaves        one per sorted position: the leaf's box, body and code
 //   hierarchy     one per internal node: Karras's range and split, the node's empty box
 //   refit         one per leaf: climbs to the root, growing each ancestor's box
-//   candidates    one per sorted position: the pairs with every later leaf whose box meets
+//   candidates    one per sorted position: the pairs with every later leaf whose box meets;
+//                 a query longer than BUDGET steps is saved and goes on in
+//   resume_candidates  one per saved query, as many dispatches as the host records
+//                 (prepare_resume sizes each from the count saved by the one before)
 // Its CPU counterpart is src/cpu/bvh.rs: the same boxes, margin, codes, hierarchy and
 // queries (there the centres are wrapped in f64 and the boxes' bounds are the tree's), and
 // the same contacts: both broad phases keep every pair the sweep can call a hit.
@@ -36,6 +39,19 @@
 // capacity are counted, not written).
 @group(0) @binding(12) var<storage, read_write> pairs: array<vec2<u32>>;
 @group(0) @binding(13) var<storage, read_write> candidate_count: atomic<u32>;
+// Set when a candidate was counted past the capacity.
+@group(0) @binding(14) var<storage, read_write> candidates_overflowed: atomic<u32>;
+// Queries that ran out of steps: those saved by the last dispatch (`_in`) and by this one
+// (`_out`), with their counts; two queues that alternate, in two bind groups.
+@group(0) @binding(15) var<storage, read> continuations_in: array<Continuation>;
+@group(0) @binding(16) var<storage, read> continuation_count_in: u32;
+@group(0) @binding(17) var<storage, read_write> continuations_out: array<Continuation>;
+@group(0) @binding(18) var<storage, read_write> continuation_count_out: atomic<u32>;
+// Set when a query was saved past the queue's capacity.
+@group(0) @binding(19) var<storage, read_write> continuations_overflowed: atomic<u32>;
+// `prepare_resume`'s own bind group: the count to resume and the dispatch it writes.
+@group(0) @binding(20) var<storage, read> resume_count: u32;
+@group(0) @binding(21) var<storage, read_write> resume_dispatch: vec3<u32>;
 
 struct Aabb {
     lo: vec3<f32>,
@@ -325,9 +341,115 @@ fn image_exists(s: u32) -> bool {
     return all(wraps | (steps == vec3<u32>(0u)));
 }
 
+// A query's state between dispatches: the leaf, the image it is walking and the walk's stack.
+struct Continuation {
+    position: u32,
+    image: u32,
+    depth: u32,
+    _pad: u32,
+    stack: array<u32, STACK_SIZE>,
+}
+
+// The steps (node visits, and the image checks of a periodic box) one invocation takes before
+// it hands the rest of its query to the next dispatch. Mesa's software adapters end an
+// invocation after 65,535 loop iterations, silently; well below that, and large enough that
+// ordinary queries (tens of visits) finish in one go.
+const BUDGET: u32 = 4096u;
+
+// The walk of the invocation's query: its stack, depth and the steps it has taken.
+var<private> stack: array<u32, STACK_SIZE>;
+var<private> depth: u32;
+var<private> steps: u32;
+
 // The pairs of the leaf at sorted position p with every later leaf whose box meets its own
 // (through any image, in a periodic box). A pair met through several images is written
-// once, from the first image that meets it.
+// once, from the first image that meets it. `first_image` and the private stack and depth
+// say where to start: depth 0 starts image `first_image` afresh. Past BUDGET steps the walk
+// is saved to `continuations_out` for `resume_candidates` to go on with.
+fn query(p: u32, first_image: u32) {
+    let own = leaves[p];
+    let root_lo = node_lo(0u);
+    let root_hi = node_hi(0u);
+    for (var s = first_image; s < 27u; s = s + 1u) {
+        if (!image_exists(s)) {
+            continue;
+        }
+        let shift = image_shift(s);
+        let query_lo = own.lo + shift;
+        let query_hi = own.hi + shift;
+        if (depth == 0u) {
+            if (!overlaps(query_lo, query_hi, root_lo, root_hi)) {
+                continue;
+            }
+            stack[0] = 0u;
+            depth = 1u;
+        }
+        while (depth > 0u) {
+            if (steps >= BUDGET) {
+                save(p, s);
+                return;
+            }
+            steps = steps + 1u;
+            depth = depth - 1u;
+            let node = nodes[stack[depth]];
+            // The two children, unrolled: a loop here would count against Mesa's limit too.
+            visit(p, own, s, query_lo, query_hi, node.child.x, node.last.x);
+            visit(p, own, s, query_lo, query_hi, node.child.y, node.last.y);
+        }
+    }
+}
+
+fn visit(p: u32, own: Leaf, s: u32, query_lo: vec3<f32>, query_hi: vec3<f32>, child: u32,
+         last: u32) {
+    if (last <= p) {
+        return;
+    }
+    if ((child & LEAF) != 0u) {
+        let other = leaves[child & ~LEAF];
+        if (overlaps(query_lo, query_hi, other.lo, other.hi)
+            && !met_through_earlier_image(own, other, s)) {
+            let slot = atomicAdd(&candidate_count, 1u);
+            if (slot < params.candidate_capacity) {
+                pairs[slot] = vec2<u32>(min(own.body, other.body), max(own.body, other.body));
+            } else {
+                // Sticky, so that a count that wraps past 2^32 is still seen as an overflow.
+                atomicStore(&candidates_overflowed, 1u);
+            }
+        }
+    } else if (overlaps(query_lo, query_hi, node_lo(child), node_hi(child))) {
+        stack[depth] = child;
+        depth = depth + 1u;
+    }
+}
+
+// Whether an image before `s` already met `other` (and so wrote the pair). Each image checked
+// is a step of the budget.
+fn met_through_earlier_image(own: Leaf, other: Leaf, s: u32) -> bool {
+    for (var earlier = 0u; earlier < s; earlier = earlier + 1u) {
+        steps = steps + 1u;
+        let shift = image_shift(earlier);
+        if (image_exists(earlier) && overlaps(own.lo + shift, own.hi + shift, other.lo, other.hi)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Hands the rest of the query to the next dispatch (counted past the capacity, not written).
+fn save(p: u32, s: u32) {
+    let slot = atomicAdd(&continuation_count_out, 1u);
+    if (slot >= params.continuation_capacity) {
+        atomicStore(&continuations_overflowed, 1u);
+        return;
+    }
+    continuations_out[slot].position = p;
+    continuations_out[slot].image = s;
+    continuations_out[slot].depth = depth;
+    for (var k = 0u; k < depth; k = k + 1u) {
+        continuations_out[slot].stack[k] = stack[k];
+    }
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn candidates(
     @builtin(global_invocation_id) id: vec3<u32>,
@@ -337,57 +459,32 @@ fn candidates(
     if (p + 1u >= params.body_count) {
         return;
     }
-    let own = leaves[p];
-    let root_lo = node_lo(0u);
-    let root_hi = node_hi(0u);
-    // One entry per level at most (a pop pushes at most two), and the root.
-    var stack: array<u32, STACK_SIZE>;
-    for (var s = 0u; s < 27u; s = s + 1u) {
-        if (!image_exists(s)) {
-            continue;
-        }
-        let shift = image_shift(s);
-        let query_lo = own.lo + shift;
-        let query_hi = own.hi + shift;
-        if (!overlaps(query_lo, query_hi, root_lo, root_hi)) {
-            continue;
-        }
-        stack[0] = 0u;
-        var depth = 1u;
-        while (depth > 0u) {
-            depth = depth - 1u;
-            let node = nodes[stack[depth]];
-            for (var c = 0u; c < 2u; c = c + 1u) {
-                if (node.last[c] <= p) {
-                    continue;
-                }
-                let child = node.child[c];
-                if ((child & LEAF) != 0u) {
-                    let other = leaves[child & ~LEAF];
-                    if (overlaps(query_lo, query_hi, other.lo, other.hi)
-                        && !met_through_earlier_image(own, other, s)) {
-                        let slot = atomicAdd(&candidate_count, 1u);
-                        if (slot < params.candidate_capacity) {
-                            pairs[slot] = vec2<u32>(min(own.body, other.body),
-                                                    max(own.body, other.body));
-                        }
-                    }
-                } else if (overlaps(query_lo, query_hi, node_lo(child), node_hi(child))) {
-                    stack[depth] = child;
-                    depth = depth + 1u;
-                }
-            }
-        }
-    }
+    depth = 0u;
+    steps = 0u;
+    query(p, 0u);
 }
 
-// Whether an image before `s` already met `other` (and so wrote the pair).
-fn met_through_earlier_image(own: Leaf, other: Leaf, s: u32) -> bool {
-    for (var earlier = 0u; earlier < s; earlier = earlier + 1u) {
-        let shift = image_shift(earlier);
-        if (image_exists(earlier) && overlaps(own.lo + shift, own.hi + shift, other.lo, other.hi)) {
-            return true;
-        }
+// One invocation per query saved by the last dispatch: its walk, for another BUDGET steps.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn resume_candidates(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = index_of(id, workgroups);
+    if (i >= min(continuation_count_in, params.continuation_capacity)) {
+        return;
     }
-    return false;
+    let saved = continuations_in[i];
+    depth = saved.depth;
+    for (var k = 0u; k < depth; k = k + 1u) {
+        stack[k] = saved.stack[k];
+    }
+    steps = 0u;
+    query(saved.position, saved.image);
+}
+
+// One invocation before a resume: its workgroups, from the saved count (bind group of its own).
+@compute @workgroup_size(1)
+fn prepare_resume() {
+    resume_dispatch = workgroups_for(min(resume_count, params.continuation_capacity));
 }

@@ -65,11 +65,10 @@ fn compact(
 @compute @workgroup_size(1)
 fn prepare_contacts() {
     let count = min(atomicLoad(&contact_count), params.contact_capacity);
-    let workgroups = (count + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
-    let workgroups_y = (workgroups + MAX_WORKGROUPS_PER_DIMENSION - 1u) / MAX_WORKGROUPS_PER_DIMENSION;
-    contact_dispatch.workgroups_x = select(workgroups, MAX_WORKGROUPS_PER_DIMENSION, workgroups_y > 1u);
-    contact_dispatch.workgroups_y = max(workgroups_y, 1u);
-    contact_dispatch.workgroups_z = 1u;
+    let workgroups = workgroups_for(count);
+    contact_dispatch.workgroups_x = workgroups.x;
+    contact_dispatch.workgroups_y = workgroups.y;
+    contact_dispatch.workgroups_z = workgroups.z;
     contact_dispatch.pair_count = count;
     contact_dispatch.requested_pairs = atomicLoad(&contact_count);
     contact_dispatch.overflowed = select(0u, 1u, count < contact_dispatch.requested_pairs);

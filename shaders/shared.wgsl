@@ -60,9 +60,10 @@ struct StepParams {
     morton_scale: vec3<f32>,
     candidate_capacity: u32,
     contact_capacity: u32,
+    // Saved queries each queue of the broad phase holds.
+    continuation_capacity: u32,
     _pad0: u32,
     _pad1: u32,
-    _pad2: u32,
 }
 
 // A key and what it sorts (a body or a contact's index): the record of the radix sort. 8 bytes.
@@ -108,6 +109,15 @@ const LEAF: u32 = 0x80000000u;
 // The largest magnitude of the components of `v`.
 fn largest_component(v: vec3<f32>) -> f32 {
     return max(max(abs(v.x), abs(v.y)), abs(v.z));
+}
+
+// The workgroups of an indirect dispatch of `count` invocations: WORKGROUP_SIZE a
+// workgroup, along x up to MAX_WORKGROUPS_PER_DIMENSION and then along y too.
+fn workgroups_for(count: u32) -> vec3<u32> {
+    let workgroups = (count + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+    let workgroups_y = (workgroups + MAX_WORKGROUPS_PER_DIMENSION - 1u) / MAX_WORKGROUPS_PER_DIMENSION;
+    return vec3<u32>(select(workgroups, MAX_WORKGROUPS_PER_DIMENSION, workgroups_y > 1u),
+                     max(workgroups_y, 1u), 1u);
 }
 
 // The index of the invocation's pair in a dispatch of `workgroups_x` by y workgroups.

@@ -185,11 +185,10 @@ fn times_main(
 fn prepare_indirect() {
     let requested = dispatch_out.requested_pairs;
     let pair_count = min(requested, params.pair_capacity);
-    let workgroups = (pair_count + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
-    let workgroups_y = (workgroups + MAX_WORKGROUPS_PER_DIMENSION - 1u) / MAX_WORKGROUPS_PER_DIMENSION;
-    dispatch_out.workgroups_x = select(workgroups, MAX_WORKGROUPS_PER_DIMENSION, workgroups_y > 1u);
-    dispatch_out.workgroups_y = max(workgroups_y, 1u);
-    dispatch_out.workgroups_z = 1u;
+    let workgroups = workgroups_for(pair_count);
+    dispatch_out.workgroups_x = workgroups.x;
+    dispatch_out.workgroups_y = workgroups.y;
+    dispatch_out.workgroups_z = workgroups.z;
     dispatch_out.pair_count = pair_count;
     dispatch_out.overflowed = select(0u, 1u, requested > pair_count);
 }

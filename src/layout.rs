@@ -110,12 +110,12 @@ pub struct StepParams {
     pub candidate_capacity: u32,
     /// Contacts the contact buffers hold.
     pub contact_capacity: u32,
+    /// Saved queries each of the broad phase's two queues holds.
+    pub continuation_capacity: u32,
     /// Padding to 80 bytes.
     pub _pad0: u32,
     /// Padding to 80 bytes.
     pub _pad1: u32,
-    /// Padding to 80 bytes.
-    pub _pad2: u32,
 }
 
 /// `KeyValue`: a sort key and what it sorts, 8 bytes (lampshade's key-value record).

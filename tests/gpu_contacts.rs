@@ -370,3 +370,92 @@ fn stage_times_name_every_stage_and_change_nothing() {
         ]
     );
 }
+
+/// A query that meets more boxes than one invocation may walk (Mesa's software adapters end
+/// an invocation after 65,535 loop iterations, silently): it goes on in later dispatches,
+/// and nothing is lost. One large body, sorting first, over 23³ small ones.
+#[test]
+fn a_query_longer_than_one_dispatch_finds_every_pair() {
+    let Some(pipeline) = pipeline("a_query_longer_than_one_dispatch_finds_every_pair") else {
+        return;
+    };
+    let mut bodies = vec![MovingSphere::new(Vec3::ZERO, 150.0, Vec3::ZERO)];
+    for i in 0..23 {
+        for j in 0..23 {
+            for k in 0..23 {
+                let center = Vec3::new(i as f32, j as f32, k as f32) * 3.0 + 1.0;
+                bodies.push(MovingSphere::new(center, 1.0, Vec3::X));
+            }
+        }
+    }
+    compare(pipeline, "one large body", &bodies, SweepOptions::default());
+    // A fresh pipeline starts with two resume dispatches: this query needs more, and reruns.
+    let context = common::gpu_context("long query").expect("an adapter, as above");
+    let fresh = ContactPipeline::new(&context).expect("compiles");
+    let found = fresh.find(&bodies, SweepOptions::default()).expect("valid");
+    assert!(fresh.reruns() >= 1, "the query did not outrun two resumes");
+    let earliest = found.earliest_per_body()[0].expect("the large body meets them all");
+    assert_eq!(
+        earliest.partner, 1,
+        "overlaps at t = 0, the lowest partner first"
+    );
+    assert_eq!(
+        found.contacts().iter().filter(|c| c.pair[0] == 0).count(),
+        23 * 23 * 23,
+        "the large body touches every small one"
+    );
+}
+
+/// Queries saved past the queue's capacity grow it and rerun the step; parallel fast bodies
+/// whose boxes all meet (3.1 million candidates) and never touch (no contacts).
+#[test]
+fn saved_queries_beyond_the_queue_grow_it() {
+    let Some(shared) = pipeline("saved_queries_beyond_the_queue_grow_it") else {
+        return;
+    };
+    let _ = shared;
+    let context = common::gpu_context("saved queries").expect("an adapter, as above");
+    let small = ContactPipeline::new(&context)
+        .expect("compiles")
+        .with_saved_queries(16);
+    let bodies: Vec<MovingSphere> = (0..2_500)
+        .map(|i| MovingSphere::new(Vec3::new(0.0, 3.0 * i as f32, 0.0), 1.0, Vec3::Y * 9000.0))
+        .collect();
+    let found = small.find(&bodies, SweepOptions::default()).expect("valid");
+    assert_eq!(found.candidates(), 2_500 * 2_499 / 2);
+    assert!(found.contacts().is_empty());
+    assert!(small.reruns() >= 1, "the queue of 16 did not overflow");
+}
+
+/// A step beyond one binding is a typed error, and the pipeline's next steps are unharmed.
+#[test]
+fn a_step_beyond_one_binding_is_an_error_and_the_next_step_works() {
+    let Some(pipeline) = pipeline("a_step_beyond_one_binding_is_an_error") else {
+        return;
+    };
+    // Every pair of n identical bodies is a contact: beyond one binding of 64-byte contact
+    // records once n(n - 1)/2 exceeds it.
+    let max_contacts = pipeline_max_contacts(pipeline);
+    let n = (1..)
+        .find(|n: &usize| n * (n - 1) / 2 > max_contacts)
+        .expect("some n");
+    if n > 20_000 {
+        eprintln!("not tested here: {n} bodies to exceed one binding");
+        return;
+    }
+    let identical = vec![MovingSphere::new(Vec3::ONE, 1.0, Vec3::ZERO); n];
+    assert!(matches!(
+        pipeline.find(&identical, SweepOptions::default()),
+        Err(Error::CapacityExceeded { .. })
+    ));
+    let two = [
+        MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(4.0, 0.0, 0.0)),
+        MovingSphere::new(Vec3::new(5.0, 0.0, 0.0), 1.0, Vec3::ZERO),
+    ];
+    compare(pipeline, "after the error", &two, SweepOptions::default());
+}
+
+/// Contacts one binding of 64-byte records holds on this pipeline's device.
+fn pipeline_max_contacts(pipeline: &ContactPipeline) -> usize {
+    pipeline.max_bodies() * 32 / 64
+}

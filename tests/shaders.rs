@@ -80,8 +80,8 @@ fn every_shared_struct_matches_its_rust_mirror() {
         rust_layout!(SweepDispatch: workgroups_x, workgroups_y, workgroups_z, pair_count,
             requested_pairs, overflowed, _pad0, _pad1),
         rust_layout!(StepParams: period, flags, inverse_period, body_count, origin,
-            largest_period, morton_scale, candidate_capacity, contact_capacity, _pad0, _pad1,
-            _pad2),
+            largest_period, morton_scale, candidate_capacity, contact_capacity,
+            continuation_capacity, _pad0, _pad1),
         rust_layout!(KeyValue: key, value),
         rust_layout!(ContactRecord: pair, _pad0, image, _pad1, impact),
     ];

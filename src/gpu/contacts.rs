@@ -76,6 +76,12 @@ const INITIAL_CAPACITY: u64 = 1 << 14;
 /// the count and runs the step again, so nothing is dropped ([`ContactPipeline::reruns`]
 /// says how often the last step ran again). The buffers keep their size for later steps.
 ///
+/// A query walks at most 4,096 steps a dispatch (Mesa's software adapters end an invocation
+/// after 65,535 loop iterations, silently); a longer one is saved to a queue and resumed by
+/// the next dispatch. A queue that overflows, or queries left unfinished after the recorded
+/// resume dispatches, likewise grow the queue or the dispatches and rerun the step
+/// ([`ContactPipeline::with_saved_queries`]).
+///
 /// # Limits
 /// The bodies of one step must fit one storage binding of the device, 32 bytes a body
 /// ([`ContactPipeline::max_bodies`]); more is [`Error::TooManyBodies`], not chunked. More
@@ -104,10 +110,15 @@ pub struct ContactPipeline {
     queue: wgpu::Queue,
     waiter: DeviceWaiter,
     sweep: SweepStage,
-    broad_phase: Kernels<6>,
+    /// The broad phase's kernels: those that build the tree on one bind group layout, the
+    /// queries on another (`query_layout`), as GL allows 16 storage buffers a stage.
+    broad_phase: Kernels<7>,
+    query_layout: wgpu::BindGroupLayout,
     outputs: Kernels<5>,
     prepare_contacts: wgpu::ComputePipeline,
     prepare_layout: wgpu::BindGroupLayout,
+    prepare_resume: wgpu::ComputePipeline,
+    prepare_resume_layout: wgpu::BindGroupLayout,
     /// The largest storage binding of the device, in bytes.
     largest_binding: u64,
     state: Mutex<State>,
@@ -134,14 +145,18 @@ const LEAVES: usize = 2;
 const HIERARCHY: usize = 3;
 const REFIT: usize = 4;
 const CANDIDATES: usize = 5;
-const BROAD_PHASE_ENTRY_POINTS: [&str; 6] = [
+const RESUME_CANDIDATES: usize = 6;
+const BROAD_PHASE_ENTRY_POINTS: [&str; 7] = [
     "swept_boxes",
     "key_by_high",
     "leaves_in_order",
     "hierarchy",
     "refit",
     "candidates",
+    "resume_candidates",
 ];
+/// Bytes of one saved query (`Continuation` in broad_phase.wgsl: four words and a stack of 97).
+const CONTINUATION_SIZE: u64 = 4 * (4 + 97);
 /// The outputs' entry points (besides `prepare_contacts`).
 const COMPACT: usize = 0;
 const KEY_BY_SECOND: usize = 1;
@@ -162,8 +177,8 @@ struct State {
     upload: Upload,
     packed: Vec<BodyRecord>,
     buffers: Option<StepBuffers>,
-    candidate_capacity: u64,
-    contact_capacity: u64,
+    /// The capacities the next step's buffers are made for.
+    capacities: Capacities,
     reruns: u32,
     elapsed: Duration,
     /// Whether `find` submits and times each stage on its own.
@@ -171,23 +186,60 @@ struct State {
     stage_times: Vec<(&'static str, Duration)>,
 }
 
-/// The device buffers of a step, for a body, candidate and contact capacity, with the bind
+/// What a step's buffers hold, and how many times a step resumes the queries that ran out of
+/// steps; each grows when a step needs more.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Capacities {
+    candidates: u64,
+    contacts: u64,
+    /// Saved queries, in each of the two queues.
+    continuations: u64,
+    /// Dispatches of `resume_candidates` recorded after `candidates`.
+    resume_passes: u32,
+}
+
+impl Capacities {
+    const INITIAL: Self = Self {
+        candidates: INITIAL_CAPACITY,
+        contacts: INITIAL_CAPACITY,
+        continuations: 1024,
+        resume_passes: 2,
+    };
+
+    /// Whether buffers made for `self` hold `other`.
+    fn holds(&self, other: &Self) -> bool {
+        self.candidates >= other.candidates
+            && self.contacts >= other.contacts
+            && self.continuations >= other.continuations
+    }
+}
+
+/// The device buffers of a step, for a body count and its [`Capacities`], with the bind
 /// groups over them.
 struct StepBuffers {
     body_capacity: u64,
-    candidate_capacity: u64,
-    contact_capacity: u64,
+    capacities: Capacities,
     params: wgpu::Buffer,
     bodies: wgpu::Buffer,
     body_sort: [wgpu::Buffer; 2],
     candidate_count: wgpu::Buffer,
+    candidates_overflowed: wgpu::Buffer,
+    continuation_counts: [wgpu::Buffer; 2],
+    continuations_overflowed: wgpu::Buffer,
+    resume_dispatch: wgpu::Buffer,
     contact_count: wgpu::Buffer,
     contact_sort: [wgpu::Buffer; 2],
     ordered: wgpu::Buffer,
     earliest: wgpu::Buffer,
     readback: wgpu::Buffer,
     sweep: SweepBuffers,
-    broad_phase_group: wgpu::BindGroup,
+    /// The bind group of the kernels that build the tree.
+    build_group: wgpu::BindGroup,
+    /// The queries' bind groups: group `q` saves queries to queue `q` and resumes those of
+    /// the other.
+    query_groups: [wgpu::BindGroup; 2],
+    /// `prepare_resume`'s: group `q` reads the count of queue `q`.
+    prepare_resume_groups: [wgpu::BindGroup; 2],
     outputs_group: wgpu::BindGroup,
     prepare_group: wgpu::BindGroup,
     contact_dispatch: wgpu::Buffer,
@@ -195,7 +247,8 @@ struct StepBuffers {
     all: Vec<wgpu::Buffer>,
 }
 
-/// Where the readback holds each output.
+/// Where the readback holds each output: after eight words of counts and flags (see
+/// [`Counts`]), the earliest contact of each body, then the ordered contacts.
 struct ReadbackLayout {
     earliest: u64,
     contacts: u64,
@@ -204,7 +257,7 @@ struct ReadbackLayout {
 
 impl ReadbackLayout {
     fn new(body_capacity: u64, contact_capacity: u64) -> Self {
-        let earliest = 8;
+        let earliest = size_of::<Counts>() as u64;
         let contacts = (earliest + 4 * body_capacity).next_multiple_of(64);
         Self {
             earliest,
@@ -212,6 +265,21 @@ impl ReadbackLayout {
             size: contacts + 64 * contact_capacity,
         }
     }
+}
+
+/// The counts and flags at the head of the readback.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+struct Counts {
+    candidates: u32,
+    contacts: u32,
+    /// A candidate was counted past the capacity (set even where the count wrapped).
+    candidates_overflowed: u32,
+    /// Queries still saved after the last resume: the step is incomplete.
+    unfinished_queries: u32,
+    /// A query was saved past a queue's capacity.
+    continuations_overflowed: u32,
+    _pad: [u32; 3],
 }
 
 impl ContactPipeline {
@@ -231,7 +299,9 @@ impl ContactPipeline {
             lampshade::KeyValueSorter::new_for_adapter(&device, &queue, context.adapter_info());
         let upload = Upload::new(&device, "step body upload", 32, u64::MAX);
         pollster::block_on(scopes.finish())?;
-        let (broad_phase, outputs, prepare_contacts, prepare_layout) = created;
+        let (broad_phase, query_layout, outputs, [prepare_contacts, prepare_resume]) = created;
+        let (prepare_contacts, prepare_layout) = prepare_contacts;
+        let (prepare_resume, prepare_resume_layout) = prepare_resume;
         let limits = device.limits();
         Ok(Self {
             waiter: DeviceWaiter::new(
@@ -243,9 +313,12 @@ impl ContactPipeline {
             queue,
             sweep,
             broad_phase,
+            query_layout,
             outputs,
             prepare_contacts,
             prepare_layout,
+            prepare_resume,
+            prepare_resume_layout,
             largest_binding: limits
                 .max_storage_buffer_binding_size
                 .min(limits.max_buffer_size),
@@ -254,8 +327,7 @@ impl ContactPipeline {
                 upload,
                 packed: Vec::new(),
                 buffers: None,
-                candidate_capacity: INITIAL_CAPACITY,
-                contact_capacity: INITIAL_CAPACITY,
+                capacities: Capacities::INITIAL,
                 reruns: 0,
                 elapsed: Duration::ZERO,
                 profiling: false,
@@ -264,14 +336,16 @@ impl ContactPipeline {
         })
     }
 
+    /// The kernels of the two shaders, and the two one-invocation kernels (`prepare_contacts`,
+    /// `prepare_resume`) with their own bind group layouts.
     #[allow(clippy::type_complexity)]
     fn create(
         device: &wgpu::Device,
     ) -> (
-        Kernels<6>,
-        Kernels<5>,
-        wgpu::ComputePipeline,
+        Kernels<7>,
         wgpu::BindGroupLayout,
+        Kernels<5>,
+        [(wgpu::ComputePipeline, wgpu::BindGroupLayout); 2],
     ) {
         use wgpu::BufferBindingType::{Storage, Uniform};
         let read = Storage { read_only: true };
@@ -301,8 +375,23 @@ impl ContactPipeline {
                 (9, write),
                 (10, write),
                 (11, write),
+            ],
+        );
+        let query_layout = layout(
+            "broad phase queries",
+            &[
+                (0, Uniform),
+                (6, write),
+                (8, write),
+                (11, write),
                 (12, write),
                 (13, write),
+                (14, write),
+                (15, read),
+                (16, read),
+                (17, write),
+                (18, write),
+                (19, write),
             ],
         );
         let outputs_layout = layout(
@@ -323,6 +412,8 @@ impl ContactPipeline {
             ],
         );
         let prepare_layout = layout("prepare_contacts", &[(0, Uniform), (5, write), (7, write)]);
+        let prepare_resume_layout =
+            layout("prepare_resume", &[(0, Uniform), (20, read), (21, write)]);
         let module = |label, source: &str| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
@@ -334,9 +425,17 @@ impl ContactPipeline {
         let pipeline = |module: &wgpu::ShaderModule, layout: &wgpu::BindGroupLayout, entry| {
             compute_pipeline(device, module, layout, entry)
         };
+        let mut kernel = 0;
         let broad_phase = Kernels {
-            pipelines: BROAD_PHASE_ENTRY_POINTS
-                .map(|entry| pipeline(&broad_phase_module, &broad_phase_layout, entry)),
+            pipelines: BROAD_PHASE_ENTRY_POINTS.map(|entry| {
+                let layout = if kernel >= CANDIDATES {
+                    &query_layout
+                } else {
+                    &broad_phase_layout
+                };
+                kernel += 1;
+                pipeline(&broad_phase_module, layout, entry)
+            }),
             layout: broad_phase_layout,
         };
         let outputs = Kernels {
@@ -345,19 +444,49 @@ impl ContactPipeline {
             layout: outputs_layout,
         };
         let prepare_contacts = pipeline(&outputs_module, &prepare_layout, "prepare_contacts");
-        (broad_phase, outputs, prepare_contacts, prepare_layout)
+        let prepare_resume = pipeline(
+            &broad_phase_module,
+            &prepare_resume_layout,
+            "prepare_resume",
+        );
+        (
+            broad_phase,
+            query_layout,
+            outputs,
+            [
+                (prepare_contacts, prepare_layout),
+                (prepare_resume, prepare_resume_layout),
+            ],
+        )
     }
 
-    /// Starts the candidate and contact buffers at these capacities (at least 1 each) instead
-    /// of 16,384: smaller to hold less memory in small worlds (tests use 1 to force the
-    /// overflow and rerun of [`ContactPipeline::find`]), larger to avoid the reruns of the
-    /// first steps of a large world.
+    /// Starts the candidate and contact buffers at these capacities instead of 16,384 (each
+    /// rounded up to a power of two of at least 1,024): smaller to hold less memory in small
+    /// worlds (tests use the least to force the overflow and rerun of
+    /// [`ContactPipeline::find`]), larger to avoid the reruns of the first steps of a large
+    /// world.
     #[must_use]
     pub fn with_capacities(self, candidates: u64, contacts: u64) -> Self {
         {
             let mut state = self.lock();
-            state.candidate_capacity = candidates.max(1);
-            state.contact_capacity = contacts.max(1);
+            state.capacities.candidates = candidates.max(1);
+            state.capacities.contacts = contacts.max(1);
+            state.buffers = None;
+        }
+        self
+    }
+
+    /// Starts the broad phase's two queues of saved queries at this capacity (rounded up to a
+    /// power of two; 1,024 by default). A query that meets many boxes (a dense pile, a huge
+    /// body) takes its walk in slices of a few thousand steps, one dispatch each, and waits in
+    /// a queue of 404 bytes an entry between them; a queue that overflows is grown four-fold
+    /// and the step rerun, as are the resume dispatches (2 at first, doubled) when queries
+    /// are left unfinished.
+    #[must_use]
+    pub fn with_saved_queries(self, capacity: u64) -> Self {
+        {
+            let mut state = self.lock();
+            state.capacities.continuations = capacity.max(1);
             state.buffers = None;
         }
         self
@@ -486,8 +615,8 @@ impl ContactPipeline {
         result
     }
 
-    /// Uploads the bodies and runs the step until its buffers hold every candidate and
-    /// contact.
+    /// Uploads the bodies and runs the step until its buffers hold every candidate, contact
+    /// and saved query, and its queries have finished.
     fn run(&self, state: &mut State, options: &SweepOptions) -> Result<Contacts, Error> {
         let n = state.packed.len() as u64;
         state.upload.ensure(&self.device, n);
@@ -497,9 +626,11 @@ impl ContactPipeline {
         loop {
             self.ensure_buffers(state, n)?;
             let buffers = state.buffers.as_ref().expect("made above");
+            let held = buffers.capacities;
             let mut params = params;
-            params.candidate_capacity = buffers.candidate_capacity as u32;
-            params.contact_capacity = buffers.contact_capacity as u32;
+            params.candidate_capacity = held.candidates as u32;
+            params.contact_capacity = held.contacts as u32;
+            params.continuation_capacity = held.continuations as u32;
             self.queue
                 .write_buffer(&buffers.params, 0, bytemuck::bytes_of(&params));
             let mut encoder = self
@@ -514,33 +645,36 @@ impl ContactPipeline {
                 last: Instant::now(),
             };
             encoder.copy_buffer_to_buffer(state.upload.buffer(), 0, &buffers.bodies, 0, n * 32);
-            let sorter = &mut state.sorter;
-            self.record(
-                sorter,
-                &mut encoder,
-                &mut stages,
+            let resume_passes = state.capacities.resume_passes;
+            let step = Step {
                 buffers,
-                n as u32,
-                options,
-            )?;
+                n: n as u32,
+                resume_passes,
+            };
+            self.record(&mut state.sorter, &mut encoder, &mut stages, &step, options)?;
             self.queue.submit([encoder.finish()]);
             let readback_start = stages.last;
-            let layout = ReadbackLayout::new(buffers.body_capacity, buffers.contact_capacity);
+            let layout = ReadbackLayout::new(buffers.body_capacity, held.contacts);
             let slice = buffers.readback.slice(..layout.size);
             pollster::block_on(self.waiter.map(&slice, wgpu::MapMode::Read))?;
             let decoded = slice.get_mapped_range().map(|view| {
-                let counts: [u32; 2] = bytemuck::pod_read_unaligned(&view[..8]);
-                let [candidates, contacts] = counts.map(u64::from);
-                if candidates > buffers.candidate_capacity || contacts > buffers.contact_capacity {
-                    return Err((candidates, contacts));
+                let counts: Counts =
+                    bytemuck::pod_read_unaligned(&view[..layout.earliest as usize]);
+                let complete = counts.unfinished_queries == 0
+                    && counts.continuations_overflowed == 0
+                    && u64::from(counts.candidates) <= held.candidates
+                    && counts.candidates_overflowed == 0
+                    && u64::from(counts.contacts) <= held.contacts;
+                if !complete {
+                    return Err(counts);
                 }
                 let earliest = &view[layout.earliest as usize..][..4 * n as usize];
-                let records = &view[layout.contacts as usize..][..64 * contacts as usize];
+                let records = &view[layout.contacts as usize..][..64 * counts.contacts as usize];
                 Ok(decode(
                     &state.packed,
                     bytemuck::cast_slice(earliest),
                     bytemuck::cast_slice(records),
-                    candidates as usize,
+                    counts.candidates as usize,
                 ))
             });
             buffers.readback.unmap();
@@ -551,13 +685,82 @@ impl ContactPipeline {
             }
             match decoded.map_err(|error| Error::Mapping(error.to_string()))? {
                 Ok(contacts) => return Ok(contacts),
-                Err((candidates, contacts)) => {
+                Err(counts) => {
+                    state.capacities = self.next_capacities(state.capacities, &held, &counts)?;
                     state.reruns += 1;
-                    state.candidate_capacity = state.candidate_capacity.max(candidates);
-                    state.contact_capacity = state.contact_capacity.max(contacts);
                 }
             }
         }
+    }
+
+    /// The capacities for the rerun of a step that `counts` says was incomplete with
+    /// buffers of `held`; an error where one would exceed what one binding holds.
+    fn next_capacities(
+        &self,
+        mut next: Capacities,
+        held: &Capacities,
+        counts: &Counts,
+    ) -> Result<Capacities, Error> {
+        let candidates = u64::from(counts.candidates);
+        if counts.candidates_overflowed != 0 && candidates <= held.candidates {
+            // Counted past the capacity, yet the count is within it: it wrapped past 2^32.
+            return Err(Error::CapacityExceeded {
+                pairs: usize::MAX,
+                capacity: self.max_candidates() as usize,
+            });
+        }
+        if counts.unfinished_queries != 0 {
+            // Queries still walking: give them more dispatches. The counts below are then
+            // lower bounds, still worth growing to.
+            next.resume_passes = next.resume_passes.saturating_mul(2);
+            if next.resume_passes > MAX_RESUME_PASSES {
+                return Err(Error::Device(format!(
+                    "the broad phase's queries did not finish in {MAX_RESUME_PASSES} dispatches"
+                )));
+            }
+        }
+        if counts.continuations_overflowed != 0 {
+            next.continuations = (held.continuations * 4).min(self.max_continuations().max(1));
+            if next.continuations == held.continuations {
+                return Err(Error::CapacityExceeded {
+                    pairs: held.continuations as usize + 1,
+                    capacity: held.continuations as usize,
+                });
+            }
+        }
+        next.candidates = next.candidates.max(candidates);
+        // Only the candidates that fitted were swept: expect the contacts of the rest in
+        // the same proportion.
+        let swept = candidates.min(held.candidates).max(1);
+        let contacts = u64::from(counts.contacts) * candidates.div_ceil(swept);
+        next.contacts = next.contacts.max(contacts);
+        for (count, max) in [
+            (next.candidates, self.max_candidates()),
+            (next.contacts, self.max_contacts()),
+        ] {
+            if count > max {
+                return Err(Error::CapacityExceeded {
+                    pairs: count as usize,
+                    capacity: max as usize,
+                });
+            }
+        }
+        Ok(next)
+    }
+
+    /// Candidates one binding of impact records (32 bytes each) holds.
+    fn max_candidates(&self) -> u64 {
+        self.largest_binding / 32
+    }
+
+    /// Contacts one binding of contact records (64 bytes each) holds.
+    fn max_contacts(&self) -> u64 {
+        self.largest_binding / 64
+    }
+
+    /// Saved queries one binding holds.
+    fn max_continuations(&self) -> u64 {
+        self.largest_binding / CONTINUATION_SIZE
     }
 
     /// The step's parameters: the options, and the Morton grid over the boxes' centres
@@ -613,49 +816,31 @@ impl ContactPipeline {
         }
     }
 
-    /// Makes the buffers for `n` bodies and the state's capacities, unless those made before
-    /// hold them.
+    /// Makes the buffers for `n` bodies and the state's capacities (each rounded up to a
+    /// power of two), unless those made before hold them.
     fn ensure_buffers(&self, state: &mut State, n: u64) -> Result<(), Error> {
-        let max_candidates = self.largest_binding / 32;
-        let max_contacts = self.largest_binding / 64;
-        for (count, max) in [
-            (state.candidate_capacity, max_candidates),
-            (state.contact_capacity, max_contacts),
-        ] {
-            if count > max {
-                return Err(Error::CapacityExceeded {
-                    pairs: count as usize,
-                    capacity: max as usize,
-                });
-            }
-        }
         if let Some(buffers) = &state.buffers
             && buffers.body_capacity >= n
-            && buffers.candidate_capacity >= state.candidate_capacity
-            && buffers.contact_capacity >= state.contact_capacity
+            && buffers.capacities.holds(&state.capacities)
         {
             return Ok(());
         }
-        let grow = |count: u64, max: u64| count.next_power_of_two().max(1024).min(max);
-        let body_capacity = grow(n, self.max_bodies() as u64);
-        state.candidate_capacity = grow(state.candidate_capacity, max_candidates);
-        state.contact_capacity = grow(state.contact_capacity, max_contacts);
+        let grow = |count: u64, least: u64, max: u64| count.next_power_of_two().max(least).min(max);
+        let wanted = state.capacities;
+        let capacities = Capacities {
+            candidates: grow(wanted.candidates, 1024, self.max_candidates()),
+            contacts: grow(wanted.contacts, 1024, self.max_contacts()),
+            continuations: grow(wanted.continuations, 1, self.max_continuations()),
+            resume_passes: wanted.resume_passes,
+        };
+        let body_capacity = grow(n, 1024, self.max_bodies() as u64);
         state.buffers = None;
-        let buffers = self.create_buffers(
-            body_capacity,
-            state.candidate_capacity,
-            state.contact_capacity,
-        )?;
-        state.buffers = Some(buffers);
+        state.buffers = Some(self.create_buffers(body_capacity, capacities)?);
         Ok(())
     }
 
-    fn create_buffers(
-        &self,
-        bodies_held: u64,
-        candidates_held: u64,
-        contacts_held: u64,
-    ) -> Result<StepBuffers, Error> {
+    fn create_buffers(&self, bodies_held: u64, held: Capacities) -> Result<StepBuffers, Error> {
+        let (candidates_held, contacts_held) = (held.candidates, held.contacts);
         use wgpu::BufferUsages as Usage;
         let device = &self.device;
         let storage = Usage::STORAGE;
@@ -682,6 +867,25 @@ impl ContactPipeline {
         let counted = storage | Usage::COPY_SRC | Usage::COPY_DST;
         let pairs = buffer("step candidates", 8 * candidates_held, storage);
         let candidate_count = buffer("step candidate count", 4, counted);
+        let candidates_overflowed = buffer("step candidates overflowed", 4, counted);
+        let continuations = [
+            buffer(
+                "step saved queries 0",
+                CONTINUATION_SIZE * held.continuations,
+                storage,
+            ),
+            buffer(
+                "step saved queries 1",
+                CONTINUATION_SIZE * held.continuations,
+                storage,
+            ),
+        ];
+        let continuation_counts = [
+            buffer("step saved query count 0", 4, counted),
+            buffer("step saved query count 1", 4, counted),
+        ];
+        let continuations_overflowed = buffer("step saved queries overflowed", 4, counted);
+        let resume_dispatch = buffer("step resume dispatch", 16, storage | Usage::INDIRECT);
         let impacts = buffer("step impacts", 32 * candidates_held, storage);
         let contact_count = buffer("step contact count", 4, counted);
         let contacts = buffer("step contacts", 64 * contacts_held, storage);
@@ -714,7 +918,7 @@ impl ContactPipeline {
                 entries: &entries,
             })
         };
-        let broad_phase_group = group(
+        let build_group = group(
             "broad phase",
             &self.broad_phase.layout,
             &[
@@ -730,10 +934,40 @@ impl ContactPipeline {
                 (9, &node_parents),
                 (10, &leaf_parents),
                 (11, &node_boxes),
-                (12, &pairs),
-                (13, &candidate_count),
             ],
         );
+        let query_groups = [0, 1].map(|saved| {
+            let resumed = 1 - saved;
+            group(
+                "broad phase queries",
+                &self.query_layout,
+                &[
+                    (0, &params),
+                    (6, &leaves),
+                    (8, &nodes),
+                    (11, &node_boxes),
+                    (12, &pairs),
+                    (13, &candidate_count),
+                    (14, &candidates_overflowed),
+                    (15, &continuations[resumed]),
+                    (16, &continuation_counts[resumed]),
+                    (17, &continuations[saved]),
+                    (18, &continuation_counts[saved]),
+                    (19, &continuations_overflowed),
+                ],
+            )
+        });
+        let prepare_resume_groups = [0, 1].map(|queue| {
+            group(
+                "prepare_resume",
+                &self.prepare_resume_layout,
+                &[
+                    (0, &params),
+                    (20, &continuation_counts[queue]),
+                    (21, &resume_dispatch),
+                ],
+            )
+        });
         let outputs_group = group(
             "step outputs",
             &self.outputs.layout,
@@ -759,19 +993,24 @@ impl ContactPipeline {
         );
         Ok(StepBuffers {
             body_capacity: bodies_held,
-            candidate_capacity: candidates_held,
-            contact_capacity: contacts_held,
+            capacities: held,
             params,
             bodies,
             body_sort,
             candidate_count,
+            candidates_overflowed,
+            continuation_counts,
+            continuations_overflowed,
+            resume_dispatch,
             contact_count,
             contact_sort,
             ordered,
             earliest,
             readback,
             sweep,
-            broad_phase_group,
+            build_group,
+            query_groups,
+            prepare_resume_groups,
             outputs_group,
             prepare_group,
             contact_dispatch,
@@ -786,12 +1025,14 @@ impl ContactPipeline {
         sorter: &mut lampshade::KeyValueSorter,
         encoder: &mut wgpu::CommandEncoder,
         stages: &mut Stages<'_>,
-        buffers: &StepBuffers,
-        n: u32,
+        step: &Step<'_>,
         options: &SweepOptions,
     ) -> Result<(), Error> {
+        let (buffers, n) = (step.buffers, step.n);
         let sort_error = |error: lampshade::Error| Error::Device(format!("radix sort: {error}"));
         encoder.clear_buffer(&buffers.candidate_count, 0, None);
+        encoder.clear_buffer(&buffers.candidates_overflowed, 0, None);
+        encoder.clear_buffer(&buffers.continuations_overflowed, 0, None);
         encoder.clear_buffer(&buffers.contact_count, 0, None);
         encoder.clear_buffer(&buffers.earliest, 0, Some(4 * u64::from(n)));
         let per_body = SweepDispatch::new(n);
@@ -801,7 +1042,13 @@ impl ContactPipeline {
                 timestamp_writes: None,
             });
             pass.set_pipeline(&self.broad_phase.pipelines[kernel]);
-            pass.set_bind_group(0, &buffers.broad_phase_group, &[]);
+            // The first queries save to queue 0.
+            let group = if kernel >= CANDIDATES {
+                &buffers.query_groups[0]
+            } else {
+                &buffers.build_group
+            };
+            pass.set_bind_group(0, group, &[]);
             pass.dispatch_workgroups(per_body.workgroups_x, per_body.workgroups_y, 1);
         };
         let [sort_in, sort_out] = &buffers.body_sort;
@@ -820,7 +1067,29 @@ impl ContactPipeline {
             broad(encoder, kernel);
         }
         stages.end(encoder, "hierarchy")?;
+        encoder.clear_buffer(&buffers.continuation_counts[0], 0, None);
         broad(encoder, CANDIDATES);
+        // The queries that ran out of steps go on, dispatch after dispatch, alternating
+        // between the two queues: pass k resumes queue (k - 1) % 2 and saves to k % 2.
+        for pass_index in 1..=step.resume_passes as usize {
+            let (resumed, saved) = ((pass_index - 1) % 2, pass_index % 2);
+            encoder.clear_buffer(&buffers.continuation_counts[saved], 0, None);
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("resume_candidates"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.prepare_resume);
+            pass.set_bind_group(0, &buffers.prepare_resume_groups[resumed], &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+            drop(pass);
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("resume_candidates"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.broad_phase.pipelines[RESUME_CANDIDATES]);
+            pass.set_bind_group(0, &buffers.query_groups[saved], &[]);
+            pass.dispatch_workgroups_indirect(&buffers.resume_dispatch, 0);
+        }
         stages.end(encoder, "candidates")?;
         self.sweep.record_indirect(
             &self.queue,
@@ -860,7 +1129,7 @@ impl ContactPipeline {
         // Times are in [0, 1]: their bits are below 2^30.
         let time_bits = 30;
         let [contact_in, contact_out] = &buffers.contact_sort;
-        let capacity = buffers.contact_capacity as u32;
+        let capacity = buffers.capacities.contacts as u32;
         for (kernel, key_bits) in [
             (KEY_BY_SECOND, index_bits),
             (KEY_BY_FIRST, index_bits),
@@ -880,10 +1149,30 @@ impl ContactPipeline {
         }
         outputs(encoder, ORDER);
         stages.end(encoder, "contacts")?;
-        let layout = ReadbackLayout::new(buffers.body_capacity, buffers.contact_capacity);
+        let layout = ReadbackLayout::new(buffers.body_capacity, buffers.capacities.contacts);
         let readback = &buffers.readback;
-        encoder.copy_buffer_to_buffer(&buffers.candidate_count, 0, readback, 0, 4);
-        encoder.copy_buffer_to_buffer(&buffers.contact_count, 0, readback, 4, 4);
+        let unfinished = &buffers.continuation_counts[step.resume_passes as usize % 2];
+        for (buffer, field) in [
+            (
+                &buffers.candidate_count,
+                std::mem::offset_of!(Counts, candidates),
+            ),
+            (
+                &buffers.contact_count,
+                std::mem::offset_of!(Counts, contacts),
+            ),
+            (
+                &buffers.candidates_overflowed,
+                std::mem::offset_of!(Counts, candidates_overflowed),
+            ),
+            (unfinished, std::mem::offset_of!(Counts, unfinished_queries)),
+            (
+                &buffers.continuations_overflowed,
+                std::mem::offset_of!(Counts, continuations_overflowed),
+            ),
+        ] {
+            encoder.copy_buffer_to_buffer(buffer, 0, readback, field as u64, 4);
+        }
         encoder.copy_buffer_to_buffer(
             &buffers.earliest,
             0,
@@ -901,6 +1190,17 @@ impl ContactPipeline {
         Ok(())
     }
 }
+
+/// One run of the step: its buffers, its body count and how many resume dispatches to record.
+struct Step<'a> {
+    buffers: &'a StepBuffers,
+    n: u32,
+    resume_passes: u32,
+}
+
+/// The most dispatches of `resume_candidates` a step records before it gives up: at 4,096
+/// steps each (`BUDGET` in broad_phase.wgsl), enough for a query that meets 2²⁸ leaves.
+const MAX_RESUME_PASSES: u32 = 1 << 17;
 
 /// With stage times on, ends a stage: submits what was recorded since the last, waits for it
 /// and records the time since; otherwise nothing.
