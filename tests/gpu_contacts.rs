@@ -459,3 +459,47 @@ fn a_step_beyond_one_binding_is_an_error_and_the_next_step_works() {
 fn pipeline_max_contacts(pipeline: &ContactPipeline) -> usize {
     pipeline.max_bodies() * 32 / 64
 }
+
+/// Exactly as many candidates and contacts as the buffers hold needs no rerun; one more does.
+#[test]
+fn counts_at_the_capacity_fit_and_one_more_reruns() {
+    let Some(shared) = pipeline("counts_at_the_capacity_fit_and_one_more_reruns") else {
+        return;
+    };
+    let _ = shared;
+    let context = common::gpu_context("at capacity").expect("an adapter, as above");
+    // `pairs` separate pairs of unit spheres closing on each other: a candidate and a contact
+    // each, and nothing else.
+    let world = |pairs: usize| -> Vec<MovingSphere> {
+        (0..pairs)
+            .flat_map(|i| {
+                let x = 10.0 * i as f32;
+                [
+                    MovingSphere::new(Vec3::new(x, 0.0, 0.0), 1.0, Vec3::X),
+                    MovingSphere::new(Vec3::new(x + 3.0, 0.0, 0.0), 1.0, Vec3::ZERO),
+                ]
+            })
+            .collect()
+    };
+    for (pairs, reruns) in [(1024, 0), (1025, 1)] {
+        let pipeline = ContactPipeline::new(&context)
+            .expect("compiles")
+            .with_capacities(1024, 1024);
+        let bodies = world(pairs);
+        compare(
+            &pipeline,
+            &format!("{pairs} pairs"),
+            &bodies,
+            SweepOptions::default(),
+        );
+        let found = pipeline
+            .find(&bodies, SweepOptions::default())
+            .expect("valid");
+        assert_eq!((found.candidates(), found.contacts().len()), (pairs, pairs));
+        let fresh = ContactPipeline::new(&context)
+            .expect("compiles")
+            .with_capacities(1024, 1024);
+        fresh.find(&bodies, SweepOptions::default()).expect("valid");
+        assert_eq!(fresh.reruns(), reruns, "{pairs} pairs in buffers of 1,024");
+    }
+}
