@@ -78,10 +78,6 @@ struct Node {
 const STACK_SIZE: u32 = 97u;
 const NO_PARENT: u32 = 0xffffffffu;
 
-fn index_of(id: vec3<u32>, workgroups: vec3<u32>) -> u32 {
-    return linear_index(id, workgroups.x);
-}
-
 // `c` wrapped into [0, period) on an axis that wraps (period > 0). Within a rounding of |c|
 // of the exact remainder, which the margin covers (validation keeps |c| below 2^24 periods).
 fn wrap(c: f32, period: f32, inverse_period: f32) -> f32 {
@@ -136,7 +132,7 @@ fn swept_boxes(
     @builtin(global_invocation_id) id: vec3<u32>,
     @builtin(num_workgroups) workgroups: vec3<u32>,
 ) {
-    let i = index_of(id, workgroups);
+    let i = linear_index(id, workgroups.x);
     if (i >= params.body_count) {
         return;
     }
@@ -181,7 +177,7 @@ fn key_by_high(
     @builtin(global_invocation_id) id: vec3<u32>,
     @builtin(num_workgroups) workgroups: vec3<u32>,
 ) {
-    let i = index_of(id, workgroups);
+    let i = linear_index(id, workgroups.x);
     if (i >= params.body_count) {
         return;
     }
@@ -194,7 +190,7 @@ fn leaves_in_order(
     @builtin(global_invocation_id) id: vec3<u32>,
     @builtin(num_workgroups) workgroups: vec3<u32>,
 ) {
-    let i = index_of(id, workgroups);
+    let i = linear_index(id, workgroups.x);
     if (i >= params.body_count) {
         return;
     }
@@ -230,7 +226,7 @@ fn hierarchy(
     @builtin(global_invocation_id) id: vec3<u32>,
     @builtin(num_workgroups) workgroups: vec3<u32>,
 ) {
-    let index = index_of(id, workgroups);
+    let index = linear_index(id, workgroups.x);
     if (index + 1u >= params.body_count) {
         return;
     }
@@ -302,7 +298,7 @@ fn refit(
     @builtin(global_invocation_id) id: vec3<u32>,
     @builtin(num_workgroups) workgroups: vec3<u32>,
 ) {
-    let i = index_of(id, workgroups);
+    let i = linear_index(id, workgroups.x);
     if (i >= params.body_count || params.body_count < 2u) {
         return;
     }
@@ -455,7 +451,7 @@ fn candidates(
     @builtin(global_invocation_id) id: vec3<u32>,
     @builtin(num_workgroups) workgroups: vec3<u32>,
 ) {
-    let p = index_of(id, workgroups);
+    let p = linear_index(id, workgroups.x);
     if (p + 1u >= params.body_count) {
         return;
     }
@@ -470,7 +466,7 @@ fn resume_candidates(
     @builtin(global_invocation_id) id: vec3<u32>,
     @builtin(num_workgroups) workgroups: vec3<u32>,
 ) {
-    let i = index_of(id, workgroups);
+    let i = linear_index(id, workgroups.x);
     if (i >= min(continuation_count_in, params.continuation_capacity)) {
         return;
     }

@@ -259,6 +259,27 @@ pub fn validate_periodic_reach<B: Copy + Into<MovingSphere>>(
 /// within the box, and the wrap of a relative position (`(b - a) / L`) may overflow.
 pub const MAX_PERIODS: f64 = 16_777_216.0;
 
+/// What a GPU pipeline checks before anything reaches the device: packs `bodies` into `out`
+/// ([`pack_bodies`]), checks them against the options and the pairs ([`validate_batch`]),
+/// and that at most `max_bodies` (one storage binding) were given.
+pub(crate) fn pack_batch<B: Copy + Into<MovingSphere>>(
+    bodies: &[B],
+    pairs: &[[u32; 2]],
+    options: &SweepOptions,
+    max_bodies: usize,
+    out: &mut Vec<BodyRecord>,
+) -> Result<(), Error> {
+    pack_bodies(bodies, out)?;
+    validate_batch(bodies, pairs, options)?;
+    if bodies.len() > max_bodies {
+        return Err(Error::TooManyBodies {
+            count: bodies.len(),
+            max: max_bodies,
+        });
+    }
+    Ok(())
+}
+
 /// What every batch path checks before it sweeps: the bodies (already checked one by one
 /// where they were packed) against the options, and the pairs against the bodies.
 pub(crate) fn validate_batch<B: Copy + Into<MovingSphere>>(

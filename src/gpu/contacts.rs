@@ -13,16 +13,17 @@ use rayon::prelude::*;
 use super::buffers::{DeviceWaiter, ErrorScopes, Upload, create_buffer};
 use super::context::GpuContext;
 use super::pipeline::DEFAULT_POLL_TIMEOUT;
-use super::sweep::{SweepBuffers, SweepStage, compute_pipeline, group_entry, layout_entry};
+use super::sweep::{
+    SweepBuffers, SweepStage, Workgroups, compute_pipeline, dispatch, group_entry, layout_entry,
+};
 use crate::cpu::{Contact, Contacts, Earliest};
 use crate::error::Error;
 use crate::geometry::MovingSphere;
 use crate::layout::{
-    BodyRecord, ContactRecord, FLAG_PERIODIC, ImpactRecord, MORTON_BITS, StepParams, SweepDispatch,
-    SweepParams,
+    BodyRecord, ContactRecord, FLAG_PERIODIC, MORTON_BITS, StepParams, SweepDispatch, SweepParams,
 };
 use crate::options::SweepOptions;
-use crate::validate::{pack_bodies, validate_batch};
+use crate::validate::pack_batch;
 
 /// The WGSL source of the broad phase: `shaders/shared.wgsl` followed by
 /// `shaders/broad_phase.wgsl`.
@@ -297,7 +298,7 @@ impl ContactPipeline {
         let created = Self::create(&device);
         let sorter =
             lampshade::KeyValueSorter::new_for_adapter(&device, &queue, context.adapter_info());
-        let upload = Upload::new(&device, "step body upload", 32, u64::MAX);
+        let upload = body_upload(&device);
         pollster::block_on(scopes.finish())?;
         let (broad_phase, query_layout, outputs, [prepare_contacts, prepare_resume]) = created;
         let (prepare_contacts, prepare_layout) = prepare_contacts;
@@ -425,16 +426,18 @@ impl ContactPipeline {
         let pipeline = |module: &wgpu::ShaderModule, layout: &wgpu::BindGroupLayout, entry| {
             compute_pipeline(device, module, layout, entry)
         };
-        let mut kernel = 0;
         let broad_phase = Kernels {
-            pipelines: BROAD_PHASE_ENTRY_POINTS.map(|entry| {
+            pipelines: std::array::from_fn(|kernel| {
                 let layout = if kernel >= CANDIDATES {
                     &query_layout
                 } else {
                     &broad_phase_layout
                 };
-                kernel += 1;
-                pipeline(&broad_phase_module, layout, entry)
+                pipeline(
+                    &broad_phase_module,
+                    layout,
+                    BROAD_PHASE_ENTRY_POINTS[kernel],
+                )
             }),
             layout: broad_phase_layout,
         };
@@ -580,14 +583,7 @@ impl ContactPipeline {
         let mut state = self.lock();
         let state = &mut *state;
         self.waiter.check_loss()?;
-        pack_bodies(bodies, &mut state.packed)?;
-        validate_batch(bodies, &[], &options)?;
-        if bodies.len() > self.max_bodies() {
-            return Err(Error::TooManyBodies {
-                count: bodies.len(),
-                max: self.max_bodies(),
-            });
-        }
+        pack_batch(bodies, &[], &options, self.max_bodies(), &mut state.packed)?;
         state.reruns = 0;
         if bodies.len() < 2 {
             state.elapsed = start.elapsed();
@@ -608,7 +604,7 @@ impl ContactPipeline {
             // reported.
             let scopes = ErrorScopes::push(&self.device);
             state.buffers = None;
-            state.upload = Upload::new(&self.device, "step body upload", 32, u64::MAX);
+            state.upload = body_upload(&self.device);
             let _ = pollster::block_on(scopes.finish());
         }
         state.elapsed = start.elapsed();
@@ -1037,19 +1033,19 @@ impl ContactPipeline {
         encoder.clear_buffer(&buffers.earliest, 0, Some(4 * u64::from(n)));
         let per_body = SweepDispatch::new(n);
         let broad = |encoder: &mut wgpu::CommandEncoder, kernel: usize| {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(BROAD_PHASE_ENTRY_POINTS[kernel]),
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(&self.broad_phase.pipelines[kernel]);
             // The first queries save to queue 0.
             let group = if kernel >= CANDIDATES {
                 &buffers.query_groups[0]
             } else {
                 &buffers.build_group
             };
-            pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups(per_body.workgroups_x, per_body.workgroups_y, 1);
+            dispatch(
+                encoder,
+                BROAD_PHASE_ENTRY_POINTS[kernel],
+                &self.broad_phase.pipelines[kernel],
+                group,
+                Workgroups::Direct(per_body.workgroups_x, per_body.workgroups_y),
+            );
         };
         let [sort_in, sort_out] = &buffers.body_sort;
         broad(encoder, SWEPT_BOXES);
@@ -1074,21 +1070,20 @@ impl ContactPipeline {
         for pass_index in 1..=step.resume_passes as usize {
             let (resumed, saved) = ((pass_index - 1) % 2, pass_index % 2);
             encoder.clear_buffer(&buffers.continuation_counts[saved], 0, None);
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("resume_candidates"),
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(&self.prepare_resume);
-            pass.set_bind_group(0, &buffers.prepare_resume_groups[resumed], &[]);
-            pass.dispatch_workgroups(1, 1, 1);
-            drop(pass);
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("resume_candidates"),
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(&self.broad_phase.pipelines[RESUME_CANDIDATES]);
-            pass.set_bind_group(0, &buffers.query_groups[saved], &[]);
-            pass.dispatch_workgroups_indirect(&buffers.resume_dispatch, 0);
+            dispatch(
+                encoder,
+                "prepare_resume",
+                &self.prepare_resume,
+                &buffers.prepare_resume_groups[resumed],
+                Workgroups::Direct(1, 1),
+            );
+            dispatch(
+                encoder,
+                BROAD_PHASE_ENTRY_POINTS[RESUME_CANDIDATES],
+                &self.broad_phase.pipelines[RESUME_CANDIDATES],
+                &buffers.query_groups[saved],
+                Workgroups::Indirect(&buffers.resume_dispatch),
+            );
         }
         stages.end(encoder, "candidates")?;
         self.sweep.record_indirect(
@@ -1101,29 +1096,28 @@ impl ContactPipeline {
         )?;
         stages.end(encoder, "sweep")?;
         let outputs = |encoder: &mut wgpu::CommandEncoder, kernel: usize| {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(OUTPUT_ENTRY_POINTS[kernel]),
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(&self.outputs.pipelines[kernel]);
-            pass.set_bind_group(0, &buffers.outputs_group, &[]);
-            let dispatch = if kernel == COMPACT {
+            // The compaction runs over the swept candidates, the rest over the contacts.
+            let workgroups = if kernel == COMPACT {
                 buffers.sweep.dispatch()
             } else {
                 &buffers.contact_dispatch
             };
-            pass.dispatch_workgroups_indirect(dispatch, 0);
+            dispatch(
+                encoder,
+                OUTPUT_ENTRY_POINTS[kernel],
+                &self.outputs.pipelines[kernel],
+                &buffers.outputs_group,
+                Workgroups::Indirect(workgroups),
+            );
         };
         outputs(encoder, COMPACT);
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("prepare_contacts"),
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(&self.prepare_contacts);
-            pass.set_bind_group(0, &buffers.prepare_group, &[]);
-            pass.dispatch_workgroups(1, 1, 1);
-        }
+        dispatch(
+            encoder,
+            "prepare_contacts",
+            &self.prepare_contacts,
+            &buffers.prepare_group,
+            Workgroups::Direct(1, 1),
+        );
         // Stable sorts by the second body, the first, then the time: the order (time, pair).
         let index_bits = u32::BITS - (n - 1).leading_zeros();
         // Times are in [0, 1]: their bits are below 2^30.
@@ -1202,6 +1196,11 @@ struct Step<'a> {
 /// steps each (`BUDGET` in broad_phase.wgsl), enough for a query that meets 2²⁸ leaves.
 const MAX_RESUME_PASSES: u32 = 1 << 17;
 
+/// The kept buffer the bodies are uploaded from, 32 bytes a body.
+fn body_upload(device: &wgpu::Device) -> Upload {
+    Upload::new(device, "step body upload", 32, u64::MAX)
+}
+
 /// With stage times on, ends a stage: submits what was recorded since the last, waits for it
 /// and records the time since; otherwise nothing.
 struct Stages<'a> {
@@ -1242,11 +1241,11 @@ fn decode(
         .par_iter()
         .map(|record| {
             let [a, b] = record.pair;
-            let impact: &ImpactRecord = &record.impact;
             Contact {
                 pair: record.pair,
                 image: record.image,
-                impact: impact
+                impact: record
+                    .impact
                     .to_impact(&bodies[a as usize], &bodies[b as usize])
                     .expect("only hits are compacted"),
             }

@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
 use crate::layout::{BodyRecord, ImpactRecord, TimeOfImpact, WORKGROUP_SIZE};
 use crate::options::SweepOptions;
-use crate::validate::{pack_bodies, validate_batch};
+use crate::validate::pack_batch;
 
 /// How long one wait for the device may last before a call gives up with [`Error::Timeout`],
 /// unless [`SweepPipeline::with_poll_timeout`] says otherwise.
@@ -511,14 +511,13 @@ impl SweepPipeline {
         let buffers = &mut *buffers;
         // A lost device fails at once, before anything touches it.
         self.waiter.check_loss()?;
-        pack_bodies(bodies, &mut buffers.packed_bodies)?;
-        validate_batch(bodies, pairs, &options)?;
-        if bodies.len() > self.max_bodies() {
-            return Err(Error::TooManyBodies {
-                count: bodies.len(),
-                max: self.max_bodies(),
-            });
-        }
+        pack_batch(
+            bodies,
+            pairs,
+            &options,
+            self.max_bodies(),
+            &mut buffers.packed_bodies,
+        )?;
         // wgpu rejects zero-sized copies, and there is nothing to do.
         if pairs.is_empty() {
             return Ok(());

@@ -180,6 +180,33 @@ pub(super) fn compute_pipeline(
     })
 }
 
+/// How many workgroups a dispatch runs: given by the host, or read on the device from the
+/// first three words of a buffer with usage `INDIRECT`.
+pub(super) enum Workgroups<'a> {
+    Direct(u32, u32),
+    Indirect(&'a wgpu::Buffer),
+}
+
+/// Records a compute pass of one dispatch: `pipeline` with `group` as bind group 0.
+pub(super) fn dispatch(
+    encoder: &mut wgpu::CommandEncoder,
+    label: &str,
+    pipeline: &wgpu::ComputePipeline,
+    group: &wgpu::BindGroup,
+    workgroups: Workgroups<'_>,
+) {
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(label),
+        timestamp_writes: None,
+    });
+    pass.set_pipeline(pipeline);
+    pass.set_bind_group(0, group, &[]);
+    match workgroups {
+        Workgroups::Direct(x, y) => pass.dispatch_workgroups(x, y, 1),
+        Workgroups::Indirect(buffer) => pass.dispatch_workgroups_indirect(buffer, 0),
+    }
+}
+
 pub(super) fn group_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
     wgpu::BindGroupEntry {
         binding,
@@ -520,13 +547,9 @@ impl SweepStage {
         let dispatch = SweepDispatch::new(pair_count);
         buffers.write_params(queue, options);
         queue.write_buffer(&buffers.dispatch, 0, bytemuck::bytes_of(&dispatch));
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("sweep"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(self.pipeline(buffers));
-        pass.set_bind_group(0, &buffers.sweep_group, &[]);
-        pass.dispatch_workgroups(dispatch.workgroups_x, dispatch.workgroups_y, 1);
+        let workgroups = Workgroups::Direct(dispatch.workgroups_x, dispatch.workgroups_y);
+        let (pipeline, group) = (self.pipeline(buffers), &buffers.sweep_group);
+        self::dispatch(encoder, "sweep", pipeline, group, workgroups);
         Ok(())
     }
 
