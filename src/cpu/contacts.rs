@@ -4,6 +4,7 @@
 //!
 //! [`bvh`]: super::bvh
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -15,6 +16,7 @@ use super::bvh::Bvh;
 use super::sweep::nearest_image;
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
+use crate::layout::FLAG_PERIODIC;
 use crate::options::SweepOptions;
 
 /// One contact of the step: a pair of bodies that touch during it (or overlap at its start).
@@ -135,6 +137,8 @@ pub struct ContactFinder {
     unordered: Vec<Contact>,
     /// Each gathered contact's [`order`] key.
     order: Vec<(u64, u32, u32)>,
+    /// Per body, the index of its first contact in order (`u32::MAX` for none).
+    first: Scratch,
     contacts: Contacts,
     stage_times: StageTimes,
 }
@@ -227,16 +231,14 @@ impl ContactFinder {
         let tasks = &self.tasks[..task_count];
         self.contacts.candidates = tasks.iter().map(|task| task.pairs.len()).sum();
         // Sort 16-byte keys, not the 76-byte contacts, then gather the contacts in order.
-        self.unordered.clear();
-        for task in tasks {
-            self.unordered.extend_from_slice(&task.contacts);
-        }
+        let total: usize = tasks.iter().map(|task| task.contacts.len()).sum();
         // Contacts are numbered in 32 bits (`Earliest::contact`, the order keys): 2³² of them
         // would take over 300 GB, beyond any step this library can hold.
         assert!(
-            u32::try_from(self.unordered.len()).is_ok(),
+            u32::try_from(total).is_ok(),
             "more than 2^32 contacts in one step"
         );
+        gather(tasks, &|task: &Task| &task.contacts, &mut self.unordered);
         self.unordered
             .par_iter()
             .enumerate()
@@ -248,27 +250,20 @@ impl ContactFinder {
             .par_iter()
             .map(|&(_, _, index)| unordered[index as usize])
             .collect_into_vec(&mut self.contacts.contacts);
-        // In a periodic box, two bodies whose boxes together span a whole period (each within
-        // a hair of the reach rule's quarter period, widened by the margin) meet through two
-        // images and are found twice. Their sweeps are the same, so their contacts are
-        // equal and, ordered, side by side: keep one.
-        self.contacts.contacts.dedup_by_key(|contact| contact.pair);
-        self.contacts.earliest.resize(bodies.len(), None);
-        for (index, contact) in self.contacts.contacts.iter().enumerate() {
-            // In the contacts' order the first contact of a body is its earliest, and
-            // among equal times the one with the lowest partner: the pairs (p, body) with
-            // p < body come first, by p, then (body, p), by p.
-            let [a, b] = contact.pair;
-            for (body, partner) in [(a, b), (b, a)] {
-                let earliest = &mut self.contacts.earliest[body as usize];
-                if earliest.is_none() {
-                    *earliest = Some(Earliest {
-                        contact: index as u32,
-                        partner,
-                    });
-                }
-            }
+        if self.world.params.flags & FLAG_PERIODIC != 0 {
+            // In a periodic box, two bodies whose boxes together span a whole period (each
+            // within a hair of the reach rule's quarter period, widened by the margin) meet
+            // through two images and are found twice. Their sweeps are the same, so their
+            // contacts are equal and, ordered, side by side: keep one. (Without a box each
+            // pair is found once.)
+            self.contacts.contacts.dedup_by_key(|contact| contact.pair);
         }
+        earliest_per_body(
+            &self.contacts.contacts,
+            bodies.len(),
+            &mut self.first.0,
+            &mut self.contacts.earliest,
+        );
         self.stage_times = StageTimes {
             validate: validated - start,
             build: built - validated,
@@ -298,9 +293,81 @@ impl ContactFinder {
             + tasks
             + bytes(&self.unordered)
             + bytes(&self.order)
+            + bytes(&self.first.0)
             + bytes(&self.contacts.contacts)
             + bytes(&self.contacts.earliest)
     }
+}
+
+/// Atomics rebuilt every step, which a clone of the finder leaves behind.
+#[derive(Debug, Default)]
+struct Scratch(Vec<AtomicU32>);
+
+impl Clone for Scratch {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+/// Concatenates each task's `part` into `into`, in task order, copying in parallel.
+fn gather<T: Copy + Send + Sync>(
+    tasks: &[Task],
+    part: &(impl Fn(&Task) -> &Vec<T> + Sync),
+    into: &mut Vec<T>,
+) {
+    let total = tasks.iter().map(|task| part(task).len()).sum();
+    into.clear();
+    // Any element fills the vector until the copies overwrite it.
+    let Some(&filler) = tasks.iter().find_map(|task| part(task).first()) else {
+        return;
+    };
+    into.resize(total, filler);
+    super::scatter(
+        tasks,
+        &|task: &Task| part(task).len(),
+        &|task: &Task, place: &mut [T], _| place.copy_from_slice(part(task)),
+        into,
+        0,
+    );
+}
+
+/// Each body's earliest contact in `contacts` (ordered) and its partner: in the contacts'
+/// order the first contact of a body is its earliest, and among equal times the one with the
+/// lowest partner (the pairs (p, body) with p < body come first, by p, then (body, p), by
+/// p). The first is found by an atomic minimum of the contacts' indices, in parallel;
+/// `first` is scratch memory.
+fn earliest_per_body(
+    contacts: &[Contact],
+    bodies: usize,
+    first: &mut Vec<AtomicU32>,
+    earliest: &mut Vec<Option<Earliest>>,
+) {
+    first.clear();
+    first.par_extend(
+        (0..bodies)
+            .into_par_iter()
+            .map(|_| AtomicU32::new(u32::MAX)),
+    );
+    contacts
+        .par_iter()
+        .enumerate()
+        .for_each(|(index, contact)| {
+            for body in contact.pair {
+                first[body as usize].fetch_min(index as u32, Ordering::Relaxed);
+            }
+        });
+    first
+        .par_iter()
+        .enumerate()
+        .map(|(body, index)| {
+            let index = index.load(Ordering::Relaxed);
+            let [a, b] = contacts.get(index as usize)?.pair;
+            Some(Earliest {
+                contact: index,
+                partner: if a == body as u32 { b } else { a },
+            })
+        })
+        .collect_into_vec(earliest);
 }
 
 /// The bytes `vector` holds.
@@ -324,6 +391,11 @@ fn order(contact: &Contact, index: usize) -> (u64, u32, u32) {
 
 /// The image of `pair`'s second body that the sweep met ([`nearest_image`]), in periods.
 fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
+    if world.params.flags & FLAG_PERIODIC == 0 {
+        // Without a box every image is the body itself (and rounding costs a libm call per
+        // axis where the target lacks SSE4.1).
+        return [0; 3];
+    }
     let center = |body: u32| Vec3::from_array(world.bodies()[body as usize].center);
     let image = nearest_image(center(a), center(b), &world.params);
     image.to_array().map(|periods| periods as i32)

@@ -218,3 +218,28 @@ where
         world.times_of_impact_into(pairs, times)
     })
 }
+
+/// Fills `into`, which holds exactly `parts` one after another, each part's place by `fill`
+/// (given the part, its place and the place's offset in `into` plus `offset`): halves of the
+/// parts in parallel, with no memory allocated.
+pub(crate) fn scatter<P: Sync, T: Send>(
+    parts: &[P],
+    len: &(impl Fn(&P) -> usize + Sync),
+    fill: &(impl Fn(&P, &mut [T], usize) + Sync),
+    into: &mut [T],
+    offset: usize,
+) {
+    match parts {
+        [] => {}
+        [part] => fill(part, into, offset),
+        _ => {
+            let (left, right) = parts.split_at(parts.len() / 2);
+            let split = left.iter().map(len).sum();
+            let (into_left, into_right) = into.split_at_mut(split);
+            rayon::join(
+                || scatter(left, len, fill, into_left, offset),
+                || scatter(right, len, fill, into_right, offset + split),
+            );
+        }
+    }
+}
