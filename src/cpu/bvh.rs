@@ -311,7 +311,8 @@ const FOLD_PARTS_PER_THREAD: usize = 8;
 const FOLD_GRAIN_MIN: usize = 4096;
 
 /// Deepest possible binary tree: Karras's hierarchy splits on one bit of the 95-bit key (63
-/// of code, 32 of index) per level. The queried tree folds two levels into one.
+/// of code, 32 of index) per level. The queried tree is no deeper (a fold may take one
+/// binary level down one path and three down another).
 const MAX_DEPTH: usize = 96;
 
 /// The broad phase's memory, kept from step to step.
@@ -574,7 +575,14 @@ impl Bvh {
     /// `position` is one of the two and the other sorts after it. Calling it for every
     /// position finds every such pair, once per image through which the boxes meet (once
     /// without a periodic box).
-    pub(crate) fn candidates_of(&self, position: usize, mut pair: impl FnMut([u32; 2])) {
+    ///
+    /// `stack` is the descent's memory, kept by the caller.
+    pub(crate) fn candidates_of(
+        &self,
+        position: usize,
+        stack: &mut Vec<u32>,
+        mut pair: impl FnMut([u32; 2]),
+    ) {
         let (Some(bounds), Some(_root)) = (self.bounds, self.nodes.first()) else {
             return;
         };
@@ -586,7 +594,7 @@ impl Bvh {
             if !query.overlaps(&bounds) {
                 continue;
             }
-            self.descend(position as u32, &query, |other| {
+            self.descend(position as u32, &query, stack, |other| {
                 pair(if body < other {
                     [body, other]
                 } else {
@@ -597,15 +605,21 @@ impl Bvh {
     }
 
     /// Calls `found` with the body of every sorted leaf after `position` whose box meets
-    /// `query`.
-    fn descend(&self, position: u32, query: &Aabb, mut found: impl FnMut(u32)) {
+    /// `query`. `stack` is its memory: each node visited leaves at most three of its
+    /// children there, so it holds at most `3 · MAX_DEPTH + 1` (allocated once).
+    fn descend(
+        &self,
+        position: u32,
+        query: &Aabb,
+        stack: &mut Vec<u32>,
+        mut found: impl FnMut(u32),
+    ) {
         let limits = Limits::new(query);
-        // Each node visited leaves at most three of its children on the stack.
-        let mut stack = [0u32; 3 * MAX_DEPTH / 2 + 4];
-        let mut depth = 1;
-        while depth > 0 {
-            depth -= 1;
-            let node = &self.nodes[stack[depth] as usize];
+        stack.clear();
+        stack.reserve(3 * MAX_DEPTH + 4);
+        stack.push(0);
+        while let Some(index) = stack.pop() {
+            let node = &self.nodes[index as usize];
             let mut hits = node.hits(&limits, position);
             while hits != 0 {
                 let lane = hits.trailing_zeros() as usize;
@@ -615,8 +629,7 @@ impl Bvh {
                     found(child & !LEAF);
                 } else {
                     prefetch(&self.nodes[child as usize]);
-                    stack[depth] = child;
-                    depth += 1;
+                    stack.push(child);
                 }
             }
         }
@@ -849,10 +862,12 @@ mod tests {
                 // Parts where the grain asks for them (a tree of 100 has subtrees below 3).
                 assert!(grain == 0 || n < 100 || !bvh.deferred.is_empty());
                 assert!(grain > 0 || bvh.deferred.is_empty());
-                let mut found = Vec::new();
+                let (mut found, mut stack) = (Vec::new(), Vec::new());
                 for position in 0..n {
                     let own = bvh.sorted_boxes[position];
-                    bvh.descend(position as u32, &own, |body| found.push((position, body)));
+                    bvh.descend(position as u32, &own, &mut stack, |body| {
+                        found.push((position, body));
+                    });
                 }
                 found.sort_unstable();
                 let mut expected = Vec::new();
@@ -870,6 +885,41 @@ mod tests {
                 );
                 assert_eq!(found, expected, "n = {n}, grain {grain}");
             }
+        }
+    }
+
+    /// The deepest tree the keys allow: codes that each differ from the next in one more
+    /// leading bit, then equal codes whose indices do, a chain of 95 binary levels. Link,
+    /// fold and the queries still find every pair (all the boxes meet).
+    #[test]
+    fn deepest_tree_is_searched_whole() {
+        let mut keys: Vec<(u64, u32)> = (0..63).map(|bit| (1u64 << bit, 0)).collect();
+        keys.extend((0..31).map(|bit| (0, 1u32 << bit)));
+        keys.push((0, 0));
+        keys.sort_unstable();
+        let n = keys.len();
+        let unit = |_| Aabb {
+            lo: [0.0; 3],
+            hi: [1.0; 3],
+        };
+        for grain in [0, 3] {
+            let bvh = tree(keys.clone(), unit, grain);
+            // The binary tree's depth: a chain, one leaf off at each level.
+            let mut depth = 0;
+            let mut node = bvh.root.expect("two leaves or more");
+            while node & LEAF == 0 {
+                let children = bvh.binary[node as usize].child;
+                node = *children.iter().find(|&&c| c & LEAF == 0).unwrap_or(&children[0]);
+                depth += 1;
+            }
+            assert_eq!(depth, n - 1, "a chain of {n} leaves");
+            let mut stack = Vec::new();
+            let mut found = 0;
+            for position in 0..n {
+                bvh.descend(position as u32, &unit(0), &mut stack, |_| found += 1);
+                assert!(stack.capacity() <= 3 * MAX_DEPTH + 4);
+            }
+            assert_eq!(found, n * (n - 1) / 2);
         }
     }
 }

@@ -159,6 +159,8 @@ pub struct StageTimes {
 /// One task's candidates and their answers, kept for the next step.
 #[derive(Clone, Debug, Default)]
 struct Task {
+    /// The queries' stack.
+    stack: Vec<u32>,
     pairs: Vec<[u32; 2]>,
     impacts: Vec<Option<Impact>>,
     contacts: Vec<Contact>,
@@ -207,7 +209,7 @@ impl ContactFinder {
                 task.pairs.clear();
                 let end = ((index + 1) * TASK_BODIES).min(bvh.len());
                 for position in index * TASK_BODIES..end {
-                    bvh.candidates_of(position, |pair| task.pairs.push(pair));
+                    bvh.candidates_of(position, &mut task.stack, |pair| task.pairs.push(pair));
                 }
                 world
                     .sweep_into(&task.pairs, &mut task.impacts)
@@ -286,7 +288,12 @@ impl ContactFinder {
         let tasks: usize = self
             .tasks
             .iter()
-            .map(|task| bytes(&task.pairs) + bytes(&task.impacts) + bytes(&task.contacts))
+            .map(|task| {
+                bytes(&task.stack)
+                    + bytes(&task.pairs)
+                    + bytes(&task.impacts)
+                    + bytes(&task.contacts)
+            })
             .sum();
         self.world.memory_bytes()
             + self.bvh.memory_bytes()
