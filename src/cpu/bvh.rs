@@ -909,7 +909,10 @@ mod tests {
             let mut node = bvh.root.expect("two leaves or more");
             while node & LEAF == 0 {
                 let children = bvh.binary[node as usize].child;
-                node = *children.iter().find(|&&c| c & LEAF == 0).unwrap_or(&children[0]);
+                node = *children
+                    .iter()
+                    .find(|&&c| c & LEAF == 0)
+                    .unwrap_or(&children[0]);
                 depth += 1;
             }
             assert_eq!(depth, n - 1, "a chain of {n} leaves");
