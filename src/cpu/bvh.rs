@@ -14,7 +14,8 @@
 //! 4. **Four-wide nodes.** The binary tree is folded into one of four children a node (a
 //!    node's child that is a node gives way to its own children, the widest first, until
 //!    there are four): each node holds its children's boxes, laid out so that the four box
-//!    tests are a few four-lane compares, in depth-first order (128 bytes a node). A leaf
+//!    tests are a few four-lane compares (128 bytes a node), the top of the tree first,
+//!    then its lower subtrees one after another, each depth first. A leaf
 //!    names its body.
 //! 5. **Queries.** Each body descends the tree with its box. A child whose last sorted leaf
 //!    comes before the body's own is skipped, so each pair is found from the body that sorts
@@ -125,8 +126,8 @@ struct Binary {
     bounds: Aabb,
 }
 
-/// A node of the queried tree: up to four children (the binary tree with every other level
-/// folded in), their boxes laid out so that one node's four box tests are four-lane compares,
+/// A node of the queried tree: up to four children (the binary tree folded, the widest
+/// child first), their boxes laid out so that one node's four box tests are four-lane compares,
 /// and the last sorted leaf under each. 128 bytes, two cache lines.
 #[repr(C, align(64))]
 #[derive(Copy, Clone, Debug)]
@@ -329,7 +330,8 @@ pub(crate) struct Bvh {
     binary: Vec<Binary>,
     /// The binary tree's root, where there are two bodies or more.
     root: Option<u32>,
-    /// The nodes of the queried tree, in depth-first order; node 0 is the root.
+    /// The nodes of the queried tree: the top depth first, then each lower subtree (a part
+    /// of the fold) depth first; node 0 is the root.
     nodes: Vec<Node>,
     /// The fold's subtrees left for parallel parts (binary node, node and lane pointing at
     /// it), and the parts.
@@ -427,6 +429,11 @@ impl Bvh {
     fn link(&mut self) {
         let keys = &self.keys;
         let n = keys.len();
+        self.root = None;
+        if n < 2 {
+            self.binary.clear();
+            return;
+        }
         self.binary.clear();
         self.binary.resize(
             n.saturating_sub(1),
@@ -483,7 +490,6 @@ impl Bvh {
             depth += 1;
         }
         let mut right = leaf(n - 1);
-        self.root = None;
         while depth > 0 {
             depth -= 1;
             let top = stack[depth].0;
@@ -493,7 +499,7 @@ impl Bvh {
         }
     }
 
-    /// The queried tree from the binary one ([`Folding::fold_into`]), laid out depth first.
+    /// The queried tree from the binary one ([`Folding::fold_into`]).
     /// The top of the tree is folded here; each subtree below it of fewer than a grain of
     /// leaves is folded on its own, in parallel, and placed after the top, in order.
     fn fold(&mut self) {
@@ -920,9 +926,64 @@ mod tests {
             let mut found = 0;
             for position in 0..n {
                 bvh.descend(position as u32, &unit(0), &mut stack, |_| found += 1);
-                assert!(stack.capacity() <= 3 * MAX_DEPTH + 4);
             }
             assert_eq!(found, n * (n - 1) / 2);
         }
+    }
+
+    /// A right spine of binary nodes each of whose left subtrees (six leaves: four, then
+    /// two) is wider than the rest of the spine, so that each four-wide node has four
+    /// node children and the spine one binary level down: a query from a box that meets
+    /// everything leaves three entries on its stack per binary level. (From a review that
+    /// found the first bound of the stack, half the binary depth, too small.)
+    #[test]
+    fn query_stack_holds_a_wide_left_spine() {
+        let levels = 60;
+        let cube = |side: f32| Aabb {
+            lo: [0.0; 3],
+            hi: [side; 3],
+        };
+        let mut leaves = Vec::new();
+        for level in 0..levels {
+            let prefix = ((1u64 << level) - 1) << (63 - level);
+            let side = (-(level as f32)).exp2();
+            for low in 0..6u64 {
+                leaves.push((prefix | low, cube(if low < 4 { side } else { 0.6 * side })));
+            }
+        }
+        let prefix = ((1u64 << levels) - 1) << (63 - levels);
+        for low in 0..2u64 {
+            leaves.push((prefix | low, cube((-(levels as f32)).exp2())));
+        }
+        leaves.sort_by_key(|&(code, _)| code);
+        // The first leaf's box meets every other.
+        leaves[0].1 = Aabb {
+            lo: [-1000.0; 3],
+            hi: [1000.0; 3],
+        };
+        let n = leaves.len();
+        let keys = (0..n).map(|i| (leaves[i].0, i as u32)).collect();
+        let bvh = tree(keys, |i| leaves[i].1, 0);
+        // The stack's peak, by the query's own walk.
+        let limits = Limits::new(&bvh.sorted_boxes[0]);
+        let (mut stack, mut peak) = (vec![0u32], 0);
+        while let Some(index) = stack.pop() {
+            let node = &bvh.nodes[index as usize];
+            let hits = node.hits(&limits, 0);
+            for lane in (0..4).filter(|lane| hits >> lane & 1 != 0) {
+                if node.child[lane] & LEAF == 0 {
+                    stack.push(node.child[lane]);
+                }
+            }
+            peak = peak.max(stack.len());
+        }
+        assert!(
+            peak > 3 * MAX_DEPTH / 2 + 4,
+            "peak {peak}: not the deep case"
+        );
+        assert!(peak <= 3 * MAX_DEPTH + 1, "peak {peak}");
+        let (mut found, mut stack) = (0, Vec::new());
+        bvh.descend(0, &bvh.sorted_boxes[0], &mut stack, |_| found += 1);
+        assert_eq!(found, n - 1);
     }
 }
