@@ -12,9 +12,11 @@
 //                 a query longer than BUDGET steps is saved and goes on in
 //   resume_candidates  one per saved query, as many dispatches as the host records
 //                 (prepare_resume sizes each from the count saved by the one before)
-// Its CPU counterpart is src/cpu/bvh.rs: the same boxes, margin, codes, hierarchy and
-// queries (there the centres are wrapped in f64 and the boxes' bounds are the tree's), and
-// the same contacts: both broad phases keep every pair the sweep can call a hit.
+// Its twin, one function per entry point from swept_boxes to refit, is src/cpu/broad_phase.rs
+// (tests/broad_phase.rs holds each stage to it, bit for bit). The CPU step's own broad phase,
+// src/cpu/bvh.rs, uses the same boxes and margin and builds the same kind of tree its own way
+// (centres wrapped in f64, codes over the boxes' bounds, four-wide nodes), and finds the same
+// contacts: both broad phases keep every pair the sweep can call a hit.
 
 @group(0) @binding(0) var<uniform> params: StepParams;
 @group(0) @binding(1) var<storage, read> bodies: array<BodyRecord>;
@@ -201,7 +203,7 @@ fn leaves_in_order(
 }
 
 // The length of the common prefix of the keys (code, then body index) at sorted positions i
-// and j, or -1 where j is outside the leaves. `common_prefix` in src/cpu/bvh.rs.
+// and j, or -1 where j is outside the leaves. `common_prefix` in src/cpu/broad_phase.rs.
 fn common_prefix(i: i32, j: i32) -> i32 {
     if (j < 0 || j >= i32(params.body_count)) {
         return -1;
@@ -219,7 +221,7 @@ fn common_prefix(i: i32, j: i32) -> i32 {
     return 31 + i32(countLeadingZeros(differ.y));
 }
 
-// Karras's internal node i: `internal_node` in src/cpu/bvh.rs, line for line. Also empties
+// Karras's internal node i: `hierarchy` in src/cpu/broad_phase.rs, line for line. Also empties
 // the node's box for `refit` and records its children's parent.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn hierarchy(

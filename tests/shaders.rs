@@ -1,7 +1,8 @@
 //! Every stage's WGSL (the data contract `shaders/shared.wgsl` followed by the stage's file)
 //! parses and validates with naga, and the contract matches its Rust mirror in
 //! `sweepcast::layout`: every struct's size and field offsets, every constant's value, every
-//! entry point's workgroup size. Needs no GPU.
+//! entry point's workgroup size; the broad phase's own structs match their mirrors in its
+//! twin, `sweepcast::cpu::broad_phase`. Needs no GPU.
 
 use std::path::Path;
 
@@ -100,6 +101,29 @@ fn every_shared_struct_matches_its_rust_mirror() {
         assert_eq!(&offsets, rust_offsets, "fields of {name}");
     }
     assert_eq!(structs, mirrors.len(), "every mirror has its WGSL struct");
+}
+
+#[test]
+fn the_broad_phase_structs_match_their_twins_mirrors() {
+    use sweepcast::cpu::broad_phase::{Aabb, Leaf, Node};
+    let module = parse_and_validate("broad_phase.wgsl", sweepcast::gpu::BROAD_PHASE_WGSL);
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).expect("layout");
+    let mirrors = [
+        rust_layout!(Aabb: lo, _pad0, hi, _pad1),
+        rust_layout!(Leaf: lo, body, hi, _pad),
+        rust_layout!(Node: child, last),
+    ];
+    for (name, rust_size, rust_offsets) in &mirrors {
+        let (handle, _) = module
+            .types
+            .iter()
+            .find(|(_, ty)| ty.name.as_deref() == Some(*name))
+            .unwrap_or_else(|| panic!("broad_phase.wgsl has no struct {name}"));
+        let (size, offsets) = struct_layout(&module, &layouter, handle);
+        assert_eq!(size, *rust_size, "size of {name}");
+        assert_eq!(&offsets, rust_offsets, "fields of {name}");
+    }
 }
 
 /// A constant's value as WGSL declares it.

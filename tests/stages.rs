@@ -123,23 +123,7 @@ impl Caller {
 
     /// Maps a `MAP_READ` buffer after the work submitted so far and copies it out.
     fn read(&self, buffer: &wgpu::Buffer) -> Vec<u8> {
-        let slice = buffer.slice(..);
-        let (sender, receiver) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |result| {
-            sender.send(result).unwrap();
-        });
-        // GL ends one wait after about 2.1 s whatever was asked: wait again.
-        loop {
-            match self.device.poll(wgpu::PollType::wait_indefinitely()) {
-                Ok(_) => break,
-                Err(wgpu::PollError::Timeout) => continue,
-                Err(error) => panic!("waiting for the device: {error}"),
-            }
-        }
-        receiver.recv().unwrap().expect("the readback maps");
-        let bytes = slice.get_mapped_range().expect("mapped").to_vec();
-        buffer.unmap();
-        bytes
+        common::read_mapped(&self.device, buffer)
     }
 }
 

@@ -9,8 +9,9 @@
 //!    interleaved into a 63-bit code; sorted with the body index as the tie-break, so that
 //!    equal codes (bodies in one point, say) still give distinct, ordered keys.
 //! 3. **Hierarchy.** Karras's binary tree, built in one pass over the sorted keys
-//!    ([`Bvh::link`]: the same tree as Karras's per-node construction, which the GPU runs and
-//!    a test compares with), with each node's box made as the pass completes it.
+//!    ([`Bvh::link`]: the same tree as Karras's per-node construction, which the GPU runs;
+//!    a test holds it to that stage's twin, [`hierarchy`](super::broad_phase::hierarchy)),
+//!    with each node's box made as the pass completes it.
 //! 4. **Four-wide nodes.** The binary tree is folded into one of four children a node (a
 //!    node's child that is a node gives way to its own children, the widest first, until
 //!    there are four): each node holds its children's boxes, laid out so that the four box
@@ -692,74 +693,42 @@ fn common_prefix(keys: &[(u64, u32)], i: usize, j: isize) -> i32 {
     }
 }
 
-/// Karras's internal node `i`, as the GPU's `hierarchy` builds it: its two children and the
-/// last sorted leaf under each.
-#[cfg(test)]
-#[derive(Copy, Clone, Debug)]
-struct KarrasNode {
-    child: [u32; 2],
-    last: [u32; 2],
-}
-
-/// Karras's internal node `i`: the range of sorted leaves it covers, found by a doubling
-/// search and a binary search on common prefixes, and where it splits. The CPU builds the
-/// same tree in one pass ([`Bvh::link`]); this is the shader's construction, every node on
-/// its own, kept as its twin and as the test of `link`.
-#[cfg(test)]
-fn internal_node(keys: &[(u64, u32)], i: usize) -> KarrasNode {
-    let delta = |j: isize| common_prefix(keys, i, j);
-    let at = i as isize;
-    // The direction of the range: towards the neighbour sharing the longer prefix.
-    let direction: isize = if delta(at + 1) > delta(at - 1) { 1 } else { -1 };
-    let prefix_min = delta(at - direction);
-    let mut length_max: isize = 2;
-    while delta(at + length_max * direction) > prefix_min {
-        length_max *= 2;
-    }
-    let mut length = 0;
-    let mut step = length_max / 2;
-    while step >= 1 {
-        if delta(at + (length + step) * direction) > prefix_min {
-            length += step;
-        }
-        step /= 2;
-    }
-    let other_end = at + length * direction;
-    let prefix_node = delta(other_end);
-    // The split: the last leaf of the range that shares more than the node's prefix with i.
-    let mut split = 0;
-    let mut divisor = 2;
-    loop {
-        let step = (length + divisor - 1) / divisor;
-        if delta(at + (split + step) * direction) > prefix_node {
-            split += step;
-        }
-        if step <= 1 {
-            break;
-        }
-        divisor *= 2;
-    }
-    let gamma = at + split * direction + direction.min(0);
-    let (first, last) = (at.min(other_end), at.max(other_end));
-    let left = if first == gamma {
-        LEAF | gamma as u32
-    } else {
-        gamma as u32
-    };
-    let right = if last == gamma + 1 {
-        LEAF | (gamma + 1) as u32
-    } else {
-        (gamma + 1) as u32
-    };
-    KarrasNode {
-        child: [left, right],
-        last: [gamma as u32, last as u32],
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use super::super::broad_phase::{self, Leaf, Node as KarrasNode, Tree};
+    use crate::layout::StepParams;
+
+    /// Karras's nodes over sorted `keys`, as the GPU's `hierarchy` builds them (its twin).
+    fn karras(keys: &[(u64, u32)]) -> Vec<KarrasNode> {
+        let n = keys.len();
+        let params = StepParams {
+            body_count: n as u32,
+            ..StepParams::default()
+        };
+        let leaves: Vec<Leaf> = keys
+            .iter()
+            .map(|&(_, body)| Leaf {
+                body,
+                ..Leaf::default()
+            })
+            .collect();
+        let codes: Vec<[u32; 2]> = keys
+            .iter()
+            .map(|&(code, _)| [(code >> 32) as u32, code as u32])
+            .collect();
+        let mut tree = Tree {
+            nodes: vec![KarrasNode::default(); n - 1],
+            node_parents: vec![0; n - 1],
+            leaf_parents: vec![0; n],
+            node_boxes: vec![0; 8 * (n - 1)],
+        };
+        for index in 0..n - 1 {
+            broad_phase::hierarchy(index, &params, &leaves, &codes, &mut tree);
+        }
+        tree.nodes
+    }
 
     /// Keys with many duplicate codes, sorted.
     fn keys(n: usize) -> Vec<(u64, u32)> {
@@ -776,7 +745,7 @@ mod tests {
     fn karras_tree_covers_every_leaf_once() {
         for n in [2usize, 3, 5, 17, 100, 1000] {
             let keys = keys(n);
-            let nodes: Vec<KarrasNode> = (0..n - 1).map(|i| internal_node(&keys, i)).collect();
+            let nodes = karras(&keys);
             let mut seen = vec![0u32; n];
             // Returns the (first, last) leaf range of the subtree.
             fn walk(nodes: &[KarrasNode], child: u32, seen: &mut [u32]) -> (u32, u32) {
@@ -815,7 +784,7 @@ mod tests {
     fn link_builds_karras_tree() {
         for n in [2usize, 3, 5, 17, 100, 1000, 4097] {
             let keys = keys(n);
-            let karras: Vec<KarrasNode> = (0..n - 1).map(|i| internal_node(&keys, i)).collect();
+            let karras = karras(&keys);
             let unit = |i: usize| Aabb {
                 lo: [i as f32, (i % 7) as f32, 0.0],
                 hi: [i as f32 + 1.0, (i % 7) as f32 + 2.0, 1.0],

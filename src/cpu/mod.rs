@@ -1,10 +1,12 @@
 //! The CPU paths in f32: the twin of each shader ([`sweep`](mod@sweep) mirrors
-//! `shaders/sweep.wgsl`, entry points included), the shape-named single-pair queries built on
-//! it, and the batched paths.
+//! `shaders/sweep.wgsl`, entry points included; [`broad_phase`] the tree-building entry
+//! points of `shaders/broad_phase.wgsl`), the shape-named single-pair queries built on it, the
+//! batched paths and the whole step.
 //!
 //! See also [`crate::reference`] for the f64 oracle and [`crate::gpu`] for the same sweep
 //! on the GPU.
 
+pub mod broad_phase;
 mod bvh;
 mod contacts;
 mod lanes;

@@ -41,3 +41,25 @@ pub fn shared_pipeline(test: &str) -> Option<&'static SweepPipeline> {
     }
     gpu.as_ref().map(|(_, pipeline)| pipeline)
 }
+
+/// Maps a `MAP_READ` buffer after the work submitted to `device` so far and copies it out.
+#[allow(dead_code)]
+pub fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Vec<u8> {
+    let slice = buffer.slice(..);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |result| {
+        sender.send(result).unwrap();
+    });
+    // GL ends one wait after about 2.1 s whatever was asked: wait again.
+    loop {
+        match device.poll(wgpu::PollType::wait_indefinitely()) {
+            Ok(_) => break,
+            Err(wgpu::PollError::Timeout) => continue,
+            Err(error) => panic!("waiting for the device: {error}"),
+        }
+    }
+    receiver.recv().unwrap().expect("the readback maps");
+    let bytes = slice.get_mapped_range().expect("mapped").to_vec();
+    buffer.unmap();
+    bytes
+}

@@ -1,0 +1,403 @@
+//! The stages of `shaders/broad_phase.wgsl` that build the GPU step's tree, each run alone on
+//! the device and beside its twin in `sweepcast::cpu::broad_phase` on the same input: every
+//! output equal, bit for bit.
+//!
+//! * `swept_boxes`: boxes, Morton codes and the first sort's keys, on the uniform, 100×-radii,
+//!   fast and periodic scenes in 3D and 2D.
+//! * `key_by_high` and `leaves_in_order`: the second sort's keys and the sorted leaves, from
+//!   the twin's sorts.
+//! * `hierarchy`: Karras's nodes and every node's and leaf's parent, also where many bodies
+//!   share a code (one point, one cell).
+//! * `refit`: every node's box, from the twin's hierarchy.
+//!
+//! Each entry point runs in a pipeline of its own (its bindings from the shader, the rest of
+//! the file untouched) over buffers the test fills; buffers the stage writes start as `0xab`
+//! bytes, so that an output it failed to write differs from the twin's.
+
+mod common;
+
+use sweepcast::cpu::broad_phase::{self as twin, Aabb, Leaf, Node, Tree};
+use sweepcast::gpu::{BROAD_PHASE_WGSL, GpuContext};
+use sweepcast::layout::{BodyRecord, KeyValue, MORTON_BITS, StepParams, WORKGROUP_SIZE};
+use sweepcast::{MovingSphere, SweepOptions};
+use testkit::Scene;
+use wgpu::BufferUsages as Usage;
+use wgpu::util::DeviceExt;
+
+/// What a stage's outputs hold before it runs.
+const UNWRITTEN: u8 = 0xab;
+
+/// The shader module and the device, to run one entry point at a time.
+struct Stages<'a> {
+    context: &'a GpuContext,
+    module: wgpu::ShaderModule,
+}
+
+impl<'a> Stages<'a> {
+    fn new(context: &'a GpuContext) -> Self {
+        let module = context
+            .device()
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("broad_phase.wgsl"),
+                source: wgpu::ShaderSource::Wgsl(BROAD_PHASE_WGSL.into()),
+            });
+        Self { context, module }
+    }
+
+    /// Runs `entry` for `invocations` invocations with `params` at binding 0 and each of
+    /// `bindings` (binding, contents) as a storage buffer; returns every binding's contents
+    /// afterwards, in the order given.
+    fn run(
+        &self,
+        entry: &str,
+        params: &StepParams,
+        invocations: usize,
+        bindings: &[(u32, &[u8])],
+    ) -> Vec<Vec<u8>> {
+        let device = self.context.device();
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(entry),
+            layout: None,
+            module: &self.module,
+            entry_point: Some(entry),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("params"),
+            contents: bytemuck::bytes_of(params),
+            usage: Usage::UNIFORM,
+        });
+        let buffers: Vec<wgpu::Buffer> = bindings
+            .iter()
+            .map(|(binding, contents)| {
+                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(&format!("{entry} binding {binding}")),
+                    contents,
+                    usage: Usage::STORAGE | Usage::COPY_SRC,
+                })
+            })
+            .collect();
+        let mut entries = vec![wgpu::BindGroupEntry {
+            binding: 0,
+            resource: uniform.as_entire_binding(),
+        }];
+        entries.extend(bindings.iter().zip(&buffers).map(|((binding, _), buffer)| {
+            wgpu::BindGroupEntry {
+                binding: *binding,
+                resource: buffer.as_entire_binding(),
+            }
+        }));
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(entry),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            let workgroups = invocations.div_ceil(WORKGROUP_SIZE as usize).max(1);
+            pass.dispatch_workgroups(workgroups as u32, 1, 1);
+        }
+        let staging: Vec<wgpu::Buffer> = buffers
+            .iter()
+            .map(|buffer| {
+                let copy = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("readback"),
+                    size: buffer.size(),
+                    usage: Usage::MAP_READ | Usage::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                encoder.copy_buffer_to_buffer(buffer, 0, &copy, 0, buffer.size());
+                copy
+            })
+            .collect();
+        self.context.queue().submit([encoder.finish()]);
+        staging.iter().map(|buffer| self.read(buffer)).collect()
+    }
+
+    /// Maps a `MAP_READ` buffer after the work submitted so far and copies it out.
+    fn read(&self, buffer: &wgpu::Buffer) -> Vec<u8> {
+        common::read_mapped(self.context.device(), buffer)
+    }
+}
+
+/// `count` elements of `T`'s size, every byte [`UNWRITTEN`].
+fn unwritten<T>(count: usize) -> Vec<u8> {
+    vec![UNWRITTEN; (count * size_of::<T>()).max(4)]
+}
+
+/// `bytes` as `T`s (copied, so that alignment does not matter), the first `count`.
+fn cast<T: bytemuck::Pod>(bytes: &[u8], count: usize) -> Vec<T> {
+    bytemuck::pod_collect_to_vec(&bytes[..count * size_of::<T>()])
+}
+
+/// A twin output that starts as the device's does: every byte [`UNWRITTEN`].
+fn unwritten_twin<T: bytemuck::Pod>(count: usize) -> Vec<T> {
+    bytemuck::pod_collect_to_vec(&vec![UNWRITTEN; count * size_of::<T>()])
+}
+
+/// The step's parameters for `bodies` as the pipeline sets them: the options, and a Morton
+/// grid over the span of the centres' paths (the periodic box on an axis that wraps).
+fn params_for(bodies: &[BodyRecord], options: &SweepOptions) -> StepParams {
+    let (period, inverse_period) = match options.periodic_box {
+        Some(periodic) => (
+            periodic.period().to_array(),
+            periodic.period().recip().to_array(),
+        ),
+        None => ([0.0; 3], [0.0; 3]),
+    };
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for body in bodies {
+        for k in 0..3 {
+            let end = body.center[k] + body.displacement[k];
+            lo[k] = lo[k].min(body.center[k].min(end));
+            hi[k] = hi[k].max(body.center[k].max(end));
+        }
+    }
+    for k in 0..3 {
+        if period[k] > 0.0 {
+            (lo[k], hi[k]) = (0.0, period[k]);
+        }
+    }
+    let cells = ((1u32 << MORTON_BITS) - 1) as f32;
+    StepParams {
+        period,
+        flags: if options.periodic_box.is_some() {
+            sweepcast::layout::FLAG_PERIODIC
+        } else {
+            0
+        },
+        inverse_period,
+        body_count: bodies.len() as u32,
+        origin: lo,
+        largest_period: period.iter().fold(0.0f32, |m, &p| m.max(p)),
+        morton_scale: std::array::from_fn(|k| {
+            let extent = hi[k] - lo[k];
+            if extent > 0.0 { cells / extent } else { 0.0 }
+        }),
+        ..StepParams::default()
+    }
+}
+
+/// The broad phase's build of `bodies` through `swept_boxes`, the sorts, `key_by_high` and
+/// `leaves_in_order` on the twin: what the later stages read.
+struct Built {
+    params: StepParams,
+    records: Vec<BodyRecord>,
+    boxes: Vec<Aabb>,
+    codes: Vec<[u32; 2]>,
+    sort_in: Vec<KeyValue>,
+    leaves: Vec<Leaf>,
+    leaf_codes: Vec<[u32; 2]>,
+}
+
+fn build(bodies: &[MovingSphere], options: &SweepOptions) -> Built {
+    let records: Vec<BodyRecord> = bodies.iter().map(|&body| body.into()).collect();
+    let params = params_for(&records, options);
+    let n = records.len();
+    let mut boxes = unwritten_twin::<Aabb>(n);
+    let mut codes = unwritten_twin::<[u32; 2]>(n);
+    let mut sort_in = unwritten_twin::<KeyValue>(n);
+    for i in 0..n {
+        twin::swept_boxes(i, &params, &records, &mut boxes, &mut codes, &mut sort_in);
+    }
+    let mut sort_out = sort_in.clone();
+    twin::sort_by_key(&sort_in, &mut sort_out);
+    let mut by_high = sort_in.clone();
+    for i in 0..n {
+        twin::key_by_high(i, &params, &sort_out, &codes, &mut by_high);
+    }
+    twin::sort_by_key(&by_high, &mut sort_out);
+    let mut leaves = unwritten_twin::<Leaf>(n);
+    let mut leaf_codes = unwritten_twin::<[u32; 2]>(n);
+    for i in 0..n {
+        twin::leaves_in_order(
+            i,
+            &params,
+            &sort_out,
+            &boxes,
+            &codes,
+            &mut leaves,
+            &mut leaf_codes,
+        );
+    }
+    Built {
+        params,
+        records,
+        boxes,
+        codes,
+        sort_in,
+        leaves,
+        leaf_codes,
+    }
+}
+
+/// The scenes the stages are held to their twins on: every kind in 3D and 2D, and bodies
+/// that share codes (all in one point; all in one Morton cell of a wide grid).
+fn scenes() -> Vec<(String, Vec<MovingSphere>, SweepOptions)> {
+    let mut scenes = Vec::new();
+    for scene in Scene::ALL {
+        for dimensions in [3, 2] {
+            let (bodies, options) = scene.bodies(3000, dimensions, 7);
+            scenes.push((format!("{scene:?} {dimensions}D"), bodies, options));
+        }
+    }
+    let point = MovingSphere::new(glam::Vec3::splat(1.5), 0.5, glam::Vec3::ZERO);
+    scenes.push((
+        "one point".into(),
+        vec![point; 300],
+        SweepOptions::default(),
+    ));
+    let mut cell: Vec<MovingSphere> = (0..300)
+        .map(|i| MovingSphere::new(glam::Vec3::splat(i as f32 * 1e-6), 0.5, glam::Vec3::ZERO))
+        .collect();
+    cell.push(MovingSphere::new(
+        glam::Vec3::splat(1e5),
+        0.5,
+        glam::Vec3::ZERO,
+    ));
+    scenes.push(("one cell".into(), cell, SweepOptions::default()));
+    scenes
+}
+
+#[test]
+fn tree_building_stages_equal_their_twins() {
+    let Some(context) = common::gpu_context("tree_building_stages_equal_their_twins") else {
+        return;
+    };
+    let stages = Stages::new(&context);
+    for (name, bodies, options) in scenes() {
+        let built = build(&bodies, &options);
+        let n = bodies.len();
+        let params = &built.params;
+
+        // swept_boxes: boxes, codes and the first sort's keys.
+        let out = stages.run(
+            "swept_boxes",
+            params,
+            n,
+            &[
+                (1, bytemuck::cast_slice(&built.records)),
+                (2, &unwritten::<Aabb>(n)),
+                (3, &unwritten::<[u32; 2]>(n)),
+                (4, &unwritten::<KeyValue>(n)),
+            ],
+        );
+        let boxes = cast::<Aabb>(&out[1], n);
+        let differ = (0..n)
+            .filter(|&i| bytemuck::bytes_of(&boxes[i]) != bytemuck::bytes_of(&built.boxes[i]))
+            .count();
+        assert_eq!(differ, 0, "{name}: swept boxes differ from the twin's");
+        assert_eq!(cast::<[u32; 2]>(&out[2], n), built.codes, "{name}: codes");
+        assert_eq!(cast::<KeyValue>(&out[3], n), built.sort_in, "{name}: keys");
+
+        // key_by_high, after the twin's first sort.
+        let mut sort_out = built.sort_in.clone();
+        twin::sort_by_key(&built.sort_in, &mut sort_out);
+        let mut by_high = unwritten_twin::<KeyValue>(n);
+        for i in 0..n {
+            twin::key_by_high(i, params, &sort_out, &built.codes, &mut by_high);
+        }
+        let out = stages.run(
+            "key_by_high",
+            params,
+            n,
+            &[
+                (3, bytemuck::cast_slice(&built.codes)),
+                (4, &unwritten::<KeyValue>(n)),
+                (5, bytemuck::cast_slice(&sort_out)),
+            ],
+        );
+        assert_eq!(cast::<KeyValue>(&out[1], n), by_high, "{name}: second keys");
+
+        // leaves_in_order, after the twin's second sort.
+        twin::sort_by_key(&by_high, &mut sort_out);
+        let out = stages.run(
+            "leaves_in_order",
+            params,
+            n,
+            &[
+                (2, bytemuck::cast_slice(&built.boxes)),
+                (3, bytemuck::cast_slice(&built.codes)),
+                (5, bytemuck::cast_slice(&sort_out)),
+                (6, &unwritten::<Leaf>(n)),
+                (7, &unwritten::<[u32; 2]>(n)),
+            ],
+        );
+        assert_eq!(cast::<Leaf>(&out[3], n), built.leaves, "{name}: leaves");
+        assert_eq!(
+            cast::<[u32; 2]>(&out[4], n),
+            built.leaf_codes,
+            "{name}: leaf codes"
+        );
+
+        // hierarchy: nodes, parents and emptied boxes.
+        let mut tree = Tree {
+            nodes: unwritten_twin::<Node>(n - 1),
+            node_parents: unwritten_twin::<u32>(n - 1),
+            leaf_parents: unwritten_twin::<u32>(n),
+            node_boxes: unwritten_twin::<u32>(8 * (n - 1)),
+        };
+        for index in 0..n - 1 {
+            twin::hierarchy(index, params, &built.leaves, &built.leaf_codes, &mut tree);
+        }
+        let out = stages.run(
+            "hierarchy",
+            params,
+            n - 1,
+            &[
+                (6, bytemuck::cast_slice(&built.leaves)),
+                (7, bytemuck::cast_slice(&built.leaf_codes)),
+                (8, &unwritten::<Node>(n - 1)),
+                (9, &unwritten::<u32>(n - 1)),
+                (10, &unwritten::<u32>(n)),
+                (11, &unwritten::<u32>(8 * (n - 1))),
+            ],
+        );
+        let device_tree = Tree {
+            nodes: cast(&out[2], n - 1),
+            node_parents: cast(&out[3], n - 1),
+            leaf_parents: cast(&out[4], n),
+            node_boxes: cast(&out[5], 8 * (n - 1)),
+        };
+        assert!(
+            device_tree == tree,
+            "{name}: the hierarchy differs from the twin's"
+        );
+
+        // refit: every node's box.
+        for i in 0..n {
+            twin::refit(i, params, &built.leaves, &mut tree);
+        }
+        let out = stages.run(
+            "refit",
+            params,
+            n,
+            &[
+                (6, bytemuck::cast_slice(&built.leaves)),
+                (9, bytemuck::cast_slice(&device_tree.node_parents)),
+                (10, bytemuck::cast_slice(&device_tree.leaf_parents)),
+                (11, bytemuck::cast_slice(&device_tree.node_boxes)),
+            ],
+        );
+        let node_boxes: Vec<u32> = cast(&out[3], 8 * (n - 1));
+        assert!(
+            node_boxes == tree.node_boxes,
+            "{name}: refit boxes differ from the twin's"
+        );
+        // And the boxes are right: the root's holds every leaf.
+        for leaf in &built.leaves {
+            for (k, &root_lo) in node_boxes[..3].iter().enumerate() {
+                assert!(
+                    root_lo <= twin::ordered(f32::from_bits(leaf.lo[k])),
+                    "{name}"
+                );
+            }
+        }
+        eprintln!("{name}: {n} bodies, every stage equal to its twin");
+    }
+}
