@@ -12,8 +12,8 @@
 //                 a query longer than BUDGET steps is saved and goes on in
 //   resume_candidates  one per saved query, as many dispatches as the host records
 //                 (prepare_resume sizes each from the count saved by the one before)
-// Its twin, one function per entry point from swept_boxes to refit, is src/cpu/broad_phase.rs
-// (tests/broad_phase.rs holds each stage to it, bit for bit). The CPU step's own broad phase,
+// Its twin, one function per entry point, is src/cpu/broad_phase.rs (tests/broad_phase.rs
+// holds each stage to it: the tree bit for bit, the queries' pairs and saved queries as sets). The CPU step's own broad phase,
 // src/cpu/bvh.rs, uses the same boxes and margin and builds the same kind of tree its own way
 // (centres wrapped in f64, codes over the boxes' bounds, four-wide nodes), and finds the same
 // contacts: both broad phases keep every pair the sweep can call a hit.

@@ -1,14 +1,15 @@
-//! The f32 twin of `shaders/broad_phase.wgsl`, for the stages that build the GPU's tree: one
-//! function per entry point, each one invocation of it (index, gather, compute, write),
-//! written to be read beside the shader. `tests/broad_phase.rs` runs each entry point on the
-//! device and its twin here on the same input and holds the outputs equal, bit for bit.
+//! The f32 twin of `shaders/broad_phase.wgsl`: one function per entry point, each one
+//! invocation of it (index, gather, compute, write), written to be read beside the shader.
+//! `tests/broad_phase.rs` runs each entry point on the device and its twin here on the same
+//! input and holds the outputs equal: bit for bit for the tree (`swept_boxes` to `refit`),
+//! as sets for the queries (`candidates`, `resume_candidates`), whose invocations append in
+//! any order on the device. `prepare_resume` only sizes a dispatch and has no twin.
 //!
 //! This is the shader's reference, not a fast path: the CPU step's own broad phase
 //! ([`find_contacts`](super::find_contacts)) builds its tree its own way (one linear pass,
-//! four-wide nodes) and finds the same candidates. The twin of the queries
-//! (`candidates`, `resume_candidates`) and of `shaders/contacts.wgsl` are not written yet: the
-//! GPU step's end-to-end test holds their output (the contacts, the earliest per body) to the
-//! CPU step's.
+//! four-wide nodes) and finds the same candidates. The twin of `shaders/contacts.wgsl` is not
+//! written yet: the GPU step's end-to-end test holds its output (the ordered contacts, the
+//! earliest per body) to the CPU step's.
 //!
 //! The sorts between the entry points are lampshade's stable radix sorts; their twin is a
 //! stable sort by key ([`sort_by_key`]).
@@ -341,4 +342,299 @@ pub fn refit(i: usize, params: &StepParams, leaves: &[Leaf], tree: &mut Tree) {
         }
         node = tree.node_parents[node as usize];
     }
+}
+
+/// `unordered`: the f32 of [`ordered`] bits.
+#[must_use]
+pub fn unordered(u: u32) -> f32 {
+    f32::from_bits(if u & 0x8000_0000 != 0 {
+        u & 0x7fff_ffff
+    } else {
+        !u
+    })
+}
+
+/// `STACK_SIZE` of the shader: the deepest tree, and one more.
+pub const STACK_SIZE: usize = 97;
+
+/// `BUDGET` of the shader: the steps (node visits, and the image checks of a periodic box) an
+/// invocation takes before it saves the rest of its query for the next dispatch.
+pub const BUDGET: u32 = 4096;
+
+/// `Continuation` of the shader: a query's state between dispatches (its stack up to its
+/// depth; the rest of the shader's 97 words is not read).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Continuation {
+    /// The leaf's sorted position.
+    pub position: u32,
+    /// The image the walk is in.
+    pub image: u32,
+    /// The walk's stack, `depth` entries.
+    pub stack: Vec<u32>,
+}
+
+impl Continuation {
+    /// The shader's 4 + [`STACK_SIZE`] words.
+    #[must_use]
+    pub fn to_words(&self) -> Vec<u32> {
+        let mut words = vec![self.position, self.image, self.stack.len() as u32, 0];
+        words.extend(&self.stack);
+        words.resize(4 + STACK_SIZE, 0);
+        words
+    }
+
+    /// From the shader's words.
+    #[must_use]
+    pub fn from_words(words: &[u32]) -> Self {
+        let depth = words[2] as usize;
+        Self {
+            position: words[0],
+            image: words[1],
+            stack: words[4..4 + depth].to_vec(),
+        }
+    }
+}
+
+/// What the queries read: the sorted leaves, the nodes and their refit boxes.
+#[derive(Clone, Copy, Debug)]
+pub struct Queried<'a> {
+    /// The step's parameters.
+    pub params: &'a StepParams,
+    /// The sorted leaves.
+    pub leaves: &'a [Leaf],
+    /// The internal nodes.
+    pub nodes: &'a [Node],
+    /// The nodes' boxes, 8 words a node ([`Tree::node_boxes`]).
+    pub node_boxes: &'a [u32],
+}
+
+/// What the queries write: the candidate pairs (up to the capacity) and their count, the
+/// queries saved for the next dispatch (up to the queue's capacity) and theirs, and the two
+/// sticky overflow flags.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The pairs written, lower body first, in the order the invocations appended them.
+    pub pairs: Vec<[u32; 2]>,
+    /// Every pair counted, written or not.
+    pub candidate_count: u32,
+    /// Set when a pair was counted past the capacity.
+    pub candidates_overflowed: u32,
+    /// The saved queries written.
+    pub continuations: Vec<Continuation>,
+    /// Every query saved, written or not.
+    pub continuation_count: u32,
+    /// Set when a query was saved past the queue's capacity.
+    pub continuations_overflowed: u32,
+}
+
+/// One invocation's walk: `stack`, `depth` and `steps` of the shader's private memory.
+struct Walk<'a> {
+    queried: Queried<'a>,
+    stack: [u32; STACK_SIZE],
+    depth: u32,
+    steps: u32,
+}
+
+/// `image_shift`: the shift of image `s` of 27 (x slowest), -1, 0 or 1 period an axis.
+fn image_shift(params: &StepParams, s: u32) -> Vec3 {
+    let steps = [s / 9, (s / 3) % 3, s % 3];
+    let signed = Vec3::from_array(steps.map(|step| match step {
+        1 => -1.0,
+        2 => 1.0,
+        _ => 0.0,
+    }));
+    signed * Vec3::from_array(params.period)
+}
+
+/// `image_exists`: no shift on an axis that does not wrap.
+fn image_exists(params: &StepParams, s: u32) -> bool {
+    let steps = [s / 9, (s / 3) % 3, s % 3];
+    (0..3).all(|k| params.period[k] > 0.0 || steps[k] == 0)
+}
+
+fn overlaps(a_lo: Vec3, a_hi: Vec3, b_lo: Vec3, b_hi: Vec3) -> bool {
+    a_lo.cmple(b_hi).all() && b_lo.cmple(a_hi).all()
+}
+
+fn leaf_lo(leaf: &Leaf) -> Vec3 {
+    Vec3::from_array(leaf.lo.map(f32::from_bits))
+}
+
+fn leaf_hi(leaf: &Leaf) -> Vec3 {
+    Vec3::from_array(leaf.hi.map(f32::from_bits))
+}
+
+impl Walk<'_> {
+    fn node_lo(&self, node: u32) -> Vec3 {
+        let base = 8 * node as usize;
+        Vec3::from_array(std::array::from_fn(|k| {
+            unordered(self.queried.node_boxes[base + k])
+        }))
+    }
+
+    fn node_hi(&self, node: u32) -> Vec3 {
+        let base = 8 * node as usize;
+        Vec3::from_array(std::array::from_fn(|k| {
+            unordered(self.queried.node_boxes[base + 3 + k])
+        }))
+    }
+
+    /// `query`: the pairs of the leaf at sorted position `p` with every later leaf whose box
+    /// meets its own, from image `first_image` and the walk's stack and depth.
+    fn query(&mut self, p: u32, first_image: u32, found: &mut Found) {
+        let own = self.queried.leaves[p as usize];
+        let root_lo = self.node_lo(0);
+        let root_hi = self.node_hi(0);
+        for s in first_image..27 {
+            if !image_exists(self.queried.params, s) {
+                continue;
+            }
+            let shift = image_shift(self.queried.params, s);
+            let query_lo = leaf_lo(&own) + shift;
+            let query_hi = leaf_hi(&own) + shift;
+            if self.depth == 0 {
+                if !overlaps(query_lo, query_hi, root_lo, root_hi) {
+                    continue;
+                }
+                self.stack[0] = 0;
+                self.depth = 1;
+            }
+            while self.depth > 0 {
+                if self.steps >= BUDGET {
+                    self.save(p, s, found);
+                    return;
+                }
+                self.steps += 1;
+                self.depth -= 1;
+                let node = self.queried.nodes[self.stack[self.depth as usize] as usize];
+                self.visit(
+                    p,
+                    &own,
+                    s,
+                    query_lo,
+                    query_hi,
+                    node.child[0],
+                    node.last[0],
+                    found,
+                );
+                self.visit(
+                    p,
+                    &own,
+                    s,
+                    query_lo,
+                    query_hi,
+                    node.child[1],
+                    node.last[1],
+                    found,
+                );
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn visit(
+        &mut self,
+        p: u32,
+        own: &Leaf,
+        s: u32,
+        query_lo: Vec3,
+        query_hi: Vec3,
+        child: u32,
+        last: u32,
+        found: &mut Found,
+    ) {
+        if last <= p {
+            return;
+        }
+        if child & LEAF != 0 {
+            let other = self.queried.leaves[(child & !LEAF) as usize];
+            if overlaps(query_lo, query_hi, leaf_lo(&other), leaf_hi(&other))
+                && !self.met_through_earlier_image(own, &other, s)
+            {
+                let slot = found.candidate_count;
+                found.candidate_count = found.candidate_count.wrapping_add(1);
+                if slot < self.queried.params.candidate_capacity {
+                    found
+                        .pairs
+                        .push([own.body.min(other.body), own.body.max(other.body)]);
+                } else {
+                    found.candidates_overflowed = 1;
+                }
+            }
+        } else if overlaps(query_lo, query_hi, self.node_lo(child), self.node_hi(child)) {
+            self.stack[self.depth as usize] = child;
+            self.depth += 1;
+        }
+    }
+
+    /// `met_through_earlier_image`: whether an image before `s` already met `other`.
+    fn met_through_earlier_image(&mut self, own: &Leaf, other: &Leaf, s: u32) -> bool {
+        for earlier in 0..s {
+            self.steps += 1;
+            let shift = image_shift(self.queried.params, earlier);
+            if image_exists(self.queried.params, earlier)
+                && overlaps(
+                    leaf_lo(own) + shift,
+                    leaf_hi(own) + shift,
+                    leaf_lo(other),
+                    leaf_hi(other),
+                )
+            {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `save`: hands the rest of the query to the next dispatch.
+    fn save(&mut self, p: u32, s: u32, found: &mut Found) {
+        let slot = found.continuation_count;
+        found.continuation_count += 1;
+        if slot >= self.queried.params.continuation_capacity {
+            found.continuations_overflowed = 1;
+            return;
+        }
+        found.continuations.push(Continuation {
+            position: p,
+            image: s,
+            stack: self.stack[..self.depth as usize].to_vec(),
+        });
+    }
+}
+
+/// `candidates`, invocation `p`: the query of the leaf at sorted position `p`.
+pub fn candidates(p: usize, queried: Queried, found: &mut Found) {
+    if p + 1 >= queried.params.body_count as usize {
+        return;
+    }
+    let mut walk = Walk {
+        queried,
+        stack: [0; STACK_SIZE],
+        depth: 0,
+        steps: 0,
+    };
+    walk.query(p as u32, 0, found);
+}
+
+/// `resume_candidates`, invocation `i`: the saved query `i` of the last dispatch, for another
+/// [`BUDGET`] steps.
+pub fn resume_candidates(
+    i: usize,
+    queried: Queried,
+    continuations_in: &[Continuation],
+    continuation_count_in: u32,
+    found: &mut Found,
+) {
+    if i >= continuation_count_in.min(queried.params.continuation_capacity) as usize {
+        return;
+    }
+    let saved = &continuations_in[i];
+    let mut walk = Walk {
+        queried,
+        stack: [0; STACK_SIZE],
+        depth: saved.stack.len() as u32,
+        steps: 0,
+    };
+    walk.stack[..saved.stack.len()].copy_from_slice(&saved.stack);
+    walk.query(saved.position, saved.image, found);
 }
