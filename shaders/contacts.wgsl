@@ -11,8 +11,9 @@
 //   order_contacts     one per contact: the contacts in order (time, then pair), and each
 //                      body's earliest contact
 // The sorts between them are lampshade's stable radix sort, so that three passes order the
-// contacts by (time, first, second). Its CPU counterpart is the ordering of `find` in
-// src/cpu/contacts.rs, which gives the same order and the same earliest contacts.
+// contacts by (time, first, second). Its twin, one function per entry point, is
+// src/cpu/contacts.rs (tests/contact_stages.rs holds each stage to it); the CPU step's own
+// ordering (src/cpu/step.rs) gives the same order and the same earliest contacts.
 
 @group(0) @binding(0) var<uniform> params: StepParams;
 @group(0) @binding(1) var<storage, read> bodies: array<BodyRecord>;

@@ -19,130 +19,15 @@
 
 mod common;
 
+use common::{StageRunner, cast, unwritten, unwritten_twin};
+
 use sweepcast::cpu::broad_phase::{
     self as twin, Aabb, Continuation, Found, Leaf, Node, Queried, STACK_SIZE, Tree,
 };
-use sweepcast::gpu::{BROAD_PHASE_WGSL, GpuContext};
-use sweepcast::layout::{BodyRecord, KeyValue, MORTON_BITS, StepParams, WORKGROUP_SIZE};
+use sweepcast::gpu::BROAD_PHASE_WGSL;
+use sweepcast::layout::{BodyRecord, KeyValue, MORTON_BITS, StepParams};
 use sweepcast::{MovingSphere, SweepOptions};
 use testkit::Scene;
-use wgpu::BufferUsages as Usage;
-use wgpu::util::DeviceExt;
-
-/// What a stage's outputs hold before it runs.
-const UNWRITTEN: u8 = 0xab;
-
-/// The shader module and the device, to run one entry point at a time.
-struct Stages<'a> {
-    context: &'a GpuContext,
-    module: wgpu::ShaderModule,
-}
-
-impl<'a> Stages<'a> {
-    fn new(context: &'a GpuContext) -> Self {
-        let module = context
-            .device()
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("broad_phase.wgsl"),
-                source: wgpu::ShaderSource::Wgsl(BROAD_PHASE_WGSL.into()),
-            });
-        Self { context, module }
-    }
-
-    /// Runs `entry` for `invocations` invocations with `params` at binding 0 and each of
-    /// `bindings` (binding, contents) as a storage buffer; returns every binding's contents
-    /// afterwards, in the order given.
-    fn run(
-        &self,
-        entry: &str,
-        params: &StepParams,
-        invocations: usize,
-        bindings: &[(u32, &[u8])],
-    ) -> Vec<Vec<u8>> {
-        let device = self.context.device();
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(entry),
-            layout: None,
-            module: &self.module,
-            entry_point: Some(entry),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("params"),
-            contents: bytemuck::bytes_of(params),
-            usage: Usage::UNIFORM,
-        });
-        let buffers: Vec<wgpu::Buffer> = bindings
-            .iter()
-            .map(|(binding, contents)| {
-                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(&format!("{entry} binding {binding}")),
-                    contents,
-                    usage: Usage::STORAGE | Usage::COPY_SRC,
-                })
-            })
-            .collect();
-        let mut entries = vec![wgpu::BindGroupEntry {
-            binding: 0,
-            resource: uniform.as_entire_binding(),
-        }];
-        entries.extend(bindings.iter().zip(&buffers).map(|((binding, _), buffer)| {
-            wgpu::BindGroupEntry {
-                binding: *binding,
-                resource: buffer.as_entire_binding(),
-            }
-        }));
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(entry),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &entries,
-        });
-        let mut encoder = device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &bind_group, &[]);
-            let workgroups = invocations.div_ceil(WORKGROUP_SIZE as usize).max(1);
-            pass.dispatch_workgroups(workgroups as u32, 1, 1);
-        }
-        let staging: Vec<wgpu::Buffer> = buffers
-            .iter()
-            .map(|buffer| {
-                let copy = device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("readback"),
-                    size: buffer.size(),
-                    usage: Usage::MAP_READ | Usage::COPY_DST,
-                    mapped_at_creation: false,
-                });
-                encoder.copy_buffer_to_buffer(buffer, 0, &copy, 0, buffer.size());
-                copy
-            })
-            .collect();
-        self.context.queue().submit([encoder.finish()]);
-        staging.iter().map(|buffer| self.read(buffer)).collect()
-    }
-
-    /// Maps a `MAP_READ` buffer after the work submitted so far and copies it out.
-    fn read(&self, buffer: &wgpu::Buffer) -> Vec<u8> {
-        common::read_mapped(self.context.device(), buffer)
-    }
-}
-
-/// `count` elements of `T`'s size, every byte [`UNWRITTEN`].
-fn unwritten<T>(count: usize) -> Vec<u8> {
-    vec![UNWRITTEN; (count * size_of::<T>()).max(4)]
-}
-
-/// `bytes` as `T`s (copied, so that alignment does not matter), the first `count`.
-fn cast<T: bytemuck::Pod>(bytes: &[u8], count: usize) -> Vec<T> {
-    bytemuck::pod_collect_to_vec(&bytes[..count * size_of::<T>()])
-}
-
-/// A twin output that starts as the device's does: every byte [`UNWRITTEN`].
-fn unwritten_twin<T: bytemuck::Pod>(count: usize) -> Vec<T> {
-    bytemuck::pod_collect_to_vec(&vec![UNWRITTEN; count * size_of::<T>()])
-}
 
 /// The step's parameters for `bodies` as the pipeline sets them: the options, and a Morton
 /// grid over the span of the centres' paths (the periodic box on an axis that wraps).
@@ -294,7 +179,7 @@ fn tree_building_stages_equal_their_twins() {
     let Some(context) = common::gpu_context("tree_building_stages_equal_their_twins") else {
         return;
     };
-    let stages = Stages::new(&context);
+    let stages = StageRunner::new(&context, "broad_phase.wgsl", BROAD_PHASE_WGSL);
     for (name, bodies, options) in scenes() {
         let built = build(&bodies, &options);
         let n = bodies.len();
@@ -303,7 +188,7 @@ fn tree_building_stages_equal_their_twins() {
         // swept_boxes: boxes, codes and the first sort's keys.
         let out = stages.run(
             "swept_boxes",
-            params,
+            Some(params),
             n,
             &[
                 (1, bytemuck::cast_slice(&built.records)),
@@ -329,7 +214,7 @@ fn tree_building_stages_equal_their_twins() {
         }
         let out = stages.run(
             "key_by_high",
-            params,
+            Some(params),
             n,
             &[
                 (3, bytemuck::cast_slice(&built.codes)),
@@ -343,7 +228,7 @@ fn tree_building_stages_equal_their_twins() {
         twin::sort_by_key(&by_high, &mut sort_out);
         let out = stages.run(
             "leaves_in_order",
-            params,
+            Some(params),
             n,
             &[
                 (2, bytemuck::cast_slice(&built.boxes)),
@@ -372,7 +257,7 @@ fn tree_building_stages_equal_their_twins() {
         }
         let out = stages.run(
             "hierarchy",
-            params,
+            Some(params),
             n - 1,
             &[
                 (6, bytemuck::cast_slice(&built.leaves)),
@@ -400,7 +285,7 @@ fn tree_building_stages_equal_their_twins() {
         }
         let out = stages.run(
             "refit",
-            params,
+            Some(params),
             n,
             &[
                 (6, bytemuck::cast_slice(&built.leaves)),
@@ -454,7 +339,7 @@ fn twin_tree(built: &Built) -> Tree {
 /// One dispatch of `entry` (`candidates`, or `resume_candidates` of `saved`) on the device:
 /// what it found, read back.
 fn queries_on_device(
-    stages: &Stages,
+    stages: &StageRunner,
     entry: &str,
     queried: Queried,
     saved: &[Continuation],
@@ -488,7 +373,7 @@ fn queries_on_device(
         params.body_count as usize
     };
     let borrowed: Vec<(u32, &[u8])> = bindings.iter().map(|(b, bytes)| (*b, &bytes[..])).collect();
-    let out = stages.run(entry, params, invocations.max(1), &borrowed);
+    let out = stages.run(entry, Some(params), invocations.max(1), &borrowed);
     let word = |index: usize| cast::<u32>(&out[index], 1)[0];
     let candidate_count = word(4);
     let continuation_count = word(7);
@@ -522,7 +407,7 @@ fn queries_equal_their_twins() {
     let Some(context) = common::gpu_context("queries_equal_their_twins") else {
         return;
     };
-    let stages = Stages::new(&context);
+    let stages = StageRunner::new(&context, "broad_phase.wgsl", BROAD_PHASE_WGSL);
     // One large body, sorting first, over 22³ small ones: a query of more than twice BUDGET
     // steps.
     let mut long = vec![MovingSphere::new(glam::Vec3::ZERO, 150.0, glam::Vec3::ZERO)];

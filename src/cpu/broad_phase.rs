@@ -7,9 +7,8 @@
 //!
 //! This is the shader's reference, not a fast path: the CPU step's own broad phase
 //! ([`find_contacts`](super::find_contacts)) builds its tree its own way (one linear pass,
-//! four-wide nodes) and finds the same candidates. The twin of `shaders/contacts.wgsl` is not
-//! written yet: the GPU step's end-to-end test holds its output (the ordered contacts, the
-//! earliest per body) to the CPU step's.
+//! four-wide nodes) and finds the same candidates. The twin of the step's next shader,
+//! `shaders/contacts.wgsl`, is [`contacts`](super::contacts).
 //!
 //! The sorts between the entry points are lampshade's stable radix sorts; their twin is a
 //! stable sort by key ([`sort_by_key`]).

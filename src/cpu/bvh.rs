@@ -562,7 +562,7 @@ impl Bvh {
 
     /// The bytes of memory the tree holds.
     pub(crate) fn memory_bytes(&self) -> usize {
-        use super::contacts::bytes;
+        use super::step::bytes;
         bytes(&self.boxes)
             + bytes(&self.sorted_boxes)
             + bytes(&self.keys)

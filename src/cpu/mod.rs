@@ -1,23 +1,22 @@
 //! The CPU paths in f32: the twin of each shader ([`sweep`](mod@sweep) mirrors
-//! `shaders/sweep.wgsl`, entry points included; [`broad_phase`] the tree-building entry
-//! points of `shaders/broad_phase.wgsl`), the shape-named single-pair queries built on it, the
-//! batched paths and the whole step.
+//! `shaders/sweep.wgsl`, entry points included; [`broad_phase`] and [`contacts`](mod@contacts)
+//! those of `shaders/broad_phase.wgsl` and `shaders/contacts.wgsl`), the shape-named
+//! single-pair queries built on it, the batched paths and the whole step.
 //!
 //! See also [`crate::reference`] for the f64 oracle and [`crate::gpu`] for the same sweep
 //! on the GPU.
 
 pub mod broad_phase;
 mod bvh;
-mod contacts;
+pub mod contacts;
 mod lanes;
+mod step;
 pub mod sweep;
 mod world;
 
 pub use crate::layout::TimeOfImpact;
-pub use contacts::{
-    Contact, ContactFinder, Contacts, Earliest, MAX_BODIES, StageTimes, find_contacts,
-};
 pub use lanes::{LANES, Simd};
+pub use step::{Contact, ContactFinder, Contacts, Earliest, MAX_BODIES, StageTimes, find_contacts};
 pub use world::{SERIAL_PAIRS, World};
 
 use std::cell::Cell;
