@@ -2,8 +2,10 @@
 //! submission: the broad phase (`shaders/broad_phase.wgsl`, a linear BVH), the sweep of its
 //! candidates ([`SweepStage::record_indirect`], dispatched from the broad phase's count), and
 //! the step's outputs (`shaders/contacts.wgsl`: compacted, ordered contacts and each body's
-//! earliest). The radix sorts are lampshade's. The CPU counterpart, which gives the same
-//! contacts, is [`crate::cpu::ContactFinder`].
+//! earliest). The radix sorts are lampshade's. Each shader's f32 twin, entry point by entry
+//! point, is [`crate::cpu::broad_phase`] and [`crate::cpu::contacts`](mod@crate::cpu::contacts);
+//! the CPU step, which gives the same contacts its own faster way, is
+//! [`crate::cpu::ContactFinder`].
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};

@@ -6,9 +6,10 @@
 //! * [`SweepPipeline`] runs the stage on the caller's slices and blocks until the answers are
 //!   back.
 //! * [`ContactPipeline`] runs the whole step from the bodies alone in one submission:
-//!   `shaders/broad_phase.wgsl` (a linear BVH; its CPU counterpart is the broad phase of
-//!   [`crate::cpu::find_contacts`]), the sweep stage on its candidates, and
-//!   `shaders/contacts.wgsl` (the contacts ordered, each body's earliest).
+//!   `shaders/broad_phase.wgsl` (a linear BVH; its twin is [`crate::cpu::broad_phase`]), the
+//!   sweep stage on its candidates, and `shaders/contacts.wgsl` (the contacts ordered, each
+//!   body's earliest; its twin is [`crate::cpu::contacts`](mod@crate::cpu::contacts)). The CPU
+//!   step that gives the same contacts is [`crate::cpu::find_contacts`].
 //!
 //! Each stage's source is `shaders/shared.wgsl` (the data contract, mirrored by
 //! [`crate::layout`]) followed by the stage's own file.
