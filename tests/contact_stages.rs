@@ -51,15 +51,6 @@ fn candidates(records: &[BodyRecord], sweep: &SweepParams) -> (Vec<[u32; 2]>, Ve
     (pairs, impacts)
 }
 
-/// A dispatch of `count` pairs, as the sweep leaves it.
-fn dispatch_of(count: usize) -> SweepDispatch {
-    SweepDispatch {
-        pair_count: count as u32,
-        requested_pairs: count as u32,
-        ..SweepDispatch::default()
-    }
-}
-
 /// Contacts sorted by their bytes (the device appends in any order).
 fn sorted(mut contacts: Vec<ContactRecord>) -> Vec<ContactRecord> {
     contacts.sort_by(|a, b| bytemuck::bytes_of(a).cmp(bytemuck::bytes_of(b)));
@@ -98,7 +89,7 @@ fn contact_stages_equal_their_twins() {
             contact_capacity: pairs.len() as u32,
             ..StepParams::default()
         };
-        let sweep_dispatch = dispatch_of(pairs.len());
+        let sweep_dispatch = SweepDispatch::new(pairs.len() as u32);
 
         // compact, with room for every hit and then for half of them.
         let mut full = Vec::new();
@@ -201,7 +192,7 @@ fn contact_stages_equal_their_twins() {
 
         // The keys, the order and the earliest, from the twin's contacts and sorts.
         let n = full.len();
-        let dispatched = dispatch_of(n);
+        let dispatched = SweepDispatch::new(n as u32);
         let run = |entry: &str, bindings: &[(u32, &[u8])]| stages.run(entry, None, n, bindings);
         let mut keys = unwritten_twin::<KeyValue>(n);
         for i in 0..n {

@@ -13,8 +13,7 @@
 use glam::Vec3;
 
 use crate::layout::{
-    ContactRecord, ImpactRecord, KeyValue, MAX_WORKGROUPS_PER_DIMENSION, STATUS_MISS, StepParams,
-    SweepDispatch, WORKGROUP_SIZE,
+    ContactRecord, ImpactRecord, KeyValue, STATUS_MISS, StepParams, SweepDispatch,
 };
 
 /// `image_of`: the image of `b`'s centre nearest to `a`'s, in periods (`nearest_image` of
@@ -66,30 +65,14 @@ pub fn compact(
     };
 }
 
-/// `workgroups_for` of the contract: the workgroups of a dispatch of `count` invocations,
-/// along x up to the limit per dimension and then along y too.
-#[must_use]
-pub fn workgroups_for(count: u32) -> [u32; 3] {
-    let workgroups = count.div_ceil(WORKGROUP_SIZE);
-    let workgroups_y = workgroups.div_ceil(MAX_WORKGROUPS_PER_DIMENSION);
-    [
-        if workgroups_y > 1 {
-            MAX_WORKGROUPS_PER_DIMENSION
-        } else {
-            workgroups
-        },
-        workgroups_y.max(1),
-        1,
-    ]
-}
-
 /// `prepare_contacts`, its one invocation: the dispatch of the passes below, from the count.
 pub fn prepare_contacts(params: &StepParams, contact_count: u32, dispatch: &mut SweepDispatch) {
     let count = contact_count.min(params.contact_capacity);
-    let workgroups = workgroups_for(count);
-    dispatch.workgroups_x = workgroups[0];
-    dispatch.workgroups_y = workgroups[1];
-    dispatch.workgroups_z = workgroups[2];
+    // `workgroups_for` of the contract: the host's copy is `SweepDispatch::new`.
+    let workgroups = SweepDispatch::new(count);
+    dispatch.workgroups_x = workgroups.workgroups_x;
+    dispatch.workgroups_y = workgroups.workgroups_y;
+    dispatch.workgroups_z = workgroups.workgroups_z;
     dispatch.pair_count = count;
     dispatch.requested_pairs = contact_count;
     dispatch.overflowed = u32::from(count < dispatch.requested_pairs);
