@@ -10,6 +10,7 @@
 
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
+use rayon::prelude::*;
 
 use crate::geometry::{Impact, ImpactStatus, MovingSphere};
 use crate::options::SweepOptions;
@@ -221,6 +222,64 @@ impl SweepParams {
             flags,
             inverse_period: inverse_period.to_array(),
             pair_capacity,
+        }
+    }
+}
+
+impl StepParams {
+    /// The parameters of a step of `bodies` with `options`, as `gpu::ContactPipeline` sets
+    /// them before its capacities: the options, and the Morton grid over the boxes' centres
+    /// (the box `[0, L]` on an axis that wraps, else the span of the centres' paths). The
+    /// capacities are left 0 for the caller to set.
+    #[must_use]
+    pub fn new(bodies: &[BodyRecord], options: &SweepOptions) -> Self {
+        let sweep = SweepParams::new(options, 0);
+        let periodic = sweep.flags & FLAG_PERIODIC != 0;
+        let period = if periodic { sweep.period } else { [0.0; 3] };
+        let span = bodies
+            .par_iter()
+            .map(|body| {
+                let lo = std::array::from_fn(|k| body.center[k] + body.displacement[k].min(0.0));
+                let hi = std::array::from_fn(|k| body.center[k] + body.displacement[k].max(0.0));
+                (lo, hi)
+            })
+            .reduce(
+                || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
+                |(lo_a, hi_a): ([f32; 3], [f32; 3]), (lo_b, hi_b)| {
+                    (
+                        std::array::from_fn(|k| lo_a[k].min(lo_b[k])),
+                        std::array::from_fn(|k| hi_a[k].max(hi_b[k])),
+                    )
+                },
+            );
+        let (mut origin, mut end) = span;
+        for k in 0..3 {
+            if period[k] > 0.0 {
+                origin[k] = 0.0;
+                end[k] = period[k];
+            }
+        }
+        let cells = ((1u32 << MORTON_BITS) - 1) as f32;
+        Self {
+            period,
+            flags: sweep.flags,
+            inverse_period: if periodic {
+                sweep.inverse_period
+            } else {
+                [0.0; 3]
+            },
+            body_count: bodies.len() as u32,
+            origin,
+            largest_period: period.iter().fold(0.0f32, |m, &p| m.max(p)),
+            morton_scale: std::array::from_fn(|k| {
+                let extent = end[k] - origin[k];
+                if extent > 0.0 && extent.is_finite() {
+                    cells / extent
+                } else {
+                    0.0
+                }
+            }),
+            ..Self::default()
         }
     }
 }

@@ -25,53 +25,9 @@ use sweepcast::cpu::broad_phase::{
     self as twin, Aabb, Continuation, Found, Leaf, Node, Queried, STACK_SIZE, Tree,
 };
 use sweepcast::gpu::BROAD_PHASE_WGSL;
-use sweepcast::layout::{BodyRecord, KeyValue, MORTON_BITS, StepParams};
+use sweepcast::layout::{BodyRecord, KeyValue, StepParams};
 use sweepcast::{MovingSphere, SweepOptions};
 use testkit::Scene;
-
-/// The step's parameters for `bodies` as the pipeline sets them: the options, and a Morton
-/// grid over the span of the centres' paths (the periodic box on an axis that wraps).
-fn params_for(bodies: &[BodyRecord], options: &SweepOptions) -> StepParams {
-    let (period, inverse_period) = match options.periodic_box {
-        Some(periodic) => (
-            periodic.period().to_array(),
-            periodic.period().recip().to_array(),
-        ),
-        None => ([0.0; 3], [0.0; 3]),
-    };
-    let mut lo = [f32::INFINITY; 3];
-    let mut hi = [f32::NEG_INFINITY; 3];
-    for body in bodies {
-        for k in 0..3 {
-            let end = body.center[k] + body.displacement[k];
-            lo[k] = lo[k].min(body.center[k].min(end));
-            hi[k] = hi[k].max(body.center[k].max(end));
-        }
-    }
-    for k in 0..3 {
-        if period[k] > 0.0 {
-            (lo[k], hi[k]) = (0.0, period[k]);
-        }
-    }
-    let cells = ((1u32 << MORTON_BITS) - 1) as f32;
-    StepParams {
-        period,
-        flags: if options.periodic_box.is_some() {
-            sweepcast::layout::FLAG_PERIODIC
-        } else {
-            0
-        },
-        inverse_period,
-        body_count: bodies.len() as u32,
-        origin: lo,
-        largest_period: period.iter().fold(0.0f32, |m, &p| m.max(p)),
-        morton_scale: std::array::from_fn(|k| {
-            let extent = hi[k] - lo[k];
-            if extent > 0.0 { cells / extent } else { 0.0 }
-        }),
-        ..StepParams::default()
-    }
-}
 
 /// The broad phase's build of `bodies` through `swept_boxes`, the sorts, `key_by_high` and
 /// `leaves_in_order` on the twin: what the later stages read.
@@ -87,7 +43,7 @@ struct Built {
 
 fn build(bodies: &[MovingSphere], options: &SweepOptions) -> Built {
     let records: Vec<BodyRecord> = bodies.iter().map(|&body| body.into()).collect();
-    let params = params_for(&records, options);
+    let params = StepParams::new(&records, options);
     let n = records.len();
     let mut boxes = unwritten_twin::<Aabb>(n);
     let mut codes = unwritten_twin::<[u32; 2]>(n);

@@ -21,9 +21,7 @@ use super::sweep::{
 use crate::cpu::{Contact, Contacts, Earliest};
 use crate::error::Error;
 use crate::geometry::MovingSphere;
-use crate::layout::{
-    BodyRecord, ContactRecord, FLAG_PERIODIC, MORTON_BITS, StepParams, SweepDispatch, SweepParams,
-};
+use crate::layout::{BodyRecord, ContactRecord, MORTON_BITS, StepParams, SweepDispatch};
 use crate::options::SweepOptions;
 use crate::validate::pack_batch;
 
@@ -620,7 +618,7 @@ impl ContactPipeline {
         state.upload.ensure(&self.device, n);
         let body_bytes = bytemuck::cast_slice(&state.packed);
         pollster::block_on(state.upload.write(&self.waiter, body_bytes))?;
-        let params = self.step_params(&state.packed, options);
+        let params = StepParams::new(&state.packed, options);
         loop {
             self.ensure_buffers(state, n)?;
             let buffers = state.buffers.as_ref().expect("made above");
@@ -759,59 +757,6 @@ impl ContactPipeline {
     /// Saved queries one binding holds.
     fn max_continuations(&self) -> u64 {
         self.largest_binding / CONTINUATION_SIZE
-    }
-
-    /// The step's parameters: the options, and the Morton grid over the boxes' centres
-    /// (the box `[0, L]` on an axis that wraps, else the span of the centres' paths).
-    fn step_params(&self, bodies: &[BodyRecord], options: &SweepOptions) -> StepParams {
-        let sweep = SweepParams::new(options, 0);
-        let periodic = sweep.flags & FLAG_PERIODIC != 0;
-        let period = if periodic { sweep.period } else { [0.0; 3] };
-        let span = bodies
-            .par_iter()
-            .map(|body| {
-                let lo = std::array::from_fn(|k| body.center[k] + body.displacement[k].min(0.0));
-                let hi = std::array::from_fn(|k| body.center[k] + body.displacement[k].max(0.0));
-                (lo, hi)
-            })
-            .reduce(
-                || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
-                |(lo_a, hi_a): ([f32; 3], [f32; 3]), (lo_b, hi_b)| {
-                    (
-                        std::array::from_fn(|k| lo_a[k].min(lo_b[k])),
-                        std::array::from_fn(|k| hi_a[k].max(hi_b[k])),
-                    )
-                },
-            );
-        let (mut origin, mut end) = span;
-        for k in 0..3 {
-            if period[k] > 0.0 {
-                origin[k] = 0.0;
-                end[k] = period[k];
-            }
-        }
-        let cells = ((1u32 << MORTON_BITS) - 1) as f32;
-        StepParams {
-            period,
-            flags: sweep.flags,
-            inverse_period: if periodic {
-                sweep.inverse_period
-            } else {
-                [0.0; 3]
-            },
-            body_count: bodies.len() as u32,
-            origin,
-            largest_period: period.iter().fold(0.0f32, |m, &p| m.max(p)),
-            morton_scale: std::array::from_fn(|k| {
-                let extent = end[k] - origin[k];
-                if extent > 0.0 && extent.is_finite() {
-                    cells / extent
-                } else {
-                    0.0
-                }
-            }),
-            ..StepParams::default()
-        }
     }
 
     /// Makes the buffers for `n` bodies and the state's capacities (each rounded up to a
