@@ -202,15 +202,7 @@ fn tree_building_stages_equal_their_twins() {
         );
 
         // hierarchy: nodes, parents and emptied boxes.
-        let mut tree = Tree {
-            nodes: unwritten_twin::<Node>(n - 1),
-            node_parents: unwritten_twin::<u32>(n - 1),
-            leaf_parents: unwritten_twin::<u32>(n),
-            node_boxes: unwritten_twin::<u32>(8 * (n - 1)),
-        };
-        for index in 0..n - 1 {
-            twin::hierarchy(index, params, &built.leaves, &built.leaf_codes, &mut tree);
-        }
+        let mut tree = twin_hierarchy(&built);
         let out = stages.run(
             "hierarchy",
             Some(params),
@@ -268,8 +260,8 @@ fn tree_building_stages_equal_their_twins() {
     }
 }
 
-/// The twin's tree over `built`: hierarchy and refit.
-fn twin_tree(built: &Built) -> Tree {
+/// The twin's hierarchy over `built`, its outputs starting as the device's do.
+fn twin_hierarchy(built: &Built) -> Tree {
     let n = built.leaves.len();
     let mut tree = Tree {
         nodes: unwritten_twin::<Node>(n - 1),
@@ -286,7 +278,13 @@ fn twin_tree(built: &Built) -> Tree {
             &mut tree,
         );
     }
-    for i in 0..n {
+    tree
+}
+
+/// The twin's tree over `built`: hierarchy and refit.
+fn twin_tree(built: &Built) -> Tree {
+    let mut tree = twin_hierarchy(built);
+    for i in 0..built.leaves.len() {
         twin::refit(i, &built.params, &built.leaves, &mut tree);
     }
     tree
