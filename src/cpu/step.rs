@@ -240,7 +240,7 @@ impl ContactFinder {
             u32::try_from(total).is_ok(),
             "more than 2^32 contacts in one step"
         );
-        gather(tasks, &|task: &Task| &task.contacts, &mut self.unordered);
+        gather_contacts(tasks, total, &mut self.unordered);
         self.unordered
             .par_iter()
             .enumerate()
@@ -316,23 +316,19 @@ impl Clone for Scratch {
     }
 }
 
-/// Concatenates each task's `part` into `into`, in task order, copying in parallel.
-fn gather<T: Copy + Send + Sync>(
-    tasks: &[Task],
-    part: &(impl Fn(&Task) -> &Vec<T> + Sync),
-    into: &mut Vec<T>,
-) {
-    let total = tasks.iter().map(|task| part(task).len()).sum();
+/// Concatenates the tasks' contacts, `total` of them, into `into`, in task order, copying
+/// in parallel.
+fn gather_contacts(tasks: &[Task], total: usize, into: &mut Vec<Contact>) {
     into.clear();
-    // Any element fills the vector until the copies overwrite it.
-    let Some(&filler) = tasks.iter().find_map(|task| part(task).first()) else {
+    // Any contact fills the vector until the copies overwrite it.
+    let Some(&filler) = tasks.iter().find_map(|task| task.contacts.first()) else {
         return;
     };
     into.resize(total, filler);
     super::scatter(
         tasks,
-        &|task: &Task| part(task).len(),
-        &|task: &Task, place: &mut [T], _| place.copy_from_slice(part(task)),
+        &|task: &Task| task.contacts.len(),
+        &|task: &Task, place: &mut [Contact], _| place.copy_from_slice(&task.contacts),
         into,
         0,
     );
