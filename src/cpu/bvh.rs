@@ -18,9 +18,12 @@
 //!    tests are a few four-lane compares (128 bytes a node), the top of the tree first,
 //!    then its lower subtrees one after another, each depth first. A leaf
 //!    names its body.
-//! 5. **Queries.** Each body descends the tree with its box. A child whose last sorted leaf
-//!    comes before the body's own is skipped, so each pair is found from the body that sorts
-//!    first only, and the query only visits the part of the tree after it.
+//! 5. **Queries.** Each body's pairs are found from the body that sorts first only: a child
+//!    whose last sorted leaf comes before the body's own is skipped, so the query only visits
+//!    the part of the tree after it. Four neighbouring sorted bodies descend together
+//!    ([`Packet`]): the nodes are tested against the union of their boxes, and each leaf
+//!    reached against all four boxes in one four-lane test. The union visits about twice
+//!    the nodes one body's box would, once for four bodies.
 //!
 //! Why a BVH: its size and query cost do not depend on the bodies' sizes (radii 100× apart
 //! share one tree, where a uniform grid needs one cell size), and it adapts to clusters
@@ -219,6 +222,84 @@ impl Limits {
         // SAFETY: SSE, which the broadcast needs, is in every x86-64 CPU.
         let limits = limits.map(|limit| unsafe { std::arch::x86_64::_mm_set1_ps(limit) });
         Self(limits)
+    }
+}
+
+/// Consecutive sorted leaves, up to [`PACKET`] of them, that query the tree together: the
+/// nodes are tested against the union of their boxes, and each leaf that meets it against
+/// every member's box at once. Neighbours in Morton order lie close together: on the
+/// uniform scene the union visits 28 nodes at 10⁴ bodies and 36 at 10⁶ (7 and 9 a body),
+/// where one body's box visits 12 and 16.
+#[repr(C, align(16))]
+struct Packet {
+    /// Per member (lane): its box's `hi`, then `-lo`, per axis, as [`Limits`] holds one box;
+    /// `-∞` in a lane without a member, which meets nothing.
+    members: [[f32; PACKET]; 6],
+    /// Per member, its sorted position; `i32::MAX` in a lane without a member.
+    positions: [i32; PACKET],
+    /// The union of the members' boxes.
+    union: Aabb,
+}
+
+/// Sorted leaves per [`Packet`].
+pub(crate) const PACKET: usize = 4;
+
+impl Packet {
+    /// The packet of the sorted leaves from `first` (at most [`PACKET`] of `boxes`), each box
+    /// shifted by `shift`.
+    fn new(first: usize, boxes: &[Aabb], shift: [f32; 3]) -> Self {
+        debug_assert!((1..=PACKET).contains(&boxes.len()));
+        let mut packet = Self {
+            members: [[f32::NEG_INFINITY; PACKET]; 6],
+            positions: [i32::MAX; PACKET],
+            union: Aabb::EMPTY,
+        };
+        for (lane, own) in boxes.iter().enumerate() {
+            let own = own.shifted(shift);
+            for k in 0..3 {
+                packet.members[k][lane] = own.hi[k];
+                packet.members[3 + k][lane] = -own.lo[k];
+            }
+            // Positions are below 2³¹ (`MAX_BODIES`).
+            packet.positions[lane] = (first + lane) as i32;
+            packet.union = packet.union.union(&own);
+        }
+        packet
+    }
+
+    /// The members whose box meets the box of `node`'s child `lane`, a sorted leaf, and that
+    /// sort before it (at `position`), as bits.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn meets(&self, node: &Node, lane: usize, position: u32) -> u32 {
+        use std::arch::x86_64::{
+            _mm_and_ps, _mm_castsi128_ps, _mm_cmple_ps, _mm_cmplt_epi32, _mm_load_ps,
+            _mm_load_si128, _mm_movemask_ps, _mm_set1_epi32, _mm_set1_ps,
+        };
+        // SAFETY: SSE2 is in every x86-64 CPU; the loads read the packet's own 16-byte
+        // aligned arrays (the packet is aligned to 16, its arrays lie at multiples of 16).
+        unsafe {
+            let bound = |k: usize| _mm_set1_ps(node.bounds[k][lane]);
+            let mut meets = _mm_cmple_ps(bound(0), _mm_load_ps(self.members[0].as_ptr()));
+            for k in 1..6 {
+                let member = _mm_load_ps(self.members[k].as_ptr());
+                meets = _mm_and_ps(meets, _mm_cmple_ps(bound(k), member));
+            }
+            let positions = _mm_load_si128(self.positions.as_ptr().cast());
+            let before = _mm_cmplt_epi32(positions, _mm_set1_epi32(position as i32));
+            _mm_movemask_ps(_mm_and_ps(meets, _mm_castsi128_ps(before))) as u32
+        }
+    }
+
+    /// As the x86-64 `meets`, one member at a time.
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    fn meets(&self, node: &Node, lane: usize, position: u32) -> u32 {
+        (0..PACKET).fold(0, |bits, member| {
+            let meets = (0..6).all(|k| node.bounds[k][lane] <= self.members[k][member]);
+            let before = self.positions[member] < position as i32;
+            bits | (u32::from(meets & before) << member)
+        })
     }
 }
 
@@ -578,30 +659,31 @@ impl Bvh {
     }
 
     /// Calls `pair` with `[a, b]`, `a < b`, for every pair of bodies whose swept boxes meet
-    /// (in a periodic box, through any image) and where the body at sorted position
-    /// `position` is one of the two and the other sorts after it. Calling it for every
-    /// position finds every such pair, once per image through which the boxes meet (once
-    /// without a periodic box).
+    /// (in a periodic box, through any image) where one of the two is at a sorted position
+    /// from `first` up to `first + PACKET` (within the bodies) and the other sorts after
+    /// it. Calling it for every multiple of [`PACKET`] finds every such pair, once per image
+    /// through which the boxes meet (once without a periodic box).
     ///
     /// `stack` is the descent's memory, kept by the caller.
-    pub(crate) fn candidates_of(
+    pub(crate) fn candidates_from(
         &self,
-        position: usize,
+        first: usize,
         stack: &mut Vec<u32>,
         mut pair: impl FnMut([u32; 2]),
     ) {
         let (Some(bounds), Some(_root)) = (self.bounds, self.nodes.first()) else {
             return;
         };
-        let body = self.keys[position].1;
-        let own = self.sorted_boxes[position];
+        let end = (first + PACKET).min(self.keys.len());
         let wraps = self.period.map(|p| p > 0.0);
         for image in images(wraps) {
-            let query = own.shifted(std::array::from_fn(|k| image[k] * self.period[k]));
-            if !query.overlaps(&bounds) {
+            let shift = std::array::from_fn(|k| image[k] * self.period[k]);
+            let packet = Packet::new(first, &self.sorted_boxes[first..end], shift);
+            if !packet.union.overlaps(&bounds) {
                 continue;
             }
-            self.descend(position as u32, &query, stack, |other| {
+            self.descend(&packet, stack, |member, other| {
+                let body = self.keys[first + member].1;
                 pair(if body < other {
                     [body, other]
                 } else {
@@ -611,29 +693,31 @@ impl Bvh {
         }
     }
 
-    /// Calls `found` with the body of every sorted leaf after `position` whose box meets
-    /// `query`. `stack` is its memory: each node visited leaves at most three of its
-    /// children there, so it holds at most `3 · MAX_DEPTH + 1` (allocated once).
-    fn descend(
-        &self,
-        position: u32,
-        query: &Aabb,
-        stack: &mut Vec<u32>,
-        mut found: impl FnMut(u32),
-    ) {
-        let limits = Limits::new(query);
+    /// Calls `found` with the member (its lane) and the body of every pair of a member of
+    /// `packet` and a sorted leaf after it whose boxes meet. `stack` is its memory: each node
+    /// visited leaves at most three of its children there, so it holds at most
+    /// `3 · MAX_DEPTH + 1` (allocated once).
+    fn descend(&self, packet: &Packet, stack: &mut Vec<u32>, mut found: impl FnMut(usize, u32)) {
+        let limits = Limits::new(&packet.union);
+        // Nodes with a leaf after the first member's.
+        let first = packet.positions[0] as u32;
         stack.clear();
         stack.reserve(3 * MAX_DEPTH + 4);
         stack.push(0);
         while let Some(index) = stack.pop() {
             let node = &self.nodes[index as usize];
-            let mut hits = node.hits(&limits, position);
+            let mut hits = node.hits(&limits, first);
             while hits != 0 {
                 let lane = hits.trailing_zeros() as usize;
                 hits &= hits - 1;
                 let child = node.child[lane];
                 if child & LEAF != 0 {
-                    found(child & !LEAF);
+                    // A leaf's last sorted leaf is its own position.
+                    let mut members = packet.meets(node, lane, node.last[lane]);
+                    while members != 0 {
+                        found(members.trailing_zeros() as usize, child & !LEAF);
+                        members &= members - 1;
+                    }
                 } else {
                     prefetch(&self.nodes[child as usize]);
                     stack.push(child);
@@ -809,6 +893,12 @@ mod tests {
         }
     }
 
+    /// The packet of the sorted leaves from `first`, unshifted.
+    fn packet_of(bvh: &Bvh, first: usize) -> Packet {
+        let end = (first + PACKET).min(bvh.len());
+        Packet::new(first, &bvh.sorted_boxes[first..end], [0.0; 3])
+    }
+
     /// The queries find exactly the pairs of boxes that meet, each once, from the pair's
     /// first sorted leaf: boxes of many sizes, nested and far apart; with the tree folded
     /// whole and in parts of several sizes.
@@ -838,10 +928,10 @@ mod tests {
                 assert!(grain == 0 || n < 100 || !bvh.deferred.is_empty());
                 assert!(grain > 0 || bvh.deferred.is_empty());
                 let (mut found, mut stack) = (Vec::new(), Vec::new());
-                for position in 0..n {
-                    let own = bvh.sorted_boxes[position];
-                    bvh.descend(position as u32, &own, &mut stack, |body| {
-                        found.push((position, body));
+                for first in (0..n).step_by(PACKET) {
+                    let packet = packet_of(&bvh, first);
+                    bvh.descend(&packet, &mut stack, |member, body| {
+                        found.push((first + member, body));
                     });
                 }
                 found.sort_unstable();
@@ -893,8 +983,8 @@ mod tests {
             assert_eq!(depth, n - 1, "a chain of {n} leaves");
             let mut stack = Vec::new();
             let mut found = 0;
-            for position in 0..n {
-                bvh.descend(position as u32, &unit(0), &mut stack, |_| found += 1);
+            for first in (0..n).step_by(PACKET) {
+                bvh.descend(&packet_of(&bvh, first), &mut stack, |_, _| found += 1);
             }
             assert_eq!(found, n * (n - 1) / 2);
         }
@@ -952,7 +1042,8 @@ mod tests {
         );
         assert!(peak <= 3 * MAX_DEPTH + 1, "peak {peak}");
         let (mut found, mut stack) = (0, Vec::new());
-        bvh.descend(0, &bvh.sorted_boxes[0], &mut stack, |_| found += 1);
+        let packet = Packet::new(0, &bvh.sorted_boxes[..1], [0.0; 3]);
+        bvh.descend(&packet, &mut stack, |_, _| found += 1);
         assert_eq!(found, n - 1);
     }
 }

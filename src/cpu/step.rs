@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use glam::Vec3;
 
 use super::World;
-use super::bvh::Bvh;
+use super::bvh::{Bvh, PACKET};
 use super::sweep::nearest_image;
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
@@ -102,8 +102,10 @@ impl Contacts {
     }
 }
 
-/// Sorted leaves per rayon task of the queries and the narrow phase.
+/// Sorted leaves per rayon task of the queries and the narrow phase (a multiple of
+/// [`PACKET`]).
 const TASK_BODIES: usize = 2048;
+const _: () = assert!(TASK_BODIES.is_multiple_of(PACKET));
 
 /// The step's memory, kept from step to step: a [`World`] of the bodies, the broad phase's
 /// tree and per-task candidate lists, and the [`Contacts`].
@@ -208,8 +210,8 @@ impl ContactFinder {
             .for_each(|(index, task)| {
                 task.pairs.clear();
                 let end = ((index + 1) * TASK_BODIES).min(bvh.len());
-                for position in index * TASK_BODIES..end {
-                    bvh.candidates_of(position, &mut task.stack, |pair| task.pairs.push(pair));
+                for first in (index * TASK_BODIES..end).step_by(PACKET) {
+                    bvh.candidates_from(first, &mut task.stack, |pair| task.pairs.push(pair));
                 }
                 world
                     .sweep_into(&task.pairs, &mut task.impacts)
