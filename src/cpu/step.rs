@@ -135,10 +135,10 @@ pub struct ContactFinder {
     world: World,
     bvh: Bvh,
     tasks: Vec<Task>,
-    /// The tasks' contacts, gathered in task order.
+    /// The bounds of the buckets of the contacts' sort ([`order_contacts`]).
+    splitters: Vec<u64>,
+    /// The tasks' contacts by bucket.
     unordered: Vec<Contact>,
-    /// Each gathered contact's [`order`] key.
-    order: Vec<(u64, u32, u32)>,
     /// Per body, the index of its first contact in order (`u32::MAX` for none).
     first: Scratch,
     contacts: Contacts,
@@ -166,6 +166,10 @@ struct Task {
     pairs: Vec<[u32; 2]>,
     impacts: Vec<Option<Impact>>,
     contacts: Vec<Contact>,
+    /// Each contact's bucket in the sort.
+    buckets: Vec<u16>,
+    /// Per bucket, where the task's next contact in it goes.
+    places: Vec<usize>,
 }
 
 impl ContactFinder {
@@ -232,28 +236,16 @@ impl ContactFinder {
                     );
             });
         let swept = Instant::now();
-        let tasks = &self.tasks[..task_count];
-        self.contacts.candidates = tasks.iter().map(|task| task.pairs.len()).sum();
-        // Sort 16-byte keys, not the 76-byte contacts, then gather the contacts in order.
-        let total: usize = tasks.iter().map(|task| task.contacts.len()).sum();
-        // Contacts are numbered in 32 bits (`Earliest::contact`, the order keys): 2³² of them
-        // would take over 300 GB, beyond any step this library can hold.
-        assert!(
-            u32::try_from(total).is_ok(),
-            "more than 2^32 contacts in one step"
+        self.contacts.candidates = self.tasks[..task_count]
+            .iter()
+            .map(|task| task.pairs.len())
+            .sum();
+        order_contacts(
+            &mut self.tasks[..task_count],
+            &mut self.splitters,
+            &mut self.unordered,
+            &mut self.contacts.contacts,
         );
-        gather_contacts(tasks, total, &mut self.unordered);
-        self.unordered
-            .par_iter()
-            .enumerate()
-            .map(|(index, contact)| order(contact, index))
-            .collect_into_vec(&mut self.order);
-        self.order.par_sort_unstable();
-        let unordered = &self.unordered;
-        self.order
-            .par_iter()
-            .map(|&(_, _, index)| unordered[index as usize])
-            .collect_into_vec(&mut self.contacts.contacts);
         if self.world.params.flags & FLAG_PERIODIC != 0 {
             // In a periodic box, two bodies whose boxes together span a whole period (each
             // within a hair of the reach rule's quarter period, widened by the margin) meet
@@ -295,13 +287,15 @@ impl ContactFinder {
                     + bytes(&task.pairs)
                     + bytes(&task.impacts)
                     + bytes(&task.contacts)
+                    + bytes(&task.buckets)
+                    + bytes(&task.places)
             })
             .sum();
         self.world.memory_bytes()
             + self.bvh.memory_bytes()
             + tasks
+            + bytes(&self.splitters)
             + bytes(&self.unordered)
-            + bytes(&self.order)
             + bytes(&self.first.0)
             + bytes(&self.contacts.contacts)
             + bytes(&self.contacts.earliest)
@@ -318,22 +312,156 @@ impl Clone for Scratch {
     }
 }
 
-/// Concatenates the tasks' contacts, `total` of them, into `into`, in task order, copying
-/// in parallel.
-fn gather_contacts(tasks: &[Task], total: usize, into: &mut Vec<Contact>) {
-    into.clear();
-    // Any contact fills the vector until the copies overwrite it.
-    let Some(&filler) = tasks.iter().find_map(|task| task.contacts.first()) else {
-        return;
-    };
-    into.resize(total, filler);
-    super::scatter(
-        tasks,
-        &|task: &Task| task.contacts.len(),
-        &|task: &Task, place: &mut [Contact], _| place.copy_from_slice(&task.contacts),
-        into,
-        0,
+/// Contacts per bucket of the sort, about: a bucket's keys sort within a core's L2 cache,
+/// and its contacts (some 80 B each) are ordered within it.
+const BUCKET_CONTACTS: usize = 4096;
+
+/// The most buckets: every task keeps a place per bucket.
+const MAX_BUCKETS: usize = 1024;
+
+/// Samples of the contacts per bucket, from which the buckets' bounds are drawn.
+const SAMPLES_PER_BUCKET: usize = 32;
+
+/// The tasks' contacts in [`order`], written into `ordered`: a sample sort.
+///
+/// The contacts are split into buckets of consecutive keys, bounded by `splitters` drawn
+/// from a sample of them; each task copies each of its contacts to its bucket's next place
+/// in `unordered`; then each bucket, in parallel, sorts its keys in cache and copies its
+/// contacts in order into `ordered`. Each contact is read and written twice, each time
+/// within a stream or a bucket (one sort of all the keys, then fetching the contacts in
+/// order, reads them from anywhere in memory).
+fn order_contacts(
+    tasks: &mut [Task],
+    splitters: &mut Vec<u64>,
+    unordered: &mut Vec<Contact>,
+    ordered: &mut Vec<Contact>,
+) {
+    let total: usize = tasks.iter().map(|task| task.contacts.len()).sum();
+    // Contacts are numbered in 32 bits (`Earliest::contact`): 2³² of them would take over
+    // 300 GB, beyond any step this library can hold.
+    assert!(
+        u32::try_from(total).is_ok(),
+        "more than 2^32 contacts in one step"
     );
+    let buckets = (total / BUCKET_CONTACTS).clamp(1, MAX_BUCKETS);
+    draw_splitters(tasks, total, buckets, splitters);
+    let splitters = &splitters[..];
+    // Each contact's bucket, and how many each task has in each.
+    tasks.par_iter_mut().for_each(|task| {
+        task.places.clear();
+        task.places.resize(buckets, 0);
+        task.buckets.clear();
+        for contact in &task.contacts {
+            let bucket = bucket_of(splitters, order(contact).0);
+            task.places[bucket] += 1;
+            task.buckets.push(bucket as u16);
+        }
+    });
+    // Bucket by bucket, then task by task: where each task's first contact in each goes.
+    let mut starts = Vec::with_capacity(buckets + 1);
+    let mut place = 0;
+    for bucket in 0..buckets {
+        starts.push(place);
+        for task in tasks.iter_mut() {
+            let count = task.places[bucket];
+            task.places[bucket] = place;
+            place += count;
+        }
+    }
+    starts.push(place);
+    unordered.clear();
+    unordered.reserve(total);
+    let base = SharedPlaces(unordered.spare_capacity_mut().as_mut_ptr());
+    tasks.par_iter_mut().for_each(|task| {
+        let base = &base;
+        for (contact, &bucket) in task.contacts.iter().zip(&task.buckets) {
+            let place = &mut task.places[usize::from(bucket)];
+            // SAFETY: the places of all tasks and buckets are distinct and below `total`,
+            // which `unordered` has room for: each task counts out its own contacts within
+            // its own span of each bucket. No two threads write one place.
+            unsafe {
+                base.0
+                    .add(*place)
+                    .write(std::mem::MaybeUninit::new(*contact))
+            };
+            *place += 1;
+        }
+    });
+    // SAFETY: every place below `total` was written above, once.
+    unsafe { unordered.set_len(total) };
+    ordered.clear();
+    ordered.reserve(total);
+    let mut rest = &mut ordered.spare_capacity_mut()[..total];
+    let mut work = Vec::with_capacity(buckets);
+    for bounds in starts.windows(2) {
+        let (into, after) = rest.split_at_mut(bounds[1] - bounds[0]);
+        work.push((&unordered[bounds[0]..bounds[1]], into));
+        rest = after;
+    }
+    work.into_par_iter()
+        .for_each_init(Vec::new, |keys, (bucket, into)| {
+            keys.clear();
+            // The order, then the contact's index in the bucket, as one integer.
+            keys.extend(bucket.iter().enumerate().map(|(index, contact)| {
+                let (high, second) = order(contact);
+                (u128::from(high) << 64) | (u128::from(second) << 32) | index as u128
+            }));
+            keys.sort_unstable();
+            for (place, &key) in into.iter_mut().zip(keys.iter()) {
+                place.write(bucket[key as u32 as usize]);
+            }
+        });
+    // SAFETY: each bucket wrote every place of its span, and the spans cover `total`.
+    unsafe { ordered.set_len(total) };
+}
+
+/// The start of the spare capacity that [`order_contacts`]'s tasks write into.
+struct SharedPlaces(*mut std::mem::MaybeUninit<Contact>);
+
+// SAFETY: the tasks write distinct places through it (see `order_contacts`).
+unsafe impl Sync for SharedPlaces {}
+
+/// Draws `buckets - 1` bounds of the buckets from an even sample of the tasks' `total`
+/// contacts, as the first part of their [`order`]: bucket `k` holds the contacts whose first
+/// part is from `splitters[k - 1]` up to (not including) `splitters[k]`.
+fn draw_splitters(tasks: &[Task], total: usize, buckets: usize, splitters: &mut Vec<u64>) {
+    splitters.clear();
+    if buckets < 2 {
+        return;
+    }
+    let samples = (buckets * SAMPLES_PER_BUCKET).min(total);
+    let mut sample = Vec::with_capacity(samples);
+    let (mut task, mut first) = (0, 0);
+    for k in 0..samples {
+        let index = k * total / samples;
+        while index >= first + tasks[task].contacts.len() {
+            first += tasks[task].contacts.len();
+            task += 1;
+        }
+        sample.push(order(&tasks[task].contacts[index - first]).0);
+    }
+    sample.sort_unstable();
+    splitters.extend((1..buckets).map(|k| sample[k * samples / buckets]));
+}
+
+/// The bucket of `key`: how many of `splitters` (ordered) are at most `key`. A search of
+/// sixteen ways a round (three rounds for 1,024 buckets, where a binary search takes ten
+/// rounds of one dependent load each): each round's fifteen compares are independent, and
+/// summed rather than branched on, whose outcomes no predictor could guess.
+fn bucket_of(splitters: &[u64], key: u64) -> usize {
+    // The answer lies in `base..base + size`.
+    let (mut base, mut size) = (0, splitters.len() + 1);
+    while size > 1 {
+        let step = size.div_ceil(16);
+        // Probe `j` asks whether the answer is at least `base + j · step`.
+        let at_least = (1..16)
+            .filter(|j| j * step < size)
+            .map(|j| usize::from(splitters[base + j * step - 1] <= key))
+            .sum::<usize>();
+        base += at_least * step;
+        size = step.min(size - at_least * step);
+    }
+    base
 }
 
 /// Each body's earliest contact in `contacts` (ordered) and its partner: in the contacts'
@@ -383,15 +511,11 @@ pub(crate) fn bytes<T>(vector: &Vec<T>) -> usize {
 /// The most bodies a step may hold: the tree's references keep one bit for leaves.
 pub const MAX_BODIES: usize = (1 << 31) - 1;
 
-/// The contacts' order: time of impact (never negative, so its bits order it), then pair;
-/// with the contact's `index` among the gathered ones, to fetch it once ordered.
-fn order(contact: &Contact, index: usize) -> (u64, u32, u32) {
+/// The contacts' order: time of impact (never negative, so its bits order it), then pair,
+/// as two parts.
+fn order(contact: &Contact) -> (u64, u32) {
     let time = u64::from(contact.impact.time_of_impact.to_bits());
-    (
-        (time << 32) | u64::from(contact.pair[0]),
-        contact.pair[1],
-        index as u32,
-    )
+    ((time << 32) | u64::from(contact.pair[0]), contact.pair[1])
 }
 
 /// The image of `pair`'s second body that the sweep met ([`nearest_image`]), in periods.
@@ -453,4 +577,95 @@ where
     let mut finder = ContactFinder::new();
     finder.find(bodies, options)?;
     Ok(finder.contacts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::ImpactStatus;
+
+    /// A 64-bit linear congruential generator's high bits.
+    fn random(state: &mut u64) -> u64 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *state >> 33
+    }
+
+    /// The search counts the splitters at most the key, as a plain binary search does, for
+    /// every number of splitters up to a few hundred, with runs of equal ones.
+    #[test]
+    fn bucket_of_counts_the_splitters_at_most_the_key() {
+        let mut state = 7;
+        for len in (0..300).chain([1023]) {
+            let mut splitters: Vec<u64> = (0..len).map(|_| random(&mut state) % 64).collect();
+            splitters.sort_unstable();
+            for key in 0..70 {
+                let expected = splitters.partition_point(|&s| s <= key);
+                assert_eq!(
+                    bucket_of(&splitters, key),
+                    expected,
+                    "{len} splitters, key {key}"
+                );
+            }
+        }
+    }
+
+    /// The sample sort gives the contacts in order, with every one kept, from tasks of every
+    /// size (empty ones too) and keys with many ties in their first part (time 0, as for
+    /// overlapping pairs, and one body with many partners), in one bucket and in hundreds.
+    #[test]
+    fn order_contacts_sorts_every_contact() {
+        let mut state = 11;
+        for total_wanted in [0, 1, 5, 4000, 300_000] {
+            let mut tasks = Vec::new();
+            let mut made = 0;
+            while made < total_wanted {
+                let size = (random(&mut state) as usize % 5000).min(total_wanted - made);
+                let size = if random(&mut state).is_multiple_of(5) {
+                    0
+                } else {
+                    size
+                };
+                let mut task = Task::default();
+                for _ in 0..size {
+                    let r = random(&mut state);
+                    let time = if r.is_multiple_of(3) {
+                        0.0
+                    } else {
+                        (r % 1000) as f32 / 1000.0
+                    };
+                    let first = if r.is_multiple_of(7) {
+                        5
+                    } else {
+                        (random(&mut state) % 1000) as u32
+                    };
+                    let second = first + 1 + (random(&mut state) % 100_000) as u32;
+                    task.contacts.push(Contact {
+                        pair: [first, second],
+                        image: [0; 3],
+                        impact: Impact {
+                            time_of_impact: time,
+                            point: Vec3::ZERO,
+                            normal: Vec3::X,
+                            displacement_a: Vec3::ZERO,
+                            displacement_b: Vec3::ZERO,
+                            status: ImpactStatus::Contact,
+                        },
+                    });
+                }
+                made += size;
+                tasks.push(task);
+            }
+            let mut expected: Vec<Contact> = tasks
+                .iter()
+                .flat_map(|task| task.contacts.clone())
+                .collect();
+            expected.sort_by_key(order);
+            let (mut splitters, mut unordered, mut ordered) = (Vec::new(), Vec::new(), Vec::new());
+            order_contacts(&mut tasks, &mut splitters, &mut unordered, &mut ordered);
+            assert_eq!(ordered, expected, "{total_wanted} contacts");
+            assert!(total_wanted < 300_000 || splitters.len() > 50);
+        }
+    }
 }
