@@ -1,6 +1,7 @@
 //! The CPU broad phase: a linear BVH (Karras 2012, "Maximizing parallelism in the
-//! construction of BVHs, octrees, and k-d trees") over the bodies' swept boxes, queried once
-//! per body for the candidate pairs of the step.
+//! construction of BVHs, octrees, and k-d trees") over the bodies' swept boxes, queried by
+//! four neighbouring bodies at a time (and once per image in a periodic box) for the
+//! candidate pairs of the step.
 //!
 //! 1. **Swept boxes.** Each body's box holds its sphere at the start and at the end of the
 //!    step, and so the whole swept volume (the box is convex). It is widened by a margin

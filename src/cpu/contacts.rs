@@ -4,8 +4,9 @@
 //! twin here on the same input and holds the outputs equal: bit for bit, and as a set for
 //! `compact`, whose invocations append in any order on the device.
 //!
-//! The CPU step ([`find_contacts`](super::find_contacts)) orders its contacts its own way (one
-//! sort of 16-byte keys) into the same order with the same earliest contact per body.
+//! The CPU step ([`find_contacts`](super::find_contacts)) orders its contacts its own way (a
+//! sample sort, buckets sorted in parallel) into the same order with the same earliest
+//! contact per body.
 //!
 //! The sorts between the key passes are lampshade's stable radix sorts; their twin is
 //! [`sort_by_key`](super::broad_phase::sort_by_key).

@@ -316,7 +316,9 @@ impl Clone for Scratch {
 /// and its contacts (some 80 B each) are ordered within it.
 const BUCKET_CONTACTS: usize = 4096;
 
-/// The most buckets: every task keeps a place per bucket.
+/// The most buckets: every task keeps a place per bucket, and the places are counted out
+/// bucket by bucket, task by task, on one thread (a million bodies, 490 tasks, make half a
+/// million places).
 const MAX_BUCKETS: usize = 1024;
 
 /// Samples of the contacts per bucket, from which the buckets' bounds are drawn.
@@ -406,7 +408,13 @@ fn order_contacts(
                 let (high, second) = order(contact);
                 (u128::from(high) << 64) | (u128::from(second) << 32) | index as u128
             }));
-            keys.sort_unstable();
+            // A bucket far beyond its share (keys whose first part repeats, such as one
+            // body that overlaps thousands at the start of the step) sorts on all cores.
+            if keys.len() > 8 * BUCKET_CONTACTS {
+                keys.par_sort_unstable();
+            } else {
+                keys.sort_unstable();
+            }
             for (place, &key) in into.iter_mut().zip(keys.iter()) {
                 place.write(bucket[key as u32 as usize]);
             }
@@ -611,6 +619,22 @@ mod tests {
         }
     }
 
+    /// A contact of `pair` at `time`, its other fields fixed.
+    fn contact(time: f32, pair: [u32; 2], status: ImpactStatus) -> Contact {
+        Contact {
+            pair,
+            image: [0; 3],
+            impact: Impact {
+                time_of_impact: time,
+                point: Vec3::ZERO,
+                normal: Vec3::X,
+                displacement_a: Vec3::ZERO,
+                displacement_b: Vec3::ZERO,
+                status,
+            },
+        }
+    }
+
     /// The sample sort gives the contacts in order, with every one kept, from tasks of every
     /// size (empty ones too) and keys with many ties in their first part (time 0, as for
     /// overlapping pairs, and one body with many partners), in one bucket and in hundreds.
@@ -641,18 +665,9 @@ mod tests {
                         (random(&mut state) % 1000) as u32
                     };
                     let second = first + 1 + (random(&mut state) % 100_000) as u32;
-                    task.contacts.push(Contact {
-                        pair: [first, second],
-                        image: [0; 3],
-                        impact: Impact {
-                            time_of_impact: time,
-                            point: Vec3::ZERO,
-                            normal: Vec3::X,
-                            displacement_a: Vec3::ZERO,
-                            displacement_b: Vec3::ZERO,
-                            status: ImpactStatus::Contact,
-                        },
-                    });
+                    let pair = [first, second];
+                    task.contacts
+                        .push(contact(time, pair, ImpactStatus::Contact));
                 }
                 made += size;
                 tasks.push(task);
@@ -667,5 +682,31 @@ mod tests {
             assert_eq!(ordered, expected, "{total_wanted} contacts");
             assert!(total_wanted < 300_000 || splitters.len() > 50);
         }
+    }
+
+    /// One body that overlaps 40,000 others at the start: every key's first part is the same,
+    /// so every contact falls in one bucket, which sorts on all cores, in order.
+    #[test]
+    fn order_contacts_sorts_one_full_bucket() {
+        let mut state = 3;
+        let mut tasks: Vec<Task> = (0..4).map(|_| Task::default()).collect();
+        for k in 0..40_000 {
+            let second = 1 + (random(&mut state) % 1_000_000) as u32;
+            tasks[k % 4]
+                .contacts
+                .push(contact(0.0, [0, second], ImpactStatus::Overlapping));
+        }
+        let mut expected: Vec<Contact> = tasks
+            .iter()
+            .flat_map(|task| task.contacts.clone())
+            .collect();
+        expected.sort_by_key(order);
+        let (mut splitters, mut unordered, mut ordered) = (Vec::new(), Vec::new(), Vec::new());
+        order_contacts(&mut tasks, &mut splitters, &mut unordered, &mut ordered);
+        assert!(
+            splitters.iter().all(|&s| s == 0),
+            "one bucket holds them all"
+        );
+        assert_eq!(ordered, expected);
     }
 }
