@@ -105,7 +105,9 @@ impl Contacts {
 /// Sorted leaves per rayon task of the queries and the narrow phase (a multiple of
 /// [`PACKET`]).
 const TASK_BODIES: usize = 2048;
-const _: () = assert!(TASK_BODIES.is_multiple_of(PACKET));
+/// The fewest sorted leaves per task (a multiple of [`PACKET`]).
+const MIN_TASK_BODIES: usize = 128;
+const _: () = assert!(TASK_BODIES.is_multiple_of(PACKET) && MIN_TASK_BODIES.is_multiple_of(PACKET));
 
 /// The step's memory, kept from step to step: a [`World`] of the bodies, the broad phase's
 /// tree and per-task candidate lists, and the [`Contacts`].
@@ -204,7 +206,12 @@ impl ContactFinder {
         let validated = Instant::now();
         self.bvh.build(self.world.bodies(), &self.world.params);
         let built = Instant::now();
-        let task_count = self.bvh.len().div_ceil(TASK_BODIES);
+        // At least eight tasks a thread where the bodies allow, so that a small step keeps
+        // every core busy to its end.
+        let task_bodies = (self.bvh.len() / (8 * rayon::current_num_threads()))
+            .next_multiple_of(PACKET)
+            .clamp(MIN_TASK_BODIES, TASK_BODIES);
+        let task_count = self.bvh.len().div_ceil(task_bodies);
         self.tasks
             .resize_with(task_count.max(self.tasks.len()), Task::default);
         let (world, bvh) = (&self.world, &self.bvh);
@@ -213,8 +220,8 @@ impl ContactFinder {
             .enumerate()
             .for_each(|(index, task)| {
                 task.pairs.clear();
-                let end = ((index + 1) * TASK_BODIES).min(bvh.len());
-                for first in (index * TASK_BODIES..end).step_by(PACKET) {
+                let end = ((index + 1) * task_bodies).min(bvh.len());
+                for first in (index * task_bodies..end).step_by(PACKET) {
                     bvh.candidates_from(first, &mut task.stack, |pair| task.pairs.push(pair));
                 }
                 world
