@@ -102,7 +102,7 @@ impl Contacts {
     }
 }
 
-/// Sorted leaves per rayon task of the queries and the narrow phase (a multiple of
+/// The most sorted leaves per rayon task of the queries and the narrow phase (a multiple of
 /// [`PACKET`]).
 const TASK_BODIES: usize = 2048;
 /// The fewest sorted leaves per task (a multiple of [`PACKET`]).
