@@ -695,11 +695,9 @@ impl Bvh {
         let (Some(bounds), Some(_root)) = (self.bounds, self.nodes.first()) else {
             return;
         };
-        let end = (first + PACKET).min(self.keys.len());
         let wraps = self.period.map(|p| p > 0.0);
         for image in images(wraps) {
-            let shift = std::array::from_fn(|k| image[k] * self.period[k]);
-            let packet = Packet::new(first, &self.sorted_boxes[first..end], shift);
+            let packet = self.packet(first, std::array::from_fn(|k| image[k] * self.period[k]));
             if !packet.union.overlaps(&bounds) {
                 continue;
             }
@@ -712,6 +710,13 @@ impl Bvh {
                 });
             });
         }
+    }
+
+    /// The packet of the sorted leaves from `first` (up to [`PACKET`] of them, within the
+    /// bodies), their boxes shifted by `shift`.
+    fn packet(&self, first: usize, shift: [f32; 3]) -> Packet {
+        let end = (first + PACKET).min(self.keys.len());
+        Packet::new(first, &self.sorted_boxes[first..end], shift)
     }
 
     /// Calls `found` with the member (its lane) and the body of every pair of a member of
@@ -914,12 +919,6 @@ mod tests {
         }
     }
 
-    /// The packet of the sorted leaves from `first`, unshifted.
-    fn packet_of(bvh: &Bvh, first: usize) -> Packet {
-        let end = (first + PACKET).min(bvh.len());
-        Packet::new(first, &bvh.sorted_boxes[first..end], [0.0; 3])
-    }
-
     /// The queries find exactly the pairs of boxes that meet, each once, from the pair's
     /// first sorted leaf: boxes of many sizes, nested and far apart; with the tree folded
     /// whole and in parts of several sizes.
@@ -950,7 +949,7 @@ mod tests {
                 assert!(grain > 0 || bvh.deferred.is_empty());
                 let (mut found, mut stack) = (Vec::new(), Vec::new());
                 for first in (0..n).step_by(PACKET) {
-                    let packet = packet_of(&bvh, first);
+                    let packet = bvh.packet(first, [0.0; 3]);
                     bvh.descend(&packet, &mut stack, |member, body| {
                         found.push((first + member, body));
                     });
@@ -1005,7 +1004,7 @@ mod tests {
             let mut stack = Vec::new();
             let mut found = 0;
             for first in (0..n).step_by(PACKET) {
-                bvh.descend(&packet_of(&bvh, first), &mut stack, |_, _| found += 1);
+                bvh.descend(&bvh.packet(first, [0.0; 3]), &mut stack, |_, _| found += 1);
             }
             assert_eq!(found, n * (n - 1) / 2);
         }
