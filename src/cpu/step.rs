@@ -642,6 +642,19 @@ mod tests {
         }
     }
 
+    /// The tasks' contacts by [`order_contacts`], then by a plain sort, and the splitters
+    /// the first drew.
+    fn order_and_sort(tasks: &mut [Task]) -> (Vec<Contact>, Vec<Contact>, Vec<u64>) {
+        let mut expected: Vec<Contact> = tasks
+            .iter()
+            .flat_map(|task| task.contacts.clone())
+            .collect();
+        expected.sort_by_key(order);
+        let (mut splitters, mut unordered, mut ordered) = (Vec::new(), Vec::new(), Vec::new());
+        order_contacts(tasks, &mut splitters, &mut unordered, &mut ordered);
+        (ordered, expected, splitters)
+    }
+
     /// The sample sort gives the contacts in order, with every one kept, from tasks of every
     /// size (empty ones too) and keys with many ties in their first part (time 0, as for
     /// overlapping pairs, and one body with many partners), in one bucket and in hundreds.
@@ -679,13 +692,7 @@ mod tests {
                 made += size;
                 tasks.push(task);
             }
-            let mut expected: Vec<Contact> = tasks
-                .iter()
-                .flat_map(|task| task.contacts.clone())
-                .collect();
-            expected.sort_by_key(order);
-            let (mut splitters, mut unordered, mut ordered) = (Vec::new(), Vec::new(), Vec::new());
-            order_contacts(&mut tasks, &mut splitters, &mut unordered, &mut ordered);
+            let (ordered, expected, splitters) = order_and_sort(&mut tasks);
             assert_eq!(ordered, expected, "{total_wanted} contacts");
             assert!(total_wanted < 300_000 || splitters.len() > 50);
         }
@@ -703,13 +710,7 @@ mod tests {
                 .contacts
                 .push(contact(0.0, [0, second], ImpactStatus::Overlapping));
         }
-        let mut expected: Vec<Contact> = tasks
-            .iter()
-            .flat_map(|task| task.contacts.clone())
-            .collect();
-        expected.sort_by_key(order);
-        let (mut splitters, mut unordered, mut ordered) = (Vec::new(), Vec::new(), Vec::new());
-        order_contacts(&mut tasks, &mut splitters, &mut unordered, &mut ordered);
+        let (ordered, expected, splitters) = order_and_sort(&mut tasks);
         assert!(
             splitters.iter().all(|&s| s == 0),
             "one bucket holds them all"
