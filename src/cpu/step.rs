@@ -137,10 +137,8 @@ pub struct ContactFinder {
     world: World,
     bvh: Bvh,
     tasks: Vec<Task>,
-    /// The bounds of the buckets of the contacts' sort ([`order_contacts`]).
-    splitters: Vec<u64>,
-    /// The tasks' contacts by bucket.
-    unordered: Vec<Contact>,
+    /// The memory of the contacts' sort ([`order_contacts`]).
+    sorting: Sorting,
     /// Per body, the index of its first contact in order (`u32::MAX` for none).
     first: Scratch,
     contacts: Contacts,
@@ -249,8 +247,7 @@ impl ContactFinder {
             .sum();
         order_contacts(
             &mut self.tasks[..task_count],
-            &mut self.splitters,
-            &mut self.unordered,
+            &mut self.sorting,
             &mut self.contacts.contacts,
         );
         if self.world.params.flags & FLAG_PERIODIC != 0 {
@@ -301,8 +298,10 @@ impl ContactFinder {
         self.world.memory_bytes()
             + self.bvh.memory_bytes()
             + tasks
-            + bytes(&self.splitters)
-            + bytes(&self.unordered)
+            + bytes(&self.sorting.sample)
+            + bytes(&self.sorting.splitters)
+            + bytes(&self.sorting.starts)
+            + bytes(&self.sorting.unordered)
             + bytes(&self.first.0)
             + bytes(&self.contacts.contacts)
             + bytes(&self.contacts.earliest)
@@ -331,20 +330,34 @@ const MAX_BUCKETS: usize = 1024;
 /// Samples of the contacts per bucket, from which the buckets' bounds are drawn.
 const SAMPLES_PER_BUCKET: usize = 32;
 
+/// The memory of [`order_contacts`], kept from step to step.
+#[derive(Clone, Debug, Default)]
+struct Sorting {
+    /// The first parts of the sampled contacts' keys.
+    sample: Vec<u64>,
+    /// The bounds of the buckets, drawn from the sample.
+    splitters: Vec<u64>,
+    /// Where each bucket starts in order, and the end of the last.
+    starts: Vec<usize>,
+    /// The tasks' contacts by bucket.
+    unordered: Vec<Contact>,
+}
+
 /// The tasks' contacts in [`order`], written into `ordered`: a sample sort.
 ///
-/// The contacts are split into buckets of consecutive keys, bounded by `splitters` drawn
-/// from a sample of them; each task copies each of its contacts to its bucket's next place
-/// in `unordered`; then each bucket, in parallel, sorts its keys in cache and copies its
+/// The contacts are split into buckets of consecutive keys, bounded by splitters drawn from
+/// a sample of them; each task copies each of its contacts to its bucket's next place in
+/// `sorting.unordered`; then each bucket, in parallel, sorts its keys in cache and copies its
 /// contacts in order into `ordered`. Each contact is read and written twice, each time
 /// within a stream or a bucket (one sort of all the keys, then fetching the contacts in
 /// order, reads them from anywhere in memory).
-fn order_contacts(
-    tasks: &mut [Task],
-    splitters: &mut Vec<u64>,
-    unordered: &mut Vec<Contact>,
-    ordered: &mut Vec<Contact>,
-) {
+fn order_contacts(tasks: &mut [Task], sorting: &mut Sorting, ordered: &mut Vec<Contact>) {
+    let Sorting {
+        sample,
+        splitters,
+        starts,
+        unordered,
+    } = sorting;
     let total: usize = tasks.iter().map(|task| task.contacts.len()).sum();
     // Contacts are numbered in 32 bits (`Earliest::contact`): 2³² of them would take over
     // 300 GB, beyond any step this library can hold.
@@ -353,7 +366,7 @@ fn order_contacts(
         "more than 2^32 contacts in one step"
     );
     let buckets = (total / BUCKET_CONTACTS).clamp(1, MAX_BUCKETS);
-    draw_splitters(tasks, total, buckets, splitters);
+    draw_splitters(tasks, total, buckets, sample, splitters);
     let splitters = &splitters[..];
     // Each contact's bucket, and how many each task has in each.
     tasks.par_iter_mut().for_each(|task| {
@@ -367,7 +380,7 @@ fn order_contacts(
         }
     });
     // Bucket by bucket, then task by task: where each task's first contact in each goes.
-    let mut starts = Vec::with_capacity(buckets + 1);
+    starts.clear();
     let mut place = 0;
     for bucket in 0..buckets {
         starts.push(place);
@@ -439,13 +452,19 @@ unsafe impl Sync for SharedPlaces {}
 /// Draws `buckets - 1` bounds of the buckets from an even sample of the tasks' `total`
 /// contacts, as the first part of their [`order`]: bucket `k` holds the contacts whose first
 /// part is from `splitters[k - 1]` up to (not including) `splitters[k]`.
-fn draw_splitters(tasks: &[Task], total: usize, buckets: usize, splitters: &mut Vec<u64>) {
+fn draw_splitters(
+    tasks: &[Task],
+    total: usize,
+    buckets: usize,
+    sample: &mut Vec<u64>,
+    splitters: &mut Vec<u64>,
+) {
     splitters.clear();
     if buckets < 2 {
         return;
     }
     let samples = (buckets * SAMPLES_PER_BUCKET).min(total);
-    let mut sample = Vec::with_capacity(samples);
+    sample.clear();
     let (mut task, mut first) = (0, 0);
     for k in 0..samples {
         let index = k * total / samples;
@@ -650,9 +669,9 @@ mod tests {
             .flat_map(|task| task.contacts.clone())
             .collect();
         expected.sort_by_key(order);
-        let (mut splitters, mut unordered, mut ordered) = (Vec::new(), Vec::new(), Vec::new());
-        order_contacts(tasks, &mut splitters, &mut unordered, &mut ordered);
-        (ordered, expected, splitters)
+        let (mut sorting, mut ordered) = (Sorting::default(), Vec::new());
+        order_contacts(tasks, &mut sorting, &mut ordered);
+        (ordered, expected, sorting.splitters)
     }
 
     /// The sample sort gives the contacts in order, with every one kept, from tasks of every
