@@ -1,6 +1,7 @@
 //! The whole collision step on the CPU, from the bodies alone: the broad phase ([`bvh`]),
-//! the full answer of every candidate pair on lanes ([`World::sweep_into`]), and the step's
-//! contacts, earliest impact per body and earliest contact.
+//! the time of impact of every candidate pair on lanes, a sort of the hits by time, the full
+//! answer of each hit in that order ([`World::sweep_into`]), and the step's contacts,
+//! earliest impact per body and earliest contact.
 //!
 //! [`bvh`]: super::bvh
 
@@ -16,7 +17,7 @@ use super::bvh::{Bvh, PACKET};
 use super::sweep::nearest_image;
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
-use crate::layout::FLAG_PERIODIC;
+use crate::layout::{FLAG_PERIODIC, TimeOfImpact};
 use crate::options::SweepOptions;
 
 /// One contact of the step: a pair of bodies that touch during it (or overlap at its start).
@@ -152,9 +153,10 @@ pub struct StageTimes {
     pub validate: Duration,
     /// The broad phase's tree: swept boxes, Morton codes, sort, hierarchy and its boxes.
     pub build: Duration,
-    /// Each body's query of the tree and the full answer of its candidates.
+    /// Each body's query of the tree and the time of impact of its candidates.
     pub candidates_and_sweep: Duration,
-    /// Gathering, ordering and the earliest contact per body.
+    /// Sorting the hits' keys, the full answer of each hit, written in order, and the
+    /// earliest contact per body.
     pub order: Duration,
 }
 
@@ -164,11 +166,13 @@ struct Task {
     /// The queries' stack.
     stack: Vec<u32>,
     pairs: Vec<[u32; 2]>,
-    impacts: Vec<Option<Impact>>,
-    contacts: Vec<Contact>,
-    /// Each contact's bucket in the sort.
+    /// Each candidate's time of impact, or a miss.
+    times: Vec<TimeOfImpact>,
+    /// The [`Key`] of each hit.
+    keys: Vec<Key>,
+    /// Each key's bucket in the sort.
     buckets: Vec<u16>,
-    /// Per bucket, where the task's next contact in it goes.
+    /// Per bucket, where the task's next key in it goes.
     places: Vec<usize>,
 }
 
@@ -223,47 +227,42 @@ impl ContactFinder {
                     bvh.candidates_from(first, &mut task.stack, |pair| task.pairs.push(pair));
                 }
                 world
-                    .sweep_into(&task.pairs, &mut task.impacts)
+                    .exact_times_into(&task.pairs, &mut task.times)
                     .expect("the tree holds only the world's bodies");
-                task.contacts.clear();
-                task.contacts
-                    .extend(
-                        task.pairs
-                            .iter()
-                            .zip(&task.impacts)
-                            .filter_map(|(&pair, impact)| {
-                                Some(Contact {
-                                    pair,
-                                    image: image_of(world, pair),
-                                    impact: (*impact)?,
-                                })
-                            }),
-                    );
+                task.keys.clear();
+                task.keys.extend(
+                    task.pairs
+                        .iter()
+                        .zip(&task.times)
+                        .filter_map(|(&pair, time)| Some(key(time.time()?, pair))),
+                );
             });
         let swept = Instant::now();
         self.contacts.candidates = self.tasks[..task_count]
             .iter()
             .map(|task| task.pairs.len())
             .sum();
-        order_contacts(
-            &mut self.tasks[..task_count],
-            &mut self.sorting,
+        // In a periodic box, two bodies whose boxes together span a whole period (each
+        // within a hair of the reach rule's quarter period, widened by the margin) meet
+        // through two images and are found twice. Their sweeps are the same, so their keys
+        // are equal and, ordered, side by side: keep one. (Without a box each pair is found
+        // once.)
+        let periodic = self.world.params.flags & FLAG_PERIODIC != 0;
+        sort_keys(&mut self.tasks[..task_count], &mut self.sorting, periodic);
+        let first = &mut self.first.0;
+        first.clear();
+        first.par_extend(
+            (0..bodies.len())
+                .into_par_iter()
+                .map(|_| AtomicU32::new(u32::MAX)),
+        );
+        write_contacts(
+            &self.world,
+            &self.sorting,
+            first,
             &mut self.contacts.contacts,
         );
-        if self.world.params.flags & FLAG_PERIODIC != 0 {
-            // In a periodic box, two bodies whose boxes together span a whole period (each
-            // within a hair of the reach rule's quarter period, widened by the margin) meet
-            // through two images and are found twice. Their sweeps are the same, so their
-            // contacts are equal and, ordered, side by side: keep one. (Without a box each
-            // pair is found once.)
-            self.contacts.contacts.dedup_by_key(|contact| contact.pair);
-        }
-        earliest_per_body(
-            &self.contacts.contacts,
-            bodies.len(),
-            &mut self.first.0,
-            &mut self.contacts.earliest,
-        );
+        earliest_per_body(first, &self.contacts.contacts, &mut self.contacts.earliest);
         self.stage_times = StageTimes {
             validate: validated - start,
             build: built - validated,
@@ -289,8 +288,8 @@ impl ContactFinder {
             .map(|task| {
                 bytes(&task.stack)
                     + bytes(&task.pairs)
-                    + bytes(&task.impacts)
-                    + bytes(&task.contacts)
+                    + bytes(&task.times)
+                    + bytes(&task.keys)
                     + bytes(&task.buckets)
                     + bytes(&task.places)
             })
@@ -299,9 +298,11 @@ impl ContactFinder {
             + self.bvh.memory_bytes()
             + tasks
             + bytes(&self.sorting.sample)
-            + bytes(&self.sorting.splitters)
+            + bytes(&self.sorting.splitters.bounds)
+            + bytes(&self.sorting.splitters.cells)
             + bytes(&self.sorting.starts)
             + bytes(&self.sorting.unordered)
+            + bytes(&self.sorting.kept)
             + bytes(&self.first.0)
             + bytes(&self.contacts.contacts)
             + bytes(&self.contacts.earliest)
@@ -318,8 +319,7 @@ impl Clone for Scratch {
     }
 }
 
-/// Contacts per bucket of the sort, about: a bucket's keys sort within a core's L2 cache,
-/// and its contacts (some 80 B each) are ordered within it.
+/// Keys per bucket of the sort, about: a bucket's keys sort within a core's L2 cache.
 const BUCKET_CONTACTS: usize = 4096;
 
 /// The most buckets: every task keeps a place per bucket, and the places are counted out
@@ -327,38 +327,55 @@ const BUCKET_CONTACTS: usize = 4096;
 /// million places).
 const MAX_BUCKETS: usize = 1024;
 
-/// Samples of the contacts per bucket, from which the buckets' bounds are drawn.
+/// Samples of the keys per bucket, from which the buckets' bounds are drawn.
 const SAMPLES_PER_BUCKET: usize = 32;
 
-/// The memory of [`order_contacts`], kept from step to step.
+/// Contacts per batch of [`write_contacts`]'s second sweep: its pairs and impacts stay in
+/// the core's L1 cache.
+const SWEEP_CHUNK: usize = 256;
+
+/// The memory of the contacts' sort ([`sort_keys`]), kept from step to step.
 #[derive(Clone, Debug, Default)]
 struct Sorting {
-    /// The first parts of the sampled contacts' keys.
+    /// The first halves of the sampled keys.
     sample: Vec<u64>,
     /// The bounds of the buckets, drawn from the sample.
-    splitters: Vec<u64>,
-    /// Where each bucket starts in order, and the end of the last.
+    splitters: Splitters,
+    /// Where each bucket starts in `unordered`, and the end of the last.
     starts: Vec<usize>,
-    /// The tasks' contacts by bucket.
-    unordered: Vec<Contact>,
+    /// The tasks' keys by bucket; each bucket's first `kept` are its keys in order.
+    unordered: Vec<Key>,
+    /// Per bucket, how many of its keys are kept (all, or one of each run of equal ones).
+    kept: Vec<usize>,
 }
 
-/// The tasks' contacts in [`order`], written into `ordered`: a sample sort.
+#[cfg(test)]
+impl Sorting {
+    /// Every kept key, in order.
+    fn ordered(&self) -> impl Iterator<Item = &Key> {
+        self.starts
+            .windows(2)
+            .zip(&self.kept)
+            .flat_map(|(bounds, &kept)| &self.unordered[bounds[0]..bounds[0] + kept])
+    }
+}
+
+/// The tasks' keys in order, in `sorting` (see [`Sorting::ordered`]), one of each run of
+/// equal keys if `dedup`: a sample sort.
 ///
-/// The contacts are split into buckets of consecutive keys, bounded by splitters drawn from
-/// a sample of them; each task copies each of its contacts to its bucket's next place in
-/// `sorting.unordered`; then each bucket, in parallel, sorts its keys in cache and copies its
-/// contacts in order into `ordered`. Each contact is read and written twice, each time
-/// within a stream or a bucket (one sort of all the keys, then fetching the contacts in
-/// order, reads them from anywhere in memory).
-fn order_contacts(tasks: &mut [Task], sorting: &mut Sorting, ordered: &mut Vec<Contact>) {
+/// The keys are split into buckets of consecutive keys, bounded by splitters drawn from a
+/// sample of them; each task copies each of its keys to its bucket's next place in
+/// `sorting.unordered`; then each bucket, in parallel, sorts its keys in cache. Only the
+/// 16-byte keys move: [`write_contacts`] makes the contacts once, in order.
+fn sort_keys(tasks: &mut [Task], sorting: &mut Sorting, dedup: bool) {
     let Sorting {
         sample,
         splitters,
         starts,
         unordered,
+        kept,
     } = sorting;
-    let total: usize = tasks.iter().map(|task| task.contacts.len()).sum();
+    let total: usize = tasks.iter().map(|task| task.keys.len()).sum();
     // Contacts are numbered in 32 bits (`Earliest::contact`): 2³² of them would take over
     // 300 GB, beyond any step this library can hold.
     assert!(
@@ -367,19 +384,19 @@ fn order_contacts(tasks: &mut [Task], sorting: &mut Sorting, ordered: &mut Vec<C
     );
     let buckets = (total / BUCKET_CONTACTS).clamp(1, MAX_BUCKETS);
     draw_splitters(tasks, total, buckets, sample, splitters);
-    let splitters = &splitters[..];
-    // Each contact's bucket, and how many each task has in each.
+    let splitters = &*splitters;
+    // Each key's bucket, and how many each task has in each.
     tasks.par_iter_mut().for_each(|task| {
         task.places.clear();
         task.places.resize(buckets, 0);
         task.buckets.clear();
-        for contact in &task.contacts {
-            let bucket = bucket_of(splitters, order(contact).0);
+        for &key in &task.keys {
+            let bucket = splitters.bucket(first_half(key));
             task.places[bucket] += 1;
             task.buckets.push(bucket as u16);
         }
     });
-    // Bucket by bucket, then task by task: where each task's first contact in each goes.
+    // Bucket by bucket, then task by task: where each task's first key in each goes.
     starts.clear();
     let mut place = 0;
     for bucket in 0..buckets {
@@ -396,133 +413,230 @@ fn order_contacts(tasks: &mut [Task], sorting: &mut Sorting, ordered: &mut Vec<C
     let base = SharedPlaces(unordered.spare_capacity_mut().as_mut_ptr());
     tasks.par_iter_mut().for_each(|task| {
         let base = &base;
-        for (contact, &bucket) in task.contacts.iter().zip(&task.buckets) {
+        for (&key, &bucket) in task.keys.iter().zip(&task.buckets) {
             let place = &mut task.places[usize::from(bucket)];
             // SAFETY: the places of all tasks and buckets are distinct and below `total`,
-            // which `unordered` has room for: each task counts out its own contacts within
-            // its own span of each bucket. No two threads write one place.
-            unsafe {
-                base.0
-                    .add(*place)
-                    .write(std::mem::MaybeUninit::new(*contact))
-            };
+            // which `unordered` has room for: each task counts out its own keys within its
+            // own span of each bucket. No two threads write one place.
+            unsafe { base.0.add(*place).write(std::mem::MaybeUninit::new(key)) };
             *place += 1;
         }
     });
     // SAFETY: every place below `total` was written above, once.
     unsafe { unordered.set_len(total) };
-    ordered.clear();
-    ordered.reserve(total);
-    let mut rest = &mut ordered.spare_capacity_mut()[..total];
-    let mut work = Vec::with_capacity(buckets);
+    let mut spans = Vec::with_capacity(buckets);
+    let mut rest = &mut unordered[..];
     for bounds in starts.windows(2) {
-        let (into, after) = rest.split_at_mut(bounds[1] - bounds[0]);
-        work.push((&unordered[bounds[0]..bounds[1]], into));
+        let (span, after) = rest.split_at_mut(bounds[1] - bounds[0]);
+        spans.push(span);
         rest = after;
     }
-    work.into_par_iter()
-        .for_each_init(Vec::new, |keys, (bucket, into)| {
-            keys.clear();
-            // The order, then the contact's index in the bucket, as one integer.
-            keys.extend(bucket.iter().enumerate().map(|(index, contact)| {
-                let (high, second) = order(contact);
-                (u128::from(high) << 64) | (u128::from(second) << 32) | index as u128
-            }));
-            // A bucket far beyond its share (keys whose first part repeats, such as one
-            // body that overlaps thousands at the start of the step) sorts on all cores.
+    spans
+        .into_par_iter()
+        .map(|keys| {
+            // A bucket far beyond its share (keys whose first half repeats, such as one body
+            // that overlaps thousands at the start of the step) sorts on all cores.
             if keys.len() > 8 * BUCKET_CONTACTS {
                 keys.par_sort_unstable();
             } else {
                 keys.sort_unstable();
             }
-            for (place, &key) in into.iter_mut().zip(keys.iter()) {
-                place.write(bucket[key as u32 as usize]);
+            if dedup {
+                dedup_sorted(keys)
+            } else {
+                keys.len()
             }
-        });
-    // SAFETY: each bucket wrote every place of its span, and the spans cover `total`.
-    unsafe { ordered.set_len(total) };
+        })
+        .collect_into_vec(kept);
 }
 
-/// The start of the spare capacity that [`order_contacts`]'s tasks write into.
-struct SharedPlaces(*mut std::mem::MaybeUninit<Contact>);
+/// Moves one of each run of equal values of `values` (ordered) to its front, in order, and
+/// returns how many there are.
+fn dedup_sorted(values: &mut [Key]) -> usize {
+    let mut kept = usize::from(!values.is_empty());
+    for read in 1..values.len() {
+        if values[read] != values[kept - 1] {
+            values[kept] = values[read];
+            kept += 1;
+        }
+    }
+    kept
+}
 
-// SAFETY: the tasks write distinct places through it (see `order_contacts`).
+/// The start of the spare capacity that [`sort_keys`]'s tasks write into.
+struct SharedPlaces(*mut std::mem::MaybeUninit<Key>);
+
+// SAFETY: the tasks write distinct places through it (see `sort_keys`).
 unsafe impl Sync for SharedPlaces {}
 
 /// Draws `buckets - 1` bounds of the buckets from an even sample of the tasks' `total`
-/// contacts, as the first part of their [`order`]: bucket `k` holds the contacts whose first
-/// part is from `splitters[k - 1]` up to (not including) `splitters[k]`.
+/// keys, as their [first halves](first_half), into `splitters`.
 fn draw_splitters(
     tasks: &[Task],
     total: usize,
     buckets: usize,
     sample: &mut Vec<u64>,
-    splitters: &mut Vec<u64>,
+    splitters: &mut Splitters,
 ) {
-    splitters.clear();
-    if buckets < 2 {
-        return;
-    }
-    let samples = (buckets * SAMPLES_PER_BUCKET).min(total);
-    sample.clear();
-    let (mut task, mut first) = (0, 0);
-    for k in 0..samples {
-        let index = k * total / samples;
-        while index >= first + tasks[task].contacts.len() {
-            first += tasks[task].contacts.len();
-            task += 1;
+    splitters.bounds.clear();
+    if buckets >= 2 {
+        let samples = (buckets * SAMPLES_PER_BUCKET).min(total);
+        sample.clear();
+        let (mut task, mut first) = (0, 0);
+        for k in 0..samples {
+            let index = k * total / samples;
+            while index >= first + tasks[task].keys.len() {
+                first += tasks[task].keys.len();
+                task += 1;
+            }
+            sample.push(first_half(tasks[task].keys[index - first]));
         }
-        sample.push(order(&tasks[task].contacts[index - first]).0);
+        sample.sort_unstable();
+        splitters
+            .bounds
+            .extend((1..buckets).map(|k| sample[k * samples / buckets]));
     }
-    sample.sort_unstable();
-    splitters.extend((1..buckets).map(|k| sample[k * samples / buckets]));
+    splitters.index();
 }
 
-/// The bucket of `key`: how many of `splitters` (ordered) are at most `key`. A search of
-/// sixteen ways a round (three rounds for 1,024 buckets, where a binary search takes ten
-/// rounds of one dependent load each): each round's fifteen compares are independent, and
-/// summed rather than branched on, whose outcomes no predictor could guess.
-fn bucket_of(splitters: &[u64], key: u64) -> usize {
-    // The answer lies in `base..base + size`.
-    let (mut base, mut size) = (0, splitters.len() + 1);
-    while size > 1 {
-        let step = size.div_ceil(16);
-        // Probe `j` asks whether the answer is at least `base + j · step`.
-        let at_least = (1..16)
-            .filter(|j| j * step < size)
-            .map(|j| usize::from(splitters[base + j * step - 1] <= key))
-            .sum::<usize>();
-        base += at_least * step;
-        size = step.min(size - at_least * step);
-    }
-    base
+/// Cells of [`Splitters`]' table per bucket, about.
+const CELLS_PER_BUCKET: usize = 4;
+
+/// The bounds of the sort's buckets, and a table that finds a key's bucket with one load
+/// and, mostly, a compare or two.
+///
+/// The table cuts the keys from the first bound to the last into cells of equal width (a
+/// power of two), about four a bucket, and holds for each how many bounds lie below it: a
+/// key's bucket lies between its cell's count and the next cell's. Where the keys crowd
+/// (times near 1, whose bits are dense; many contacts at time 0) a cell holds more than a
+/// few bounds, and a binary search among them finishes the job; it never takes more steps
+/// than one among all the bounds.
+#[derive(Clone, Debug, Default)]
+struct Splitters {
+    /// Ordered: bucket `k` holds the keys from `bounds[k - 1]` up to (not including)
+    /// `bounds[k]`.
+    bounds: Vec<u64>,
+    /// The first bound: cell `i` starts at `low + (i << shift)`.
+    low: u64,
+    shift: u32,
+    /// Per cell, how many bounds lie below its start; then the number of bounds. Empty
+    /// without bounds.
+    cells: Vec<u32>,
 }
 
-/// Each body's earliest contact in `contacts` (ordered) and its partner: in the contacts'
-/// order the first contact of a body is its earliest, and among equal times the one with the
-/// lowest partner (the pairs (p, body) with p < body come first, by p, then (body, p), by
-/// p). The first is found by an atomic minimum of the contacts' indices, in parallel;
-/// `first` is scratch memory.
+impl Splitters {
+    /// Builds the table of `bounds`.
+    fn index(&mut self) {
+        self.cells.clear();
+        let (Some(&low), Some(&high)) = (self.bounds.first(), self.bounds.last()) else {
+            return;
+        };
+        let cells = (CELLS_PER_BUCKET * (self.bounds.len() + 1)).next_power_of_two();
+        // The fewest bits of shift that leave every key up to `high` within the table's
+        // cells: `(high - low) >> shift < cells`.
+        let span_bits = u64::BITS - (high - low).leading_zeros();
+        self.shift = span_bits.saturating_sub(cells.trailing_zeros());
+        self.low = low;
+        let bounds = &self.bounds;
+        let below = |start: u64| bounds.partition_point(|&bound| bound < start) as u32;
+        self.cells
+            .extend((0..cells as u64).map(|i| below(low.saturating_add(i << self.shift))));
+        self.cells.push(bounds.len() as u32);
+    }
+
+    /// The bucket of `key`: how many bounds are at most `key`.
+    fn bucket(&self, key: u64) -> usize {
+        let Some(last) = self.cells.len().checked_sub(2) else {
+            return 0;
+        };
+        let cell = ((key.saturating_sub(self.low) >> self.shift) as usize).min(last);
+        let (below, end) = (self.cells[cell] as usize, self.cells[cell + 1] as usize);
+        let within = &self.bounds[below..end];
+        below
+            + if within.len() <= 4 {
+                within.iter().map(|&bound| usize::from(bound <= key)).sum()
+            } else {
+                within.partition_point(|&bound| bound <= key)
+            }
+    }
+}
+
+/// The contacts of the keys that `sorting` holds in order, written into `contacts`, and
+/// each body's first contact among them into `first` (an atomic minimum; `u32::MAX` where
+/// it starts). Each bucket, in parallel, sweeps its pairs again in batches, now for the
+/// whole answer ([`World::sweep_into`], the same lanes with the same operations, so the
+/// same time), and writes their contacts once, in order, where the bucket's span begins.
+fn write_contacts(
+    world: &World,
+    sorting: &Sorting,
+    first: &[AtomicU32],
+    contacts: &mut Vec<Contact>,
+) {
+    let total: usize = sorting.kept.iter().sum();
+    contacts.clear();
+    contacts.reserve(total);
+    let mut rest = &mut contacts.spare_capacity_mut()[..total];
+    let mut work = Vec::with_capacity(sorting.kept.len());
+    let mut offset = 0;
+    for (bounds, &kept) in sorting.starts.windows(2).zip(&sorting.kept) {
+        let (into, after) = rest.split_at_mut(kept);
+        work.push((
+            &sorting.unordered[bounds[0]..bounds[0] + kept],
+            offset,
+            into,
+        ));
+        rest = after;
+        offset += kept;
+    }
+    work.into_par_iter().for_each_init(
+        || {
+            (
+                Vec::with_capacity(SWEEP_CHUNK),
+                Vec::with_capacity(SWEEP_CHUNK),
+            )
+        },
+        |(pairs, impacts), (keys, offset, into)| {
+            for (batch, (keys, into)) in keys
+                .chunks(SWEEP_CHUNK)
+                .zip(into.chunks_mut(SWEEP_CHUNK))
+                .enumerate()
+            {
+                pairs.clear();
+                pairs.extend(keys.iter().map(|&key| pair_of(key)));
+                world
+                    .sweep_into(pairs, impacts)
+                    .expect("the tree holds only the world's bodies");
+                let index = offset + batch * SWEEP_CHUNK;
+                for (k, ((&key, impact), place)) in keys.iter().zip(&*impacts).zip(into).enumerate()
+                {
+                    let impact = impact.expect("the second sweep hits as the first did");
+                    debug_assert_eq!(key, self::key(impact.time_of_impact, pair_of(key)));
+                    let pair = pair_of(key);
+                    place.write(Contact {
+                        pair,
+                        image: image_of(world, pair),
+                        impact,
+                    });
+                    for body in pair {
+                        first[body as usize].fetch_min((index + k) as u32, Ordering::Relaxed);
+                    }
+                }
+            }
+        },
+    );
+    // SAFETY: each bucket wrote every place of its span, and the spans cover `total`.
+    unsafe { contacts.set_len(total) };
+}
+
+/// Each body's earliest contact and its partner, from `first`, the index of its first
+/// contact in `contacts` (ordered; `u32::MAX` for none): in the contacts' order the first
+/// contact of a body is its earliest, and among equal times the one with the lowest partner
+/// (the pairs (p, body) with p < body come first, by p, then (body, p), by p).
 fn earliest_per_body(
+    first: &[AtomicU32],
     contacts: &[Contact],
-    bodies: usize,
-    first: &mut Vec<AtomicU32>,
     earliest: &mut Vec<Option<Earliest>>,
 ) {
-    first.clear();
-    first.par_extend(
-        (0..bodies)
-            .into_par_iter()
-            .map(|_| AtomicU32::new(u32::MAX)),
-    );
-    contacts
-        .par_iter()
-        .enumerate()
-        .for_each(|(index, contact)| {
-            for body in contact.pair {
-                first[body as usize].fetch_min(index as u32, Ordering::Relaxed);
-            }
-        });
     first
         .par_iter()
         .enumerate()
@@ -545,11 +659,24 @@ pub(crate) fn bytes<T>(vector: &Vec<T>) -> usize {
 /// The most bodies a step may hold: the tree's references keep one bit for leaves.
 pub const MAX_BODIES: usize = (1 << 31) - 1;
 
-/// The contacts' order: time of impact (never negative, so its bits order it), then pair,
-/// as two parts.
-fn order(contact: &Contact) -> (u64, u32) {
-    let time = u64::from(contact.impact.time_of_impact.to_bits());
-    ((time << 32) | u64::from(contact.pair[0]), contact.pair[1])
+/// A contact's place in the contacts' order, as one integer: the bits of its time of impact
+/// (never negative, so that they order it), then its pair; the lowest 32 bits are 0.
+type Key = u128;
+
+/// The [`Key`] of a contact of `pair` at `time`.
+fn key(time: f32, [a, b]: [u32; 2]) -> Key {
+    (u128::from(time.to_bits()) << 96) | (u128::from(a) << 64) | (u128::from(b) << 32)
+}
+
+/// The pair of a [`Key`].
+fn pair_of(key: Key) -> [u32; 2] {
+    [(key >> 64) as u32, (key >> 32) as u32]
+}
+
+/// The first half of a [`Key`] (the time and the first body), from which the sort's
+/// buckets are drawn.
+fn first_half(key: Key) -> u64 {
+    (key >> 64) as u64
 }
 
 /// The image of `pair`'s second body that the sweep met ([`nearest_image`]), in periods.
@@ -616,7 +743,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geometry::ImpactStatus;
 
     /// A 64-bit linear congruential generator's high bits.
     fn random(state: &mut u64) -> u64 {
@@ -626,59 +752,85 @@ mod tests {
         *state >> 33
     }
 
-    /// The search counts the splitters at most the key, as a plain binary search does, for
-    /// every number of splitters up to a few hundred, with runs of equal ones.
+    /// A first half of a key as the step makes them: a time's bits (0 for a quarter of them,
+    /// as for overlapping pairs; else spread over [0, 1] and crowded near 1) and a body.
+    fn first_half_of(state: &mut u64, bodies: u64) -> u64 {
+        let time = match random(state) % 4 {
+            0 => 0.0,
+            1 => 1.0 - (random(state) % 1000) as f32 * 1e-6,
+            _ => (random(state) % 1_000_000) as f32 / 1e6,
+        };
+        (u64::from(f32::to_bits(time)) << 32) | (random(state) % bodies)
+    }
+
+    /// The table finds the bucket a plain binary search does, for every number of bounds up
+    /// to a few hundred and 1,023: bounds in a narrow range with runs of equal ones, and
+    /// bounds as the step draws them; keys below, between, on and beyond them.
     #[test]
-    fn bucket_of_counts_the_splitters_at_most_the_key() {
+    fn splitters_find_every_keys_bucket() {
         let mut state = 7;
         for len in (0..300).chain([1023]) {
-            let mut splitters: Vec<u64> = (0..len).map(|_| random(&mut state) % 64).collect();
-            splitters.sort_unstable();
-            for key in 0..70 {
-                let expected = splitters.partition_point(|&s| s <= key);
-                assert_eq!(
-                    bucket_of(&splitters, key),
-                    expected,
-                    "{len} splitters, key {key}"
-                );
+            for narrow in [true, false] {
+                let mut bounds: Vec<u64> = (0..len)
+                    .map(|_| {
+                        if narrow {
+                            100 + random(&mut state) % 64
+                        } else {
+                            first_half_of(&mut state, 1000)
+                        }
+                    })
+                    .collect();
+                bounds.sort_unstable();
+                let mut splitters = Splitters {
+                    bounds,
+                    ..Splitters::default()
+                };
+                splitters.index();
+                let mut keys: Vec<u64> = (0..200)
+                    .map(|k| {
+                        if narrow {
+                            90 + k % 80
+                        } else {
+                            first_half_of(&mut state, 1000)
+                        }
+                    })
+                    .collect();
+                for &bound in &splitters.bounds {
+                    keys.extend([bound.saturating_sub(1), bound, bound + 1]);
+                }
+                keys.extend([0, u64::MAX >> 1, u64::MAX]);
+                for key in keys {
+                    let expected = splitters.bounds.partition_point(|&s| s <= key);
+                    assert_eq!(
+                        splitters.bucket(key),
+                        expected,
+                        "{len} bounds (narrow: {narrow}), key {key:#x}"
+                    );
+                }
             }
         }
     }
 
-    /// A contact of `pair` at `time`, its other fields fixed.
-    fn contact(time: f32, pair: [u32; 2], status: ImpactStatus) -> Contact {
-        Contact {
-            pair,
-            image: [0; 3],
-            impact: Impact {
-                time_of_impact: time,
-                point: Vec3::ZERO,
-                normal: Vec3::X,
-                displacement_a: Vec3::ZERO,
-                displacement_b: Vec3::ZERO,
-                status,
-            },
-        }
-    }
-
-    /// The tasks' contacts by [`order_contacts`], then by a plain sort, and the splitters
+    /// The tasks' keys by [`sort_keys`], then by a plain sort (and `dedup`), and the bounds
     /// the first drew.
-    fn order_and_sort(tasks: &mut [Task]) -> (Vec<Contact>, Vec<Contact>, Vec<u64>) {
-        let mut expected: Vec<Contact> = tasks
-            .iter()
-            .flat_map(|task| task.contacts.clone())
-            .collect();
-        expected.sort_by_key(order);
-        let (mut sorting, mut ordered) = (Sorting::default(), Vec::new());
-        order_contacts(tasks, &mut sorting, &mut ordered);
-        (ordered, expected, sorting.splitters)
+    fn sort_both_ways(tasks: &mut [Task], dedup: bool) -> (Vec<Key>, Vec<Key>, Vec<u64>) {
+        let mut expected: Vec<Key> = tasks.iter().flat_map(|task| task.keys.clone()).collect();
+        expected.sort_unstable();
+        if dedup {
+            expected.dedup();
+        }
+        let mut sorting = Sorting::default();
+        sort_keys(tasks, &mut sorting, dedup);
+        let ordered = sorting.ordered().copied().collect();
+        (ordered, expected, sorting.splitters.bounds)
     }
 
-    /// The sample sort gives the contacts in order, with every one kept, from tasks of every
-    /// size (empty ones too) and keys with many ties in their first part (time 0, as for
-    /// overlapping pairs, and one body with many partners), in one bucket and in hundreds.
+    /// The sample sort gives the keys in order, with every one kept (or one of each run of
+    /// equal ones), from tasks of every size (empty ones too) and keys with many ties in
+    /// their first half (time 0, as for overlapping pairs, and one body with many
+    /// partners), in one bucket and in hundreds.
     #[test]
-    fn order_contacts_sorts_every_contact() {
+    fn sort_keys_orders_every_key() {
         let mut state = 11;
         for total_wanted in [0, 1, 5, 4000, 300_000] {
             let mut tasks = Vec::new();
@@ -703,37 +855,45 @@ mod tests {
                     } else {
                         (random(&mut state) % 1000) as u32
                     };
-                    let second = first + 1 + (random(&mut state) % 100_000) as u32;
-                    let pair = [first, second];
-                    task.contacts
-                        .push(contact(time, pair, ImpactStatus::Contact));
+                    let second = first + 1 + (random(&mut state) % 100) as u32;
+                    task.keys.push(key(time, [first, second]));
                 }
                 made += size;
                 tasks.push(task);
             }
-            let (ordered, expected, splitters) = order_and_sort(&mut tasks);
-            assert_eq!(ordered, expected, "{total_wanted} contacts");
-            assert!(total_wanted < 300_000 || splitters.len() > 50);
+            for dedup in [false, true] {
+                let (ordered, expected, bounds) = sort_both_ways(&mut tasks, dedup);
+                assert_eq!(ordered, expected, "{total_wanted} keys, dedup {dedup}");
+                assert!(total_wanted < 300_000 || bounds.len() > 50);
+                // Times 0 to 0.999 in steps of 0.001, bodies 0 to 1,099: runs of equal keys.
+                assert!(!dedup || total_wanted < 4000 || expected.len() < made);
+            }
         }
     }
 
-    /// One body that overlaps 40,000 others at the start: every key's first part is the same,
-    /// so every contact falls in one bucket, which sorts on all cores, in order.
+    /// One body that overlaps 40,000 others at the start: every key's first half is the
+    /// same, so every key falls in one bucket, which sorts on all cores, in order.
     #[test]
-    fn order_contacts_sorts_one_full_bucket() {
+    fn sort_keys_orders_one_full_bucket() {
         let mut state = 3;
         let mut tasks: Vec<Task> = (0..4).map(|_| Task::default()).collect();
         for k in 0..40_000 {
             let second = 1 + (random(&mut state) % 1_000_000) as u32;
-            tasks[k % 4]
-                .contacts
-                .push(contact(0.0, [0, second], ImpactStatus::Overlapping));
+            tasks[k % 4].keys.push(key(0.0, [0, second]));
         }
-        let (ordered, expected, splitters) = order_and_sort(&mut tasks);
-        assert!(
-            splitters.iter().all(|&s| s == 0),
-            "one bucket holds them all"
-        );
+        let (ordered, expected, bounds) = sort_both_ways(&mut tasks, false);
+        assert!(bounds.iter().all(|&s| s == 0), "one bucket holds them all");
         assert_eq!(ordered, expected);
+    }
+
+    /// A key gives back its pair, and orders by time, then by the pair.
+    #[test]
+    fn keys_order_by_time_then_pair() {
+        let k = key(0.25, [7, 9]);
+        assert_eq!(pair_of(k), [7, 9]);
+        assert_eq!(first_half(k), (u64::from(0.25f32.to_bits()) << 32) | 7);
+        assert!(key(0.0, [u32::MAX - 1, u32::MAX]) < key(f32::from_bits(1), [0, 1]));
+        assert!(key(0.5, [3, u32::MAX]) < key(0.5, [4, 5]));
+        assert!(key(0.5, [3, 4]) < key(0.5, [3, 5]));
     }
 }

@@ -137,12 +137,33 @@ impl World {
         pairs: &[[u32; 2]],
         times: &mut Vec<TimeOfImpact>,
     ) -> Result<(), Error> {
+        self.times_into::<false>(pairs, times)
+    }
+
+    /// The time and status of every pair as [`sweep_into`](Self::sweep_into) finds them:
+    /// with the twin's reach escape, so that its hits and misses, and the bits of its times,
+    /// are those of the full answer's impacts; 4 bytes a pair rather than 56. Validated and
+    /// split as [`times_of_impact_into`](Self::times_of_impact_into).
+    pub(crate) fn exact_times_into(
+        &self,
+        pairs: &[[u32; 2]],
+        times: &mut Vec<TimeOfImpact>,
+    ) -> Result<(), Error> {
+        self.times_into::<true>(pairs, times)
+    }
+
+    /// The times-only batch, with the twin's reach escape if `EXACT`.
+    fn times_into<const EXACT: bool>(
+        &self,
+        pairs: &[[u32; 2]],
+        times: &mut Vec<TimeOfImpact>,
+    ) -> Result<(), Error> {
         times.clear();
         validate_pairs(pairs, self.bodies.len())?;
         times.resize(pairs.len(), TimeOfImpact::MISS);
         // SAFETY: `validate_pairs` has checked every index against the bodies.
         split(pairs, times, |pairs, times| unsafe {
-            lanes::sweep_block::<false>(&self.bodies, pairs, times, &self.params);
+            lanes::sweep_block::<EXACT>(&self.bodies, pairs, times, &self.params);
         });
         Ok(())
     }
