@@ -502,13 +502,18 @@ fn draw_splitters(
 /// Cells of [`Splitters`]' table per bucket, about.
 const CELLS_PER_BUCKET: usize = 4;
 
+/// The first halves of keys at a time above 0 start here: below are those at time 0 (most
+/// contacts in a dense scene overlap at the start), ordered by their first body alone.
+const TIMED: u64 = 1 << 32;
+
 /// The bounds of the sort's buckets, and a table that finds a key's bucket with one load
 /// and, mostly, a compare or two.
 ///
-/// The table cuts the keys from the first bound to the last into cells of equal width (a
-/// power of two), about four a bucket, and holds for each how many bounds lie below it: a
-/// key's bucket lies between its cell's count and the next cell's. Where the keys crowd
-/// (times near 1, whose bits are dense; many contacts at time 0) a cell holds more than a
+/// The table cuts the keys into cells of equal width (a power of two), about four a bucket,
+/// and holds for each how many bounds lie below it: a key's bucket lies between its cell's
+/// count and the next cell's. It has two parts, each over its own bounds' span: the keys at
+/// time 0, by their first body, and the keys after it, by their time's bits. Where the
+/// keys crowd within a part (times near 1, whose bits are dense) a cell holds more than a
 /// few bounds, and a binary search among them finishes the job; it never takes more steps
 /// than one among all the bounds.
 #[derive(Clone, Debug, Default)]
@@ -516,40 +521,59 @@ struct Splitters {
     /// Ordered: bucket `k` holds the keys from `bounds[k - 1]` up to (not including)
     /// `bounds[k]`.
     bounds: Vec<u64>,
-    /// The first bound: cell `i` starts at `low + (i << shift)`.
+    /// The table's parts: the keys below [`TIMED`], then the others.
+    parts: [Part; 2],
+    /// Per cell of each part, how many bounds lie below its start; then how many lie below
+    /// the part's end.
+    cells: Vec<u32>,
+}
+
+/// One part of [`Splitters`]' table: its cell `i` starts at `low + (i << shift)`, and is
+/// `cells[first + i]`.
+#[derive(Copy, Clone, Debug, Default)]
+struct Part {
     low: u64,
     shift: u32,
-    /// Per cell, how many bounds lie below its start; then the number of bounds. Empty
-    /// without bounds.
-    cells: Vec<u32>,
+    first: usize,
+    /// Its last cell (`i`), which also holds every key beyond it.
+    last: usize,
 }
 
 impl Splitters {
     /// Builds the table of `bounds`.
     fn index(&mut self) {
         self.cells.clear();
-        let (Some(&low), Some(&high)) = (self.bounds.first(), self.bounds.last()) else {
-            return;
-        };
-        let cells = (CELLS_PER_BUCKET * (self.bounds.len() + 1)).next_power_of_two();
-        // The fewest bits of shift that leave every key up to `high` within the table's
-        // cells: `(high - low) >> shift < cells`.
-        let span_bits = u64::BITS - (high - low).leading_zeros();
-        self.shift = span_bits.saturating_sub(cells.trailing_zeros());
-        self.low = low;
-        let bounds = &self.bounds;
-        let below = |start: u64| bounds.partition_point(|&bound| bound < start) as u32;
-        self.cells
-            .extend((0..cells as u64).map(|i| below(low.saturating_add(i << self.shift))));
-        self.cells.push(bounds.len() as u32);
+        let split = self.bounds.partition_point(|&bound| bound < TIMED);
+        let (zero, timed) = self.bounds.split_at(split);
+        for (part, (bounds, below, start)) in [(zero, 0, 0), (timed, split, TIMED)]
+            .into_iter()
+            .enumerate()
+        {
+            let low = bounds.first().copied().unwrap_or(start);
+            let high = bounds.last().copied().unwrap_or(low);
+            let cells = (CELLS_PER_BUCKET * (bounds.len() + 1)).next_power_of_two();
+            // The fewest bits of shift that leave every key up to `high` within the part's
+            // cells: `(high - low) >> shift < cells`.
+            let span_bits = u64::BITS - (high - low).leading_zeros();
+            let shift = span_bits.saturating_sub(cells.trailing_zeros());
+            self.parts[part] = Part {
+                low,
+                shift,
+                first: self.cells.len(),
+                last: cells - 1,
+            };
+            let count = |start: u64| (below + bounds.partition_point(|&b| b < start)) as u32;
+            self.cells
+                .extend((0..cells as u64).map(|i| count(low.saturating_add(i << shift))));
+            self.cells.push((below + bounds.len()) as u32);
+        }
     }
 
     /// The bucket of `key`: how many bounds are at most `key`.
     fn bucket(&self, key: u64) -> usize {
-        let Some(last) = self.cells.len().checked_sub(2) else {
-            return 0;
-        };
-        let cell = ((key.saturating_sub(self.low) >> self.shift) as usize).min(last);
+        let part = &self.parts[usize::from(key >= TIMED)];
+        let cell =
+            part.first + ((key.saturating_sub(part.low) >> part.shift) as usize).min(part.last);
         let (below, end) = (self.cells[cell] as usize, self.cells[cell + 1] as usize);
         let within = &self.bounds[below..end];
         below
@@ -618,7 +642,11 @@ fn write_contacts(
                         impact,
                     });
                     for body in pair {
-                        first[body as usize].fetch_min((index + k) as u32, Ordering::Relaxed);
+                        let index = (index + k) as u32;
+                        let first = &first[body as usize];
+                        if first.load(Ordering::Relaxed) > index {
+                            first.fetch_min(index, Ordering::Relaxed);
+                        }
                     }
                 }
             }
