@@ -191,6 +191,28 @@ impl Node {
         }
     }
 
+    /// The lanes whose child is a leaf, as bits (an empty slot's child, 0, is not).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn leaves(&self) -> u32 {
+        use std::arch::x86_64::{_mm_castsi128_ps, _mm_load_si128, _mm_movemask_ps};
+        // SAFETY: SSE2 is in every x86-64 CPU; the load reads the node's own 16-byte aligned
+        // array. `LEAF` is the top bit, which the move mask takes.
+        const _: () = assert!(LEAF == 1 << 31);
+        unsafe {
+            _mm_movemask_ps(_mm_castsi128_ps(_mm_load_si128(self.child.as_ptr().cast()))) as u32
+        }
+    }
+
+    /// As the x86-64 `leaves`, one lane at a time.
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    fn leaves(&self) -> u32 {
+        (0..4).fold(0, |bits, lane| {
+            bits | (u32::from(self.child[lane] & LEAF != 0) << lane)
+        })
+    }
+
     /// As the x86-64 `hits`, one lane at a time.
     #[cfg(not(target_arch = "x86_64"))]
     #[inline(always)]
@@ -679,7 +701,7 @@ impl Bvh {
         self.keys.len()
     }
 
-    /// Calls `pair` with `[a, b]`, `a < b`, for every pair of bodies whose swept boxes meet
+    /// Appends to `pairs` `[a, b]`, `a < b`, for every pair of bodies whose swept boxes meet
     /// (in a periodic box, through any image) where one of the two is at a sorted position
     /// from `first` up to `first + PACKET` (within the bodies) and the other sorts after
     /// it. Calling it for every multiple of [`PACKET`] finds every such pair, once per image
@@ -690,24 +712,36 @@ impl Bvh {
         &self,
         first: usize,
         stack: &mut Vec<u32>,
-        mut pair: impl FnMut([u32; 2]),
+        pairs: &mut Vec<[u32; 2]>,
     ) {
         let (Some(bounds), Some(_root)) = (self.bounds, self.nodes.first()) else {
             return;
         };
+        let end = (first + PACKET).min(self.keys.len());
+        let mut bodies = [0; PACKET];
+        for (body, key) in bodies.iter_mut().zip(&self.keys[first..end]) {
+            *body = key.1;
+        }
         let wraps = self.period.map(|p| p > 0.0);
         for image in images(wraps) {
             let packet = self.packet(first, std::array::from_fn(|k| image[k] * self.period[k]));
             if !packet.union.overlaps(&bounds) {
                 continue;
             }
-            self.descend(&packet, stack, |member, other| {
-                let body = self.keys[first + member].1;
-                pair(if body < other {
-                    [body, other]
-                } else {
-                    [other, body]
-                });
+            self.descend(&packet, stack, |members, other| {
+                // Every member's pair is written and the count moves on past the members
+                // that meet: eight stores, where a branch per member would be a guess.
+                pairs.reserve(PACKET);
+                let len = pairs.len();
+                let spare = &mut pairs.spare_capacity_mut()[..PACKET];
+                let mut count = 0;
+                for (member, &body) in bodies.iter().enumerate() {
+                    spare[count].write([body.min(other), body.max(other)]);
+                    count += (members >> member) as usize & 1;
+                }
+                // SAFETY: the first `count` places of the spare capacity were written
+                // (each place up to `count` when the count moved past it).
+                unsafe { pairs.set_len(len + count) };
             });
         }
     }
@@ -719,35 +753,46 @@ impl Bvh {
         Packet::new(first, &self.sorted_boxes[first..end], shift)
     }
 
-    /// Calls `found` with the member (its lane) and the body of every pair of a member of
-    /// `packet` and a sorted leaf after it whose boxes meet. `stack` is its memory: each node
-    /// visited leaves at most three of its children there, so it holds at most
-    /// `3 · MAX_DEPTH + 1` (allocated once).
-    fn descend(&self, packet: &Packet, stack: &mut Vec<u32>, mut found: impl FnMut(usize, u32)) {
+    /// Calls `found` with the members (their lanes, as bits; possibly none) that meet a
+    /// sorted leaf after them, and the leaf's body, for every leaf whose box meets the union
+    /// of `packet`'s. `stack` is its memory: each node visited leaves at most three of its
+    /// children there, so it holds at most `3 · MAX_DEPTH + 1`, and the four places from
+    /// the top are written every visit (allocated once).
+    ///
+    /// The descent turns few of its choices into branches: a node's children that are nodes
+    /// go onto the stack by four stores, the top moving past those that meet the query, and
+    /// its leaves are tested only where they meet it.
+    fn descend(&self, packet: &Packet, stack: &mut Vec<u32>, mut found: impl FnMut(u32, u32)) {
         let limits = Limits::new(&packet.union);
         // Nodes with a leaf after the first member's.
         let first = packet.positions[0] as u32;
-        stack.clear();
-        stack.reserve(3 * MAX_DEPTH + 4);
-        stack.push(0);
-        while let Some(index) = stack.pop() {
+        if stack.len() < 3 * MAX_DEPTH + 4 {
+            stack.resize(3 * MAX_DEPTH + 4, 0);
+        }
+        stack[0] = 0;
+        let mut top = 1;
+        while top > 0 {
+            top -= 1;
+            let index = stack[top];
             let node = &self.nodes[index as usize];
-            let mut hits = node.hits(&limits, first);
-            while hits != 0 {
-                let lane = hits.trailing_zeros() as usize;
-                hits &= hits - 1;
+            let hits = node.hits(&limits, first);
+            let leaves = node.leaves();
+            let inner = hits & !leaves;
+            for lane in 0..4 {
                 let child = node.child[lane];
-                if child & LEAF != 0 {
-                    // A leaf's last sorted leaf is its own position.
-                    let mut members = packet.meets(node, lane, node.last[lane]);
-                    while members != 0 {
-                        found(members.trailing_zeros() as usize, child & !LEAF);
-                        members &= members - 1;
-                    }
-                } else {
-                    prefetch(&self.nodes[child as usize]);
-                    stack.push(child);
-                }
+                let taken = (inner >> lane) & 1;
+                stack[top] = child;
+                // The node itself, in cache, where the child is not taken: no branch.
+                prefetch(&self.nodes[if taken != 0 { child } else { index } as usize]);
+                top += taken as usize;
+            }
+            let mut leaf_hits = hits & leaves;
+            while leaf_hits != 0 {
+                let lane = leaf_hits.trailing_zeros() as usize;
+                leaf_hits &= leaf_hits - 1;
+                // A leaf's last sorted leaf is its own position.
+                let members = packet.meets(node, lane, node.last[lane]);
+                found(members, node.child[lane] & !LEAF);
             }
         }
     }
@@ -950,8 +995,10 @@ mod tests {
                 let (mut found, mut stack) = (Vec::new(), Vec::new());
                 for first in (0..n).step_by(PACKET) {
                     let packet = bvh.packet(first, [0.0; 3]);
-                    bvh.descend(&packet, &mut stack, |member, body| {
-                        found.push((first + member, body));
+                    bvh.descend(&packet, &mut stack, |members, body| {
+                        for member in (0..PACKET).filter(|m| members >> m & 1 != 0) {
+                            found.push((first + member, body));
+                        }
                     });
                 }
                 found.sort_unstable();
@@ -1004,7 +1051,9 @@ mod tests {
             let mut stack = Vec::new();
             let mut found = 0;
             for first in (0..n).step_by(PACKET) {
-                bvh.descend(&bvh.packet(first, [0.0; 3]), &mut stack, |_, _| found += 1);
+                bvh.descend(&bvh.packet(first, [0.0; 3]), &mut stack, |members, _| {
+                    found += members.count_ones() as usize;
+                });
             }
             assert_eq!(found, n * (n - 1) / 2);
         }
@@ -1063,7 +1112,9 @@ mod tests {
         assert!(peak <= 3 * MAX_DEPTH + 1, "peak {peak}");
         let (mut found, mut stack) = (0, Vec::new());
         let packet = Packet::new(0, &bvh.sorted_boxes[..1], [0.0; 3]);
-        bvh.descend(&packet, &mut stack, |_, _| found += 1);
+        bvh.descend(&packet, &mut stack, |members, _| {
+            found += members.count_ones() as usize;
+        });
         assert_eq!(found, n - 1);
     }
 }

@@ -224,7 +224,7 @@ impl ContactFinder {
                 task.pairs.clear();
                 let end = ((index + 1) * task_bodies).min(bvh.len());
                 for first in (index * task_bodies..end).step_by(PACKET) {
-                    bvh.candidates_from(first, &mut task.stack, |pair| task.pairs.push(pair));
+                    bvh.candidates_from(first, &mut task.stack, &mut task.pairs);
                 }
                 world
                     .exact_times_into(&task.pairs, &mut task.times)
