@@ -792,7 +792,9 @@ impl Bvh {
                 leaf_hits &= leaf_hits - 1;
                 // A leaf's last sorted leaf is its own position.
                 let members = packet.meets(node, lane, node.last[lane]);
-                found(members, node.child[lane] & !LEAF);
+                if members != 0 {
+                    found(members, node.child[lane] & !LEAF);
+                }
             }
         }
     }
