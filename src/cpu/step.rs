@@ -300,6 +300,7 @@ impl ContactFinder {
             + bytes(&self.sorting.sample)
             + bytes(&self.sorting.splitters.bounds)
             + bytes(&self.sorting.splitters.cells)
+            + bytes(&self.sorting.splitters.padded)
             + bytes(&self.sorting.starts)
             + bytes(&self.sorting.unordered)
             + bytes(&self.sorting.kept)
@@ -321,6 +322,10 @@ impl Clone for Scratch {
 
 /// Keys per bucket of the sort, about: a bucket's keys sort within a core's L2 cache.
 const BUCKET_CONTACTS: usize = 4096;
+
+/// Buckets per thread where the keys allow it, of at least this many keys each.
+const BUCKETS_PER_THREAD: usize = 8;
+const MIN_BUCKET_CONTACTS: usize = 256;
 
 /// The most buckets: every task keeps a place per bucket, and the places are counted out
 /// bucket by bucket, task by task, on one thread (a million bodies, 490 tasks, make half a
@@ -382,7 +387,10 @@ fn sort_keys(tasks: &mut [Task], sorting: &mut Sorting, dedup: bool) {
         u32::try_from(total).is_ok(),
         "more than 2^32 contacts in one step"
     );
-    let buckets = (total / BUCKET_CONTACTS).clamp(1, MAX_BUCKETS);
+    // A small step still makes a few buckets a thread, so that the sort and the contacts'
+    // second sweep run on every core.
+    let few = (total / MIN_BUCKET_CONTACTS).min(BUCKETS_PER_THREAD * rayon::current_num_threads());
+    let buckets = (total / BUCKET_CONTACTS).max(few).clamp(1, MAX_BUCKETS);
     draw_splitters(tasks, total, buckets, sample, splitters);
     let splitters = &*splitters;
     // Each key's bucket, and how many each task has in each.
@@ -433,13 +441,13 @@ fn sort_keys(tasks: &mut [Task], sorting: &mut Sorting, dedup: bool) {
     }
     spans
         .into_par_iter()
-        .map(|keys| {
+        .map_init(BucketSort::default, |scratch, keys| {
             // A bucket far beyond its share (keys whose first half repeats, such as one body
             // that overlaps thousands at the start of the step) sorts on all cores.
             if keys.len() > 8 * BUCKET_CONTACTS {
                 keys.par_sort_unstable();
             } else {
-                keys.sort_unstable();
+                scratch.sort(keys);
             }
             if dedup {
                 dedup_sorted(keys)
@@ -448,6 +456,77 @@ fn sort_keys(tasks: &mut [Task], sorting: &mut Sorting, dedup: bool) {
             }
         })
         .collect_into_vec(kept);
+}
+
+/// The memory of one thread's bucket sorts.
+#[derive(Default)]
+struct BucketSort {
+    /// Per first half, from the bucket's least, how many keys have it, then where the next
+    /// goes.
+    counts: Vec<u32>,
+    keys: Vec<Key>,
+}
+
+impl BucketSort {
+    /// Sorts `keys`: a counting sort into about two cells a key by the top bits of their
+    /// first halves above the least (the first body alone for keys at time 0, whose bucket
+    /// covers a range of bodies each with a few partners; the time's top bits for the rest),
+    /// then each cell's few keys by an insertion sort. A comparison sort of a bucket takes
+    /// `log₂` of its length in rounds of compares, each a guess for the branch predictor.
+    fn sort(&mut self, keys: &mut [Key]) {
+        let Some((low, high)) = keys.iter().fold(None, |bounds, &key| {
+            let half = first_half(key);
+            let (low, high) = bounds.unwrap_or((half, half));
+            Some((low.min(half), high.max(half)))
+        }) else {
+            return;
+        };
+        // The fewest bits of shift that leave fewer cells than twice the keys.
+        let cells_bits = (2 * keys.len()).ilog2();
+        let shift = (u64::BITS - (high - low).leading_zeros()).saturating_sub(cells_bits);
+        let cells = ((high - low) >> shift) as usize + 1;
+        let cell = |key: Key| ((first_half(key) - low) >> shift) as usize;
+        self.counts.clear();
+        self.counts.resize(cells + 1, 0);
+        for &key in keys.iter() {
+            self.counts[cell(key) + 1] += 1;
+        }
+        for k in 1..self.counts.len() {
+            self.counts[k] += self.counts[k - 1];
+        }
+        // `counts[k]` is now where cell `k` starts, and `counts[k + 1]` its end.
+        self.keys.clear();
+        self.keys.extend_from_slice(keys);
+        for &key in &self.keys {
+            let next = &mut self.counts[cell(key)];
+            keys[*next as usize] = key;
+            *next += 1;
+        }
+        // Each `counts[k]` has moved on to the end of its cell, the start of the next.
+        let mut start = 0;
+        for &end in &self.counts[..cells] {
+            insertion_sort(&mut keys[start..end as usize]);
+            start = end as usize;
+        }
+    }
+}
+
+/// Sorts `keys`, a few of them: shorter runs than the standard library's sort is made for
+/// (it costs a call and its checks a run, where most runs here hold one to four keys).
+fn insertion_sort(keys: &mut [Key]) {
+    if keys.len() > 16 {
+        keys.sort_unstable();
+        return;
+    }
+    for next in 1..keys.len() {
+        let key = keys[next];
+        let mut place = next;
+        while place > 0 && keys[place - 1] > key {
+            keys[place] = keys[place - 1];
+            place -= 1;
+        }
+        keys[place] = key;
+    }
 }
 
 /// Moves one of each run of equal values of `values` (ordered) to its front, in order, and
@@ -526,6 +605,9 @@ struct Splitters {
     /// Per cell of each part, how many bounds lie below its start; then how many lie below
     /// the part's end.
     cells: Vec<u32>,
+    /// The bounds, then four more that no key reaches, so that four compares from any
+    /// bound stay within it.
+    padded: Vec<u64>,
 }
 
 /// One part of [`Splitters`]' table: its cell `i` starts at `low + (i << shift)`, and is
@@ -567,6 +649,9 @@ impl Splitters {
                 .extend((0..cells as u64).map(|i| count(low.saturating_add(i << shift))));
             self.cells.push((below + bounds.len()) as u32);
         }
+        self.padded.clear();
+        self.padded.extend(&self.bounds);
+        self.padded.extend([u64::MAX; 4]);
     }
 
     /// The bucket of `key`: how many bounds are at most `key`.
@@ -575,13 +660,17 @@ impl Splitters {
         let cell =
             part.first + ((key.saturating_sub(part.low) >> part.shift) as usize).min(part.last);
         let (below, end) = (self.cells[cell] as usize, self.cells[cell + 1] as usize);
-        let within = &self.bounds[below..end];
-        below
-            + if within.len() <= 4 {
-                within.iter().map(|&bound| usize::from(bound <= key)).sum()
-            } else {
-                within.partition_point(|&bound| bound <= key)
-            }
+        if end - below > 4 {
+            return below + self.bounds[below..end].partition_point(|&bound| bound <= key);
+        }
+        // At most four bounds in the cell: four compares, those past the cell's bounds
+        // masked (the padding keeps their loads within the vector), with no branch on how
+        // many there are.
+        let within = &self.padded[below..below + 4];
+        (0..4)
+            .map(|j| usize::from((below + j < end) & (within[j] <= key)))
+            .sum::<usize>()
+            + below
     }
 }
 
