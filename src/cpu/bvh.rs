@@ -552,16 +552,10 @@ impl Bvh {
             self.binary.clear();
             return;
         }
+        // Node `gap` is pushed when the pass reaches its gap, and later only closed: no fill
+        // of the whole vector first.
         self.binary.clear();
-        self.binary.resize(
-            n.saturating_sub(1),
-            Binary {
-                child: [0; 2],
-                first: 0,
-                last: 0,
-                bounds: Aabb::EMPTY,
-            },
-        );
+        self.binary.reserve(n - 1);
         let prefix = |gap: usize| common_prefix(keys, gap, gap as isize + 1);
         let (binary, sorted_boxes) = (&mut self.binary, &self.sorted_boxes);
         // A finished subtree: its reference, last leaf and box.
@@ -598,12 +592,12 @@ impl Bvh {
                 first = binary[top as usize].first;
                 left = finished(binary, top);
             }
-            binary[gap] = Binary {
+            binary.push(Binary {
                 child: [left.0, 0],
                 first,
                 last: 0,
                 bounds: left.2,
-            };
+            });
             stack[depth] = (gap as u32, here);
             depth += 1;
         }
