@@ -425,6 +425,58 @@ impl Folding<'_> {
     }
 }
 
+/// The fewest leaves a run of [`Bvh::link_in_parts`] takes.
+const LINK_PART_LEAVES: usize = 4096;
+
+/// What a run of [`Bvh::link_in_parts`] leaves: its stack of open nodes (with their
+/// prefixes), and the nodes it made with the stack empty, in order.
+struct LinkRun {
+    open: Vec<(u32, i32)>,
+    spine: Vec<u32>,
+}
+
+/// One run of [`Bvh::link_in_parts`]: the pass over the gaps from `start` (`binary`'s
+/// nodes), from an empty stack, leaving open the nodes still on it.
+fn link_run(
+    keys: &[(u64, u32)],
+    sorted_boxes: &[Aabb],
+    start: usize,
+    binary: &mut [Binary],
+) -> LinkRun {
+    let prefix = |gap: usize| common_prefix(keys, gap, gap as isize + 1);
+    let at = |gap: u32| gap as usize - start;
+    // The open nodes, prefixes growing up the stack: at most one per prefix length.
+    let mut stack: Vec<(u32, i32)> = Vec::with_capacity(MAX_DEPTH + 1);
+    let mut spine = Vec::new();
+    for gap in start..start + binary.len() {
+        let here = prefix(gap);
+        // The subtree left of the gap: leaf `gap`, or the nodes with longer prefixes.
+        let (mut left, mut first, mut bounds) = (LEAF | gap as u32, gap as u32, sorted_boxes[gap]);
+        while let Some(&(top, top_prefix)) = stack.last()
+            && top_prefix >= here
+        {
+            stack.pop();
+            // Closes `top`, whose right side is `left`, ending at leaf `gap`.
+            let closed = &mut binary[at(top)];
+            closed.child[1] = left;
+            closed.last = gap as u32;
+            closed.bounds = closed.bounds.union(&bounds);
+            (left, first, bounds) = (top, closed.first, closed.bounds);
+        }
+        if stack.is_empty() {
+            spine.push(gap as u32);
+        }
+        binary[at(gap as u32)] = Binary {
+            child: [left, 0],
+            first,
+            last: 0,
+            bounds,
+        };
+        stack.push((gap as u32, here));
+    }
+    LinkRun { open: stack, spine }
+}
+
 /// Parts of the fold per thread, and the fewest leaves a part is made of.
 const FOLD_PARTS_PER_THREAD: usize = 8;
 const FOLD_GRAIN_MIN: usize = 4096;
@@ -535,7 +587,7 @@ impl Bvh {
     }
 
     /// The binary tree over the sorted keys, with each node's box, in one pass over the
-    /// sorted leaves (linear time, one thread).
+    /// sorted leaves (linear time), in parts on all cores where there are enough leaves.
     ///
     /// Karras's node `i` is a node of the Cartesian tree of the common prefixes of
     /// neighbouring keys (the one over leaves `i` and `i + 1` splits a node whose leaves
@@ -545,68 +597,97 @@ impl Bvh {
     /// so its box is made then. The prefixes of a range's gaps have one least (the bit where
     /// the sorted keys change), so the tree is Karras's.
     fn link(&mut self) {
+        let parts = (self.keys.len() / LINK_PART_LEAVES).clamp(1, rayon::current_num_threads());
+        self.link_in_parts(parts);
+    }
+
+    /// [`link`](Self::link) in `parts` runs of gaps, in parallel: each runs the pass from
+    /// an empty stack ([`link_run`]), which gets every node right but those it made with the
+    /// stack empty (its left spine), whose left subtree may reach into the runs before.
+    /// Those are then made again one after another, each taking what it would have taken
+    /// off the stack of the runs before it (a few nodes a run), and the runs' stacks are
+    /// joined and closed.
+    fn link_in_parts(&mut self, parts: usize) {
         let keys = &self.keys;
         let n = keys.len();
         self.root = None;
+        self.binary.clear();
         if n < 2 {
-            self.binary.clear();
             return;
         }
-        // Node `gap` is pushed when the pass reaches its gap, and later only closed: no fill
-        // of the whole vector first.
-        self.binary.clear();
-        self.binary.reserve(n - 1);
-        let prefix = |gap: usize| common_prefix(keys, gap, gap as isize + 1);
-        let (binary, sorted_boxes) = (&mut self.binary, &self.sorted_boxes);
-        // A finished subtree: its reference, last leaf and box.
-        let leaf = |position: usize| {
-            (
-                LEAF | position as u32,
-                position as u32,
-                sorted_boxes[position],
-            )
+        let gaps = n - 1;
+        let parts = parts.clamp(1, gaps);
+        // Each run fills its own nodes: the fill is a parallel pass.
+        let empty = Binary {
+            child: [0; 2],
+            first: 0,
+            last: 0,
+            bounds: Aabb::EMPTY,
         };
-        let finished = |binary: &[Binary], node: u32| {
-            let node_ref = &binary[node as usize];
-            (node, node_ref.last, node_ref.bounds)
-        };
-        // Closes `node`, whose right side is the finished subtree `right`.
-        let close = |binary: &mut [Binary], node: u32, right: (u32, u32, Aabb)| {
-            let node = &mut binary[node as usize];
-            node.child[1] = right.0;
-            node.last = right.1;
-            node.bounds = node.bounds.union(&right.2);
-        };
-        // The open nodes, prefixes growing up the stack: at most one per prefix length.
-        let mut stack = [(0u32, 0i32); MAX_DEPTH + 1];
-        let mut depth = 0;
-        for gap in 0..n.saturating_sub(1) {
-            let here = prefix(gap);
-            // The subtree left of the gap: leaf `gap`, or the nodes with longer prefixes.
-            let mut left = leaf(gap);
-            let mut first = gap as u32;
-            while depth > 0 && stack[depth - 1].1 >= here {
-                depth -= 1;
-                let top = stack[depth].0;
-                close(binary, top, left);
-                first = binary[top as usize].first;
-                left = finished(binary, top);
+        self.binary.par_extend(rayon::iter::repeat_n(empty, gaps));
+        let sorted_boxes = &self.sorted_boxes[..];
+        let mut runs: Vec<LinkRun> = Vec::new();
+        let starts: Vec<usize> = (0..=parts).map(|p| p * gaps / parts).collect();
+        {
+            let mut slices = Vec::with_capacity(parts);
+            let mut rest = &mut self.binary[..];
+            for bounds in starts.windows(2) {
+                let (slice, after) = rest.split_at_mut(bounds[1] - bounds[0]);
+                slices.push((bounds[0], slice));
+                rest = after;
             }
-            binary.push(Binary {
-                child: [left.0, 0],
-                first,
-                last: 0,
-                bounds: left.2,
-            });
-            stack[depth] = (gap as u32, here);
-            depth += 1;
+            slices
+                .into_par_iter()
+                .map(|(start, slice)| link_run(keys, sorted_boxes, start, slice))
+                .collect_into_vec(&mut runs);
         }
-        let mut right = leaf(n - 1);
-        while depth > 0 {
-            depth -= 1;
-            let top = stack[depth].0;
-            close(binary, top, right);
-            right = finished(binary, top);
+        let binary = &mut self.binary[..];
+        let subtree = |binary: &[Binary], child: u32| -> (u32, u32, u32, Aabb) {
+            if child & LEAF != 0 {
+                let leaf = child & !LEAF;
+                (child, leaf, leaf, sorted_boxes[leaf as usize])
+            } else {
+                let node = &binary[child as usize];
+                (child, node.first, node.last, node.bounds)
+            }
+        };
+        let prefix = |gap: u32| common_prefix(keys, gap as usize, gap as isize + 1);
+        let mut stack: Vec<(u32, i32)> = Vec::new();
+        for LinkRun { open, spine } in runs {
+            for &gap in &spine {
+                let node = binary[gap as usize];
+                let (mut left, mut first, _, mut bounds) = subtree(binary, node.child[0]);
+                let here = prefix(gap);
+                while let Some(&(top, top_prefix)) = stack.last()
+                    && top_prefix >= here
+                {
+                    stack.pop();
+                    let closed = &mut binary[top as usize];
+                    closed.child[1] = left;
+                    closed.last = gap;
+                    closed.bounds = closed.bounds.union(&bounds);
+                    (left, first, bounds) = (top, closed.first, closed.bounds);
+                }
+                // A node the run closed has its right side's box too.
+                let bounds = if node.last != 0 {
+                    bounds.union(&subtree(binary, node.child[1]).3)
+                } else {
+                    bounds
+                };
+                let node = &mut binary[gap as usize];
+                node.child[0] = left;
+                node.first = first;
+                node.bounds = bounds;
+            }
+            stack.extend(open);
+        }
+        let (mut right, _, mut last, mut bounds) = subtree(binary, LEAF | (n - 1) as u32);
+        while let Some((top, _)) = stack.pop() {
+            let closed = &mut binary[top as usize];
+            closed.child[1] = right;
+            closed.last = last;
+            closed.bounds = closed.bounds.union(&bounds);
+            (right, last, bounds) = (top, closed.last, closed.bounds);
             self.root = Some(top);
         }
     }
@@ -940,23 +1021,26 @@ mod tests {
                 lo: [i as f32, (i % 7) as f32, 0.0],
                 hi: [i as f32 + 1.0, (i % 7) as f32 + 2.0, 1.0],
             };
-            let bvh = tree(keys, unit, 0);
-            // Walks both: Karras's child, ours, and our subtree's leaves' box.
-            fn walk(karras: &[KarrasNode], bvh: &Bvh, theirs: u32, ours: u32) -> (u32, Aabb) {
-                assert_eq!(theirs & LEAF, ours & LEAF);
-                if ours & LEAF != 0 {
-                    assert_eq!(theirs, ours);
-                    return (ours & !LEAF, bvh.sorted_boxes[(ours & !LEAF) as usize]);
+            for parts in [1, 2, 3, 7] {
+                let mut bvh = tree(keys.clone(), unit, 0);
+                bvh.link_in_parts(parts);
+                // Walks both: Karras's child, ours, and our subtree's leaves' box.
+                fn walk(karras: &[KarrasNode], bvh: &Bvh, theirs: u32, ours: u32) -> (u32, Aabb) {
+                    assert_eq!(theirs & LEAF, ours & LEAF);
+                    if ours & LEAF != 0 {
+                        assert_eq!(theirs, ours);
+                        return (ours & !LEAF, bvh.sorted_boxes[(ours & !LEAF) as usize]);
+                    }
+                    let (k, b) = (&karras[theirs as usize], &bvh.binary[ours as usize]);
+                    let (left_last, left) = walk(karras, bvh, k.child[0], b.child[0]);
+                    let (last, right) = walk(karras, bvh, k.child[1], b.child[1]);
+                    assert_eq!(k.last, [left_last, last]);
+                    assert_eq!(b.last, last);
+                    assert_eq!(b.bounds, left.union(&right));
+                    (last, b.bounds)
                 }
-                let (k, b) = (&karras[theirs as usize], &bvh.binary[ours as usize]);
-                let (left_last, left) = walk(karras, bvh, k.child[0], b.child[0]);
-                let (last, right) = walk(karras, bvh, k.child[1], b.child[1]);
-                assert_eq!(k.last, [left_last, last]);
-                assert_eq!(b.last, last);
-                assert_eq!(b.bounds, left.union(&right));
-                (last, b.bounds)
+                walk(&karras, &bvh, 0, bvh.root.expect("two leaves or more"));
             }
-            walk(&karras, &bvh, 0, bvh.root.expect("two leaves or more"));
         }
     }
 
