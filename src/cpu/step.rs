@@ -229,13 +229,7 @@ impl ContactFinder {
                 world
                     .exact_times_into(&task.pairs, &mut task.times)
                     .expect("the tree holds only the world's bodies");
-                task.keys.clear();
-                task.keys.extend(
-                    task.pairs
-                        .iter()
-                        .zip(&task.times)
-                        .filter_map(|(&pair, time)| Some(key(time.time()?, pair))),
-                );
+                keys_of_hits(&task.pairs, &task.times, &mut task.keys);
             });
         let swept = Instant::now();
         self.contacts.candidates = self.tasks[..task_count]
@@ -318,6 +312,26 @@ impl Clone for Scratch {
     fn clone(&self) -> Self {
         Self::default()
     }
+}
+
+/// The [`Key`] of each hit among `pairs` and their `times`, in order, into `keys`: as
+/// `filter_map` over [`TimeOfImpact::time`] would give them, but with every key written and
+/// the count moving past the hits, where a branch a pair (about half of the candidates hit)
+/// would be a guess.
+fn keys_of_hits(pairs: &[[u32; 2]], times: &[TimeOfImpact], keys: &mut Vec<Key>) {
+    keys.clear();
+    keys.reserve(pairs.len());
+    let spare = &mut keys.spare_capacity_mut()[..pairs.len()];
+    let mut count = 0;
+    for (&pair, time) in pairs.iter().zip(times) {
+        // An overlap (below 0) reports time 0; a miss is above 1 (or NaN).
+        let raw = time.0;
+        let time = if raw < 0.0 { 0.0 } else { raw };
+        spare[count].write(key(time, pair));
+        count += usize::from(raw <= 1.0);
+    }
+    // SAFETY: the first `count` places were written (each when the count moved past it).
+    unsafe { keys.set_len(count) };
 }
 
 /// Keys per bucket of the sort, about: a bucket's keys sort within a core's L2 cache.
@@ -1001,6 +1015,35 @@ mod tests {
         let (ordered, expected, bounds) = sort_both_ways(&mut tasks, false);
         assert!(bounds.iter().all(|&s| s == 0), "one bucket holds them all");
         assert_eq!(ordered, expected);
+    }
+
+    /// The hits' keys are those of the times that [`TimeOfImpact::time`] calls hits, in
+    /// order: overlaps at time 0, contacts at their time (0 and 1 included), misses (above
+    /// 1, infinite, NaN) left out.
+    #[test]
+    fn keys_of_hits_keeps_the_hits_in_order() {
+        let raw = [
+            -1.0,
+            0.0,
+            -0.0,
+            0.25,
+            1.0,
+            1.000_000_1,
+            f32::INFINITY,
+            f32::NAN,
+            0.75,
+        ];
+        let times: Vec<TimeOfImpact> = raw.iter().map(|&t| TimeOfImpact(t)).collect();
+        let pairs: Vec<[u32; 2]> = (0..raw.len() as u32).map(|i| [i, i + 10]).collect();
+        let expected: Vec<Key> = pairs
+            .iter()
+            .zip(&times)
+            .filter_map(|(&pair, time)| Some(key(time.time()?, pair)))
+            .collect();
+        let mut keys = vec![7; 3];
+        keys_of_hits(&pairs, &times, &mut keys);
+        assert_eq!(keys, expected);
+        assert_eq!(keys.len(), 6);
     }
 
     /// A key gives back its pair, and orders by time, then by the pair.
