@@ -220,6 +220,13 @@ where
     })
 }
 
+/// The start of a vector's spare capacity, which parallel tasks write into at places that
+/// they have counted out to be distinct.
+pub(crate) struct SharedPlaces<T>(pub(crate) *mut std::mem::MaybeUninit<T>);
+
+// SAFETY: the users write distinct places through it, each argued at its use.
+unsafe impl<T: Send> Sync for SharedPlaces<T> {}
+
 /// Fills `into`, which holds exactly `parts` one after another, each part's place by `fill`
 /// (given the part, its place and the place's offset in `into` plus `offset`): halves of the
 /// parts in parallel, with no memory allocated.

@@ -12,9 +12,9 @@ use rayon::prelude::*;
 
 use glam::Vec3;
 
-use super::World;
 use super::bvh::{Bvh, PACKET};
 use super::sweep::nearest_image;
+use super::{SharedPlaces, World};
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
 use crate::layout::{FLAG_PERIODIC, TimeOfImpact};
@@ -555,12 +555,6 @@ fn dedup_sorted(values: &mut [Key]) -> usize {
     }
     kept
 }
-
-/// The start of the spare capacity that [`sort_keys`]'s tasks write into.
-struct SharedPlaces(*mut std::mem::MaybeUninit<Key>);
-
-// SAFETY: the tasks write distinct places through it (see `sort_keys`).
-unsafe impl Sync for SharedPlaces {}
 
 /// Draws `buckets - 1` bounds of the buckets from an even sample of the tasks' `total`
 /// keys, as their [first halves](first_half), into `splitters`.
