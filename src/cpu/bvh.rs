@@ -1,6 +1,6 @@
 //! The CPU broad phase: a linear BVH (Karras 2012, "Maximizing parallelism in the
 //! construction of BVHs, octrees, and k-d trees") over the bodies' swept boxes, queried by
-//! eight neighbouring bodies at a time (and once per image in a periodic box) for the
+//! sixteen neighbouring bodies at a time (and once per image in a periodic box) for the
 //! candidate pairs of the step.
 //!
 //! 1. **Swept boxes.** Each body's box holds its sphere at the start and at the end of the
@@ -21,10 +21,10 @@
 //!    names its body.
 //! 5. **Queries.** Each body's pairs are found from the body that sorts first only: a child
 //!    whose last sorted leaf comes before the body's own is skipped, so the query only visits
-//!    the part of the tree after it. Eight neighbouring sorted bodies descend together
+//!    the part of the tree after it. Sixteen neighbouring sorted bodies descend together
 //!    ([`Packet`]): the nodes are tested against the union of their boxes, and each leaf
-//!    reached against all eight boxes in two four-lane tests. The union visits about three
-//!    times the nodes one body's box would, once for eight bodies.
+//!    reached against all sixteen boxes in four four-lane tests. The union visits a few
+//!    times the nodes one body's box would, once for sixteen bodies.
 //!
 //! Why a BVH: its size and query cost do not depend on the bodies' sizes (radii 100× apart
 //! share one tree, where a uniform grid needs one cell size), and it adapts to clusters
@@ -257,7 +257,9 @@ impl Limits {
 /// uniform scene the union of eight visits 46 nodes at 10⁴ bodies and 58 at 10⁶ (5.7 and
 /// 7.2 a body), where one body's box visits 12 and 16, and four 28 and 36. Eight took
 /// 8–12% less time than four in the step's queries and sweep at 10⁶ bodies on every
-/// scene; sixteen gained on the uniform scene and lost with radii 100× apart.
+/// scene. Once the descent wrote a leaf's pairs for every member rather than branching on
+/// each, sixteen took 0–5% less time than eight at 10⁴ and 10⁵ bodies on every scene, and
+/// thirty-two 8–20% more.
 #[repr(C, align(16))]
 struct Packet {
     /// Per member (lane): its box's `hi`, then `-lo`, per axis, as [`Limits`] holds one box;
@@ -270,7 +272,7 @@ struct Packet {
 }
 
 /// Sorted leaves per [`Packet`] (a multiple of four, the SSE lanes).
-pub(crate) const PACKET: usize = 8;
+pub(crate) const PACKET: usize = 16;
 const _: () = assert!(PACKET.is_multiple_of(4));
 
 impl Packet {
@@ -934,7 +936,7 @@ impl Bvh {
             }
             self.descend(&packet, stack, |members, other| {
                 // Every member's pair is written and the count moves on past the members
-                // that meet: eight stores, where a branch per member would be a guess.
+                // that meet: a store a member, where a branch a member would be a guess.
                 pairs.reserve(PACKET);
                 let len = pairs.len();
                 let spare = &mut pairs.spare_capacity_mut()[..PACKET];
