@@ -205,6 +205,14 @@ impl ContactFinder {
         }
         let start = Instant::now();
         self.world.update(bodies, options)?;
+        // The rest on one of rayon's threads: each parallel stage below then splits from
+        // within the pool, rather than handing its work to the pool and waiting for it.
+        rayon::scope(|_| self.find_in_pool(start));
+        Ok(&self.contacts)
+    }
+
+    /// The stages of [`find`](Self::find) after the world's update (at `start`).
+    fn find_in_pool(&mut self, start: Instant) {
         let validated = Instant::now();
         self.bvh.build(self.world.bodies(), &self.world.params);
         let built = Instant::now();
@@ -246,7 +254,7 @@ impl ContactFinder {
         let first = &mut self.first.0;
         first.clear();
         first.par_extend(
-            (0..bodies.len())
+            (0..self.world.len())
                 .into_par_iter()
                 .map(|_| AtomicU32::new(u32::MAX)),
         );
@@ -263,7 +271,6 @@ impl ContactFinder {
             candidates_and_sweep: swept - built,
             order: swept.elapsed(),
         };
-        Ok(&self.contacts)
     }
 
     /// The time each stage of the last [`find`](Self::find) took.
