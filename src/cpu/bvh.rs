@@ -45,8 +45,8 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use super::SharedPlaces;
 use super::sweep::largest_component;
+use super::{SharedPlaces, Simd};
 use crate::layout::{BodyRecord, FLAG_PERIODIC, LEAF, MORTON_BITS, SweepParams};
 
 /// An axis-aligned box.
@@ -269,6 +269,8 @@ struct Packet {
     positions: [i32; PACKET],
     /// The union of the members' boxes.
     union: Aabb,
+    /// The first member's sorted position.
+    least: u32,
 }
 
 /// Sorted leaves per [`Packet`] (a multiple of four, the SSE lanes).
@@ -284,6 +286,7 @@ impl Packet {
             members: [[f32::NEG_INFINITY; PACKET]; 6],
             positions: [i32::MAX; PACKET],
             union: Aabb::EMPTY,
+            least: first as u32,
         };
         for (lane, own) in boxes.iter().enumerate() {
             let own = own.shifted(shift);
@@ -327,6 +330,48 @@ impl Packet {
                 bits |= (_mm_movemask_ps(meets) as u32) << (4 * quarter);
             }
             bits
+        }
+    }
+
+    /// As `meets`, with AVX: eight members a compare. The members sort before the leaf at
+    /// `position` when they are among the first `position - first` (members' positions are
+    /// consecutive), so no integer compare is needed (AVX has none of 256 bits).
+    ///
+    /// # Safety
+    /// The CPU must support AVX (it is inlined into a function that enables it).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn meets_avx(&self, node: &Node, lane: usize, position: u32) -> u32 {
+        use std::arch::x86_64::{
+            _CMP_LE_OQ, _mm256_and_ps, _mm256_cmp_ps, _mm256_loadu_ps, _mm256_movemask_ps,
+            _mm256_set1_ps,
+        };
+        const _: () = assert!(PACKET == 16);
+        let before = position.saturating_sub(self.least) as usize;
+        let before = if before >= PACKET {
+            u32::MAX
+        } else {
+            (1 << before) - 1
+        };
+        // SAFETY: the caller guarantees AVX; the loads read the packet's own arrays, eight
+        // floats from lanes 0 and 8 of sixteen.
+        unsafe {
+            let bounds: [_; 6] = std::array::from_fn(|k| _mm256_set1_ps(node.bounds[k][lane]));
+            let mut bits = 0;
+            for half in 0..2 {
+                let meets = (1..6).fold(
+                    _mm256_cmp_ps::<_CMP_LE_OQ>(
+                        bounds[0],
+                        _mm256_loadu_ps(self.members[0][8 * half..].as_ptr()),
+                    ),
+                    |meets, k| {
+                        let member = _mm256_loadu_ps(self.members[k][8 * half..].as_ptr());
+                        _mm256_and_ps(meets, _mm256_cmp_ps::<_CMP_LE_OQ>(bounds[k], member))
+                    },
+                );
+                bits |= (_mm256_movemask_ps(meets) as u32) << (8 * half);
+            }
+            bits & before
         }
     }
 
@@ -928,13 +973,15 @@ impl Bvh {
         for (body, key) in bodies.iter_mut().zip(&self.keys[first..end]) {
             *body = key.1;
         }
+        #[cfg(target_arch = "x86_64")]
+        let avx = Simd::active() >= Simd::Avx;
         let wraps = self.period.map(|p| p > 0.0);
         for image in images(wraps) {
             let packet = self.packet(first, std::array::from_fn(|k| image[k] * self.period[k]));
             if !packet.union.overlaps(&bounds) {
                 continue;
             }
-            self.descend(&packet, stack, |members, other| {
+            let found = |members: u32, other: u32| {
                 // Every member's pair is written and the count moves on past the members
                 // that meet: a store a member, where a branch a member would be a guess.
                 pairs.reserve(PACKET);
@@ -948,8 +995,31 @@ impl Bvh {
                 // SAFETY: the first `count` places of the spare capacity were written
                 // (each place up to `count` when the count moved past it).
                 unsafe { pairs.set_len(len + count) };
-            });
+            };
+            #[cfg(target_arch = "x86_64")]
+            if avx {
+                // SAFETY: `Simd::active` found AVX.
+                unsafe { self.descend_avx(&packet, stack, found) };
+                continue;
+            }
+            self.descend::<false>(&packet, stack, found);
         }
+    }
+
+    /// [`descend`](Self::descend) compiled with AVX, its leaves tested against eight members
+    /// a compare ([`Packet::meets_avx`]).
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx")]
+    unsafe fn descend_avx(
+        &self,
+        packet: &Packet,
+        stack: &mut Vec<u32>,
+        found: impl FnMut(u32, u32),
+    ) {
+        self.descend::<true>(packet, stack, found);
     }
 
     /// The packet of the sorted leaves from `first` (up to [`PACKET`] of them, within the
@@ -968,10 +1038,16 @@ impl Bvh {
     /// The descent turns few of its choices into branches: a node's children that are nodes
     /// go onto the stack by four stores, the top moving past those that meet the query, and
     /// its leaves are tested only where they meet it.
-    fn descend(&self, packet: &Packet, stack: &mut Vec<u32>, mut found: impl FnMut(u32, u32)) {
+    #[inline(always)]
+    fn descend<const AVX: bool>(
+        &self,
+        packet: &Packet,
+        stack: &mut Vec<u32>,
+        mut found: impl FnMut(u32, u32),
+    ) {
         let limits = Limits::new(&packet.union);
         // Nodes with a leaf after the first member's.
-        let first = packet.positions[0] as u32;
+        let first = packet.least;
         if stack.len() < 3 * MAX_DEPTH + 4 {
             stack.resize(3 * MAX_DEPTH + 4, 0);
         }
@@ -997,7 +1073,17 @@ impl Bvh {
                 let lane = leaf_hits.trailing_zeros() as usize;
                 leaf_hits &= leaf_hits - 1;
                 // A leaf's last sorted leaf is its own position.
-                let members = packet.meets(node, lane, node.last[lane]);
+                let members = if AVX {
+                    #[cfg(target_arch = "x86_64")]
+                    // SAFETY: `AVX` is set only by `descend_avx`, which needs AVX.
+                    unsafe {
+                        packet.meets_avx(node, lane, node.last[lane])
+                    }
+                    #[cfg(not(target_arch = "x86_64"))]
+                    unreachable!("AVX is an x86-64 path")
+                } else {
+                    packet.meets(node, lane, node.last[lane])
+                };
                 if members != 0 {
                     found(members, node.child[lane] & !LEAF);
                 }
@@ -1091,6 +1177,29 @@ mod tests {
             broad_phase::hierarchy(index, &params, &leaves, &codes, &mut tree);
         }
         tree.nodes
+    }
+
+    /// The query of `packet` on every path this CPU has (plain, and with AVX where it has
+    /// it), which must report the same leaves and members in the same order; `found` gets
+    /// the plain path's.
+    fn descend_each(
+        bvh: &Bvh,
+        packet: &Packet,
+        stack: &mut Vec<u32>,
+        mut found: impl FnMut(u32, u32),
+    ) {
+        let mut plain = Vec::new();
+        bvh.descend::<false>(packet, stack, |members, body| plain.push((members, body)));
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx") {
+            let mut wide = Vec::new();
+            // SAFETY: the CPU has AVX.
+            unsafe { bvh.descend_avx(packet, stack, |members, body| wide.push((members, body))) };
+            assert_eq!(plain, wide);
+        }
+        for (members, body) in plain {
+            found(members, body);
+        }
     }
 
     /// Keys with many duplicate codes, sorted.
@@ -1206,7 +1315,7 @@ mod tests {
                 let (mut found, mut stack) = (Vec::new(), Vec::new());
                 for first in (0..n).step_by(PACKET) {
                     let packet = bvh.packet(first, [0.0; 3]);
-                    bvh.descend(&packet, &mut stack, |members, body| {
+                    descend_each(&bvh, &packet, &mut stack, |members, body| {
                         for member in (0..PACKET).filter(|m| members >> m & 1 != 0) {
                             found.push((first + member, body));
                         }
@@ -1262,9 +1371,14 @@ mod tests {
             let mut stack = Vec::new();
             let mut found = 0;
             for first in (0..n).step_by(PACKET) {
-                bvh.descend(&bvh.packet(first, [0.0; 3]), &mut stack, |members, _| {
-                    found += members.count_ones() as usize;
-                });
+                descend_each(
+                    &bvh,
+                    &bvh.packet(first, [0.0; 3]),
+                    &mut stack,
+                    |members, _| {
+                        found += members.count_ones() as usize;
+                    },
+                );
             }
             assert_eq!(found, n * (n - 1) / 2);
         }
@@ -1323,7 +1437,7 @@ mod tests {
         assert!(peak <= 3 * MAX_DEPTH + 1, "peak {peak}");
         let (mut found, mut stack) = (0, Vec::new());
         let packet = Packet::new(0, &bvh.sorted_boxes[..1], [0.0; 3]);
-        bvh.descend(&packet, &mut stack, |members, _| {
+        descend_each(&bvh, &packet, &mut stack, |members, _| {
             found += members.count_ones() as usize;
         });
         assert_eq!(found, n - 1);
