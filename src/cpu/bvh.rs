@@ -9,10 +9,11 @@
 //! 2. **Morton codes.** The boxes' centres, quantised to 21 bits per axis over their bounds,
 //!    interleaved into a 63-bit code; sorted with the body index as the tie-break, so that
 //!    equal codes (bodies in one point, say) still give distinct, ordered keys.
-//! 3. **Hierarchy.** Karras's binary tree, built in one pass over the sorted keys
-//!    ([`Bvh::link`]: the same tree as Karras's per-node construction, which the GPU runs;
-//!    a test holds it to that stage's twin, [`hierarchy`](super::broad_phase::hierarchy)),
-//!    with each node's box made as the pass completes it.
+//! 3. **Hierarchy.** Karras's binary tree, built in one pass over the sorted keys, in runs
+//!    on all cores ([`Bvh::link`]: the same tree as Karras's per-node construction, which
+//!    the GPU runs; a test holds it to that stage's twin,
+//!    [`hierarchy`](super::broad_phase::hierarchy)), with each node's box made as the pass
+//!    completes it.
 //! 4. **Four-wide nodes.** The binary tree is folded into one of four children a node (a
 //!    node's child that is a node gives way to its own children, the widest first, until
 //!    there are four): each node holds its children's boxes, laid out so that the four box
