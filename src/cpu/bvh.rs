@@ -982,28 +982,17 @@ impl Bvh {
             if !packet.union.overlaps(&bounds) {
                 continue;
             }
-            let found = |members: u32, other: u32| {
-                // Every member's pair is written and the count moves on past the members
-                // that meet: a store a member, where a branch a member would be a guess.
-                pairs.reserve(PACKET);
-                let len = pairs.len();
-                let spare = &mut pairs.spare_capacity_mut()[..PACKET];
-                let mut count = 0;
-                for (member, &body) in bodies.iter().enumerate() {
-                    spare[count].write([body.min(other), body.max(other)]);
-                    count += (members >> member) as usize & 1;
-                }
-                // SAFETY: the first `count` places of the spare capacity were written
-                // (each place up to `count` when the count moved past it).
-                unsafe { pairs.set_len(len + count) };
+            let mut found = PairsOf {
+                bodies,
+                pairs: &mut *pairs,
             };
             #[cfg(target_arch = "x86_64")]
             if avx {
                 // SAFETY: `Simd::active` found AVX.
-                unsafe { self.descend_avx(&packet, stack, found) };
+                unsafe { self.descend_avx(&packet, stack, &mut found) };
                 continue;
             }
-            self.descend::<false>(&packet, stack, found);
+            self.descend::<false>(&packet, stack, &mut found);
         }
     }
 
@@ -1014,12 +1003,7 @@ impl Bvh {
     /// The CPU must support AVX.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx")]
-    unsafe fn descend_avx(
-        &self,
-        packet: &Packet,
-        stack: &mut Vec<u32>,
-        found: impl FnMut(u32, u32),
-    ) {
+    unsafe fn descend_avx(&self, packet: &Packet, stack: &mut Vec<u32>, found: &mut impl Leaves) {
         self.descend::<true>(packet, stack, found);
     }
 
@@ -1044,7 +1028,7 @@ impl Bvh {
         &self,
         packet: &Packet,
         stack: &mut Vec<u32>,
-        mut found: impl FnMut(u32, u32),
+        found: &mut impl Leaves,
     ) {
         let limits = Limits::new(&packet.union);
         // Nodes with a leaf after the first member's.
@@ -1086,10 +1070,49 @@ impl Bvh {
                     packet.meets(node, lane, node.last[lane])
                 };
                 if members != 0 {
-                    found(members, node.child[lane] & !LEAF);
+                    found.found(members, node.child[lane] & !LEAF);
                 }
             }
         }
+    }
+}
+
+/// What a descent does with each leaf it reaches: the members that meet it (as bits) and
+/// its body. A trait rather than a closure, so that the queries' own ([`PairsOf`]) is
+/// inlined into the descent, AVX copy included.
+trait Leaves {
+    fn found(&mut self, members: u32, body: u32);
+}
+
+impl<F: FnMut(u32, u32)> Leaves for F {
+    #[inline(always)]
+    fn found(&mut self, members: u32, body: u32) {
+        self(members, body);
+    }
+}
+
+/// The candidate pairs of a packet's members (`bodies`, by lane), appended to `pairs`.
+struct PairsOf<'a> {
+    bodies: [u32; PACKET],
+    pairs: &'a mut Vec<[u32; 2]>,
+}
+
+impl Leaves for PairsOf<'_> {
+    #[inline(always)]
+    fn found(&mut self, members: u32, other: u32) {
+        // Every member's pair is written and the count moves on past the members that
+        // meet: a store a member, where a branch a member would be a guess.
+        self.pairs.reserve(PACKET);
+        let len = self.pairs.len();
+        let spare = &mut self.pairs.spare_capacity_mut()[..PACKET];
+        let mut count = 0;
+        for (member, &body) in self.bodies.iter().enumerate() {
+            spare[count].write([body.min(other), body.max(other)]);
+            count += (members >> member) as usize & 1;
+        }
+        // SAFETY: the first `count` places of the spare capacity were written (each place
+        // up to `count` when the count moved past it).
+        unsafe { self.pairs.set_len(len + count) };
     }
 }
 
@@ -1190,12 +1213,18 @@ mod tests {
         mut found: impl FnMut(u32, u32),
     ) {
         let mut plain = Vec::new();
-        bvh.descend::<false>(packet, stack, |members, body| plain.push((members, body)));
+        bvh.descend::<false>(packet, stack, &mut |members, body| {
+            plain.push((members, body));
+        });
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx") {
             let mut wide = Vec::new();
             // SAFETY: the CPU has AVX.
-            unsafe { bvh.descend_avx(packet, stack, |members, body| wide.push((members, body))) };
+            unsafe {
+                bvh.descend_avx(packet, stack, &mut |members, body| {
+                    wide.push((members, body));
+                });
+            };
             assert_eq!(plain, wide);
         }
         for (members, body) in plain {
