@@ -5,7 +5,7 @@
 //!
 //! [`bvh`]: super::bvh
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -140,7 +140,8 @@ pub struct ContactFinder {
     tasks: Vec<Task>,
     /// The memory of the contacts' sort ([`order_contacts`]).
     sorting: Sorting,
-    /// Per body, the index of its first contact in order (`u32::MAX` for none).
+    /// Per body, the index of its first contact in order and its partner there, as
+    /// `index << 32 | partner` (`u64::MAX` for none).
     first: Scratch,
     contacts: Contacts,
     stage_times: StageTimes,
@@ -256,7 +257,7 @@ impl ContactFinder {
         first.par_extend(
             (0..self.world.len())
                 .into_par_iter()
-                .map(|_| AtomicU32::new(u32::MAX)),
+                .map(|_| AtomicU64::new(u64::MAX)),
         );
         write_contacts(
             &self.world,
@@ -264,7 +265,7 @@ impl ContactFinder {
             first,
             &mut self.contacts.contacts,
         );
-        earliest_per_body(first, &self.contacts.contacts, &mut self.contacts.earliest);
+        earliest_per_body(first, &mut self.contacts.earliest);
         self.stage_times = StageTimes {
             validate: validated - start,
             build: built - validated,
@@ -313,7 +314,7 @@ impl ContactFinder {
 
 /// Atomics rebuilt every step, which a clone of the finder leaves behind.
 #[derive(Debug, Default)]
-struct Scratch(Vec<AtomicU32>);
+struct Scratch(Vec<AtomicU64>);
 
 impl Clone for Scratch {
     fn clone(&self) -> Self {
@@ -690,14 +691,15 @@ impl Splitters {
 }
 
 /// The contacts of the keys that `sorting` holds in order, written into `contacts`, and
-/// each body's first contact among them into `first` (an atomic minimum; `u32::MAX` where
-/// it starts). Each bucket, in parallel, sweeps its pairs again in batches, now for the
+/// each body's first contact among them into `first`, with its partner there (an atomic
+/// minimum of `index << 32 | partner`, whose index decides: each contact has its own;
+/// `u64::MAX` where it starts). Each bucket, in parallel, sweeps its pairs again in batches, now for the
 /// whole answer ([`World::sweep_into`], the same lanes with the same operations, so the
 /// same time), and writes their contacts once, in order, where the bucket's span begins.
 fn write_contacts(
     world: &World,
     sorting: &Sorting,
-    first: &[AtomicU32],
+    first: &[AtomicU64],
     contacts: &mut Vec<Contact>,
 ) {
     let total: usize = sorting.kept.iter().sum();
@@ -745,11 +747,12 @@ fn write_contacts(
                         image: image_of(world, pair),
                         impact,
                     });
-                    for body in pair {
-                        let index = (index + k) as u32;
+                    let [a, b] = pair;
+                    for (body, partner) in [(a, b), (b, a)] {
+                        let entry = ((index + k) as u64) << 32 | u64::from(partner);
                         let first = &first[body as usize];
-                        if first.load(Ordering::Relaxed) > index {
-                            first.fetch_min(index, Ordering::Relaxed);
+                        if first.load(Ordering::Relaxed) > entry {
+                            first.fetch_min(entry, Ordering::Relaxed);
                         }
                     }
                 }
@@ -760,24 +763,18 @@ fn write_contacts(
     unsafe { contacts.set_len(total) };
 }
 
-/// Each body's earliest contact and its partner, from `first`, the index of its first
-/// contact in `contacts` (ordered; `u32::MAX` for none): in the contacts' order the first
+/// Each body's earliest contact and its partner, from `first` (`index << 32 | partner` of
+/// its first contact in order; `u64::MAX` for none): in the contacts' order the first
 /// contact of a body is its earliest, and among equal times the one with the lowest partner
 /// (the pairs (p, body) with p < body come first, by p, then (body, p), by p).
-fn earliest_per_body(
-    first: &[AtomicU32],
-    contacts: &[Contact],
-    earliest: &mut Vec<Option<Earliest>>,
-) {
+fn earliest_per_body(first: &[AtomicU64], earliest: &mut Vec<Option<Earliest>>) {
     first
         .par_iter()
-        .enumerate()
-        .map(|(body, index)| {
-            let index = index.load(Ordering::Relaxed);
-            let [a, b] = contacts.get(index as usize)?.pair;
-            Some(Earliest {
-                contact: index,
-                partner: if a == body as u32 { b } else { a },
+        .map(|entry| {
+            let entry = entry.load(Ordering::Relaxed);
+            (entry != u64::MAX).then_some(Earliest {
+                contact: (entry >> 32) as u32,
+                partner: entry as u32,
             })
         })
         .collect_into_vec(earliest);
