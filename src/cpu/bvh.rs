@@ -47,7 +47,7 @@ use std::mem::MaybeUninit;
 use rayon::prelude::*;
 
 use super::sweep::largest_component;
-use super::{SharedPlaces, Simd};
+use super::{Simd, scatter_to_places};
 use crate::layout::{BodyRecord, FLAG_PERIODIC, LEAF, MORTON_BITS, SweepParams};
 
 /// An axis-aligned box.
@@ -591,25 +591,13 @@ fn sort_by_code(
         keys.par_sort_unstable();
         return;
     }
-    keys.clear();
-    keys.reserve(n);
-    let base = SharedPlaces(keys.spare_capacity_mut().as_mut_ptr());
-    unsorted
+    let parts = unsorted
         .par_chunks(chunk)
         .zip(places.par_chunks_mut(digits))
-        .for_each(|(chunk, places)| {
-            let base = &base;
-            for &key in chunk {
-                let place = &mut places[digit(&key)];
-                // SAFETY: the places of all chunks and digits are distinct and below `n`,
-                // which `keys` has room for: each chunk counts out its own keys within its
-                // own span of each digit. No two threads write one place.
-                unsafe { base.0.add(*place).write(std::mem::MaybeUninit::new(key)) };
-                *place += 1;
-            }
-        });
-    // SAFETY: every place below `n` was written above, once.
-    unsafe { keys.set_len(n) };
+        .map(|(chunk, places)| (chunk.iter().map(|&key| (key, digit(&key))), places));
+    // SAFETY: the places were counted out just above from the same chunks of the same keys
+    // and their digits.
+    unsafe { scatter_to_places(parts, n, keys) };
     // The last chunk's places are now where each digit ends.
     let ends = &places[(chunks - 1) * digits..];
     sort_runs(keys, ends, 0);

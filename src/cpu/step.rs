@@ -14,7 +14,7 @@ use glam::Vec3;
 
 use super::bvh::{Bvh, PACKET};
 use super::sweep::nearest_image;
-use super::{SharedPlaces, World};
+use super::{World, scatter_to_places};
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
 use crate::layout::{FLAG_PERIODIC, TimeOfImpact};
@@ -138,7 +138,7 @@ pub struct ContactFinder {
     world: World,
     bvh: Bvh,
     tasks: Vec<Task>,
-    /// The memory of the contacts' sort ([`order_contacts`]).
+    /// The memory of the contacts' sort ([`sort_keys`]).
     sorting: Sorting,
     /// Per body, the index of its first contact in order and its partner there, as
     /// `index << 32 | partner` (`u64::MAX` for none).
@@ -438,22 +438,14 @@ fn sort_keys(tasks: &mut [Task], sorting: &mut Sorting, dedup: bool) {
         }
     }
     starts.push(place);
-    unordered.clear();
-    unordered.reserve(total);
-    let base = SharedPlaces(unordered.spare_capacity_mut().as_mut_ptr());
-    tasks.par_iter_mut().for_each(|task| {
-        let base = &base;
-        for (&key, &bucket) in task.keys.iter().zip(&task.buckets) {
-            let place = &mut task.places[usize::from(bucket)];
-            // SAFETY: the places of all tasks and buckets are distinct and below `total`,
-            // which `unordered` has room for: each task counts out its own keys within its
-            // own span of each bucket. No two threads write one place.
-            unsafe { base.0.add(*place).write(std::mem::MaybeUninit::new(key)) };
-            *place += 1;
-        }
+    let parts = tasks.par_iter_mut().map(|task| {
+        let items = task.keys.iter().copied();
+        let buckets = task.buckets.iter().map(|&bucket| usize::from(bucket));
+        (items.zip(buckets), &mut task.places[..])
     });
-    // SAFETY: every place below `total` was written above, once.
-    unsafe { unordered.set_len(total) };
+    // SAFETY: the places were counted out just above from each task's keys and their
+    // buckets, which the scatter gives back unchanged.
+    unsafe { scatter_to_places(parts, total, unordered) };
     let mut spans = Vec::with_capacity(buckets);
     let mut rest = &mut unordered[..];
     for bounds in starts.windows(2) {
