@@ -266,11 +266,9 @@ struct Packet {
     /// Per member (lane): its box's `hi`, then `-lo`, per axis, as [`Limits`] holds one box;
     /// `-∞` in a lane without a member, which meets nothing.
     members: [[f32; PACKET]; 6],
-    /// Per member, its sorted position; `i32::MAX` in a lane without a member.
-    positions: [i32; PACKET],
     /// The union of the members' boxes.
     union: Aabb,
-    /// The first member's sorted position.
+    /// The first member's sorted position; member `k` is at `least + k`.
     least: u32,
 }
 
@@ -285,7 +283,6 @@ impl Packet {
         debug_assert!((1..=PACKET).contains(&boxes.len()));
         let mut packet = Self {
             members: [[f32::NEG_INFINITY; PACKET]; 6],
-            positions: [i32::MAX; PACKET],
             union: Aabb::EMPTY,
             least: first as u32,
         };
@@ -295,11 +292,22 @@ impl Packet {
                 packet.members[k][lane] = own.hi[k];
                 packet.members[3 + k][lane] = -own.lo[k];
             }
-            // Positions are below 2³¹ (`MAX_BODIES`).
-            packet.positions[lane] = (first + lane) as i32;
             packet.union = packet.union.union(&own);
         }
         packet
+    }
+
+    /// The members that sort before the sorted leaf at `position`, as bits: the first
+    /// `position - least` of them (members' positions are consecutive). An integer mask, so
+    /// that no lane needs an integer compare (AVX has none of 256 bits).
+    #[inline(always)]
+    fn before(&self, position: u32) -> u32 {
+        let before = position.saturating_sub(self.least) as usize;
+        if before >= PACKET {
+            u32::MAX
+        } else {
+            (1 << before) - 1
+        }
     }
 
     /// The members whose box meets the box of `node`'s child `lane`, a sorted leaf, and that
@@ -308,35 +316,33 @@ impl Packet {
     #[inline(always)]
     fn meets(&self, node: &Node, lane: usize, position: u32) -> u32 {
         use std::arch::x86_64::{
-            _mm_and_ps, _mm_castsi128_ps, _mm_cmple_ps, _mm_cmplt_epi32, _mm_load_ps,
-            _mm_load_si128, _mm_movemask_ps, _mm_set1_epi32, _mm_set1_ps,
+            _mm_and_ps, _mm_cmple_ps, _mm_load_ps, _mm_movemask_ps, _mm_set1_ps,
         };
-        // SAFETY: SSE2 is in every x86-64 CPU; the loads read the packet's own 16-byte
+        // SAFETY: SSE is in every x86-64 CPU; the loads read the packet's own 16-byte
         // aligned arrays (the packet is aligned to 16, its arrays lie at multiples of 16).
         unsafe {
             let bounds: [_; 6] = std::array::from_fn(|k| _mm_set1_ps(node.bounds[k][lane]));
-            let at = _mm_set1_epi32(position as i32);
             let mut bits = 0;
             // Four members at a time, one SSE lane each.
             for quarter in 0..PACKET / 4 {
                 let lanes = 4 * quarter..;
-                let before = _mm_cmplt_epi32(
-                    _mm_load_si128(self.positions[lanes.clone()].as_ptr().cast()),
-                    at,
+                let meets = (1..6).fold(
+                    _mm_cmple_ps(
+                        bounds[0],
+                        _mm_load_ps(self.members[0][lanes.clone()].as_ptr()),
+                    ),
+                    |meets, k| {
+                        let member = _mm_load_ps(self.members[k][lanes.clone()].as_ptr());
+                        _mm_and_ps(meets, _mm_cmple_ps(bounds[k], member))
+                    },
                 );
-                let meets = (0..6).fold(_mm_castsi128_ps(before), |meets, k| {
-                    let member = _mm_load_ps(self.members[k][lanes.clone()].as_ptr());
-                    _mm_and_ps(meets, _mm_cmple_ps(bounds[k], member))
-                });
                 bits |= (_mm_movemask_ps(meets) as u32) << (4 * quarter);
             }
-            bits
+            bits & self.before(position)
         }
     }
 
-    /// As `meets`, with AVX: eight members a compare. The members sort before the leaf at
-    /// `position` when they are among the first `position - first` (members' positions are
-    /// consecutive), so no integer compare is needed (AVX has none of 256 bits).
+    /// As `meets`, with AVX: eight members a compare.
     ///
     /// # Safety
     /// The CPU must support AVX (it is inlined into a function that enables it).
@@ -348,12 +354,6 @@ impl Packet {
             _mm256_set1_ps,
         };
         const _: () = assert!(PACKET == 16);
-        let before = position.saturating_sub(self.least) as usize;
-        let before = if before >= PACKET {
-            u32::MAX
-        } else {
-            (1 << before) - 1
-        };
         // SAFETY: the caller guarantees AVX; the loads read the packet's own arrays, eight
         // floats from lanes 0 and 8 of sixteen.
         unsafe {
@@ -372,7 +372,7 @@ impl Packet {
                 );
                 bits |= (_mm256_movemask_ps(meets) as u32) << (8 * half);
             }
-            bits & before
+            bits & self.before(position)
         }
     }
 
@@ -380,11 +380,11 @@ impl Packet {
     #[cfg(not(target_arch = "x86_64"))]
     #[inline(always)]
     fn meets(&self, node: &Node, lane: usize, position: u32) -> u32 {
-        (0..PACKET).fold(0, |bits, member| {
+        let meets = (0..PACKET).fold(0, |bits, member| {
             let meets = (0..6).all(|k| node.bounds[k][lane] <= self.members[k][member]);
-            let before = self.positions[member] < position as i32;
-            bits | (u32::from(meets & before) << member)
-        })
+            bits | (u32::from(meets) << member)
+        });
+        meets & self.before(position)
     }
 }
 
