@@ -82,6 +82,37 @@ struct ContactRecord {
     impact: ImpactRecord,
 }
 
+// One static wall (src/geometry.rs, Wall): a segment from `point` to `vector`, or the plane
+// through `point` with unit normal `vector` (towards its free side). 32 bytes.
+struct WallRecord {
+    point: vec3<f32>,
+    kind: u32,
+    vector: vec3<f32>,
+    _pad: u32,
+}
+
+// The walls stage's parameters. 16 bytes.
+struct WallParams {
+    // FLAG_SEPARATING_MISSES, or 0.
+    flags: u32,
+    body_count: u32,
+    wall_count: u32,
+    _pad: u32,
+}
+
+// A body's earliest impact on a wall (the body first, the wall second) and the wall's index.
+// 48 bytes.
+struct WallContactRecord {
+    impact: ImpactRecord,
+    wall: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// WallRecord.kind.
+const WALL_SEGMENT: u32 = 0u;
+const WALL_PLANE: u32 = 1u;
 const STATUS_MISS: u32 = 0u;
 const STATUS_CONTACT: u32 = 1u;
 const STATUS_OVERLAPPING: u32 = 2u;
@@ -105,6 +136,79 @@ const MORTON_BITS: u32 = 21u;
 // A child reference of the broad phase's tree: an internal node's index, or LEAF with a sorted
 // leaf's position.
 const LEAF: u32 = 0x80000000u;
+
+// What first_touch answers for a point that never comes within reach in the step.
+const NO_TOUCH: f32 = 2.0;
+
+fn miss() -> ImpactRecord {
+    return ImpactRecord(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), STATUS_MISS);
+}
+
+// Unit vector from the first centre to the second. Coincident centres (point bodies at
+// contact, identical bodies) have no such direction: fall back to the relative motion, then +x.
+fn contact_normal(separation: vec3<f32>, relative_motion: vec3<f32>) -> vec3<f32> {
+    if (dot(separation, separation) >= MIN_NORMAL) {
+        return normalize(separation);
+    }
+    if (dot(relative_motion, relative_motion) >= MIN_NORMAL) {
+        return normalize(relative_motion);
+    }
+    return vec3<f32>(1.0, 0.0, 0.0);
+}
+
+// The power of two that brings `largest` (>= 0, below 2^127) into [1, 2): 2^(127 - E) for
+// the biased exponent E of `largest`. Zero and subnormals (E = 0) get 2^127.
+fn power_of_two_scale(largest: f32) -> f32 {
+    let biased_exponent = (bitcast<u32>(largest) >> 23u) & 0xffu;
+    return bitcast<f32>((254u - biased_exponent) << 23u);
+}
+
+// When a point moving by `motion` from `position` (relative to a fixed point; both scaled
+// so that no square overflows) first comes within `radius` of it: the time in [0, 1], 0 if it
+// already is, or NO_TOUCH (above 1) if it never is in the step. The core of the pair sweep,
+// shared with the walls (an end point, or a line across which only the components count).
+fn first_touch(position: vec3<f32>, motion: vec3<f32>, radius: f32) -> f32 {
+    let radius_squared = radius * radius;
+    let distance_squared = dot(position, position);
+    let gap_product = distance_squared - radius_squared;
+    if (gap_product <= 0.0) {
+        return 0.0;
+    }
+    let motion_squared = dot(motion, motion);
+    // Early escape: the movement is shorter than the gap, |V| < |C| - R.
+    let reach = sqrt(motion_squared) + radius;
+    if (reach * reach < distance_squared) {
+        return NO_TOUCH;
+    }
+    // Early escape: not moving towards the point (zero relative motion lands here too).
+    let approach = dot(position, motion);
+    if (approach <= 0.0) {
+        return NO_TOUCH;
+    }
+    // Early escape: closest approach beyond the radius. |C x V|^2 is |V|^2 times the
+    // squared closest distance, without the source's |C|^2 - D^2 cancellation.
+    let offset = cross(position, motion);
+    let discriminant = motion_squared * radius_squared - dot(offset, offset);
+    if (discriminant < 0.0) {
+        return NO_TOUCH;
+    }
+    // The smaller root of |C - V t|^2 = R^2 in its stable form: every term is positive,
+    // so nothing cancels (the source's D - sqrt(T) does) and the divisor is > 0.
+    var time_of_impact = gap_product / (approach + sqrt(discriminant));
+    // The first root never comes after the vertex approach / motion_squared of |C - V t|^2.
+    // Where rounding has made a slightly negative discriminant 0 (bodies touching at
+    // t = 0 and sliding apart), the quotient above is noise over noise: the vertex, where
+    // the bodies come closest, is the answer the bound allows. (motion_squared > 0 here
+    // whenever the test holds, so the division is guarded.)
+    if (time_of_impact * motion_squared > approach) {
+        time_of_impact = approach / motion_squared;
+    }
+    // Final check: contact must come within this step (written so that NaN misses).
+    if (!(time_of_impact <= 1.0)) {
+        return NO_TOUCH;
+    }
+    return time_of_impact;
+}
 
 // The largest magnitude of the components of `v`.
 fn largest_component(v: vec3<f32>) -> f32 {

@@ -16,29 +16,6 @@
 // The times-only output of `times_main` (in a bind group of its own, without `impacts`).
 @group(0) @binding(6) var<storage, read_write> times: array<u32>;
 
-fn miss() -> ImpactRecord {
-    return ImpactRecord(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), STATUS_MISS);
-}
-
-// Unit vector from the first centre to the second. Coincident centres (point bodies at
-// contact, identical bodies) have no such direction: fall back to the relative motion, then +x.
-fn contact_normal(separation: vec3<f32>, relative_motion: vec3<f32>) -> vec3<f32> {
-    if (dot(separation, separation) >= MIN_NORMAL) {
-        return normalize(separation);
-    }
-    if (dot(relative_motion, relative_motion) >= MIN_NORMAL) {
-        return normalize(relative_motion);
-    }
-    return vec3<f32>(1.0, 0.0, 0.0);
-}
-
-// The power of two that brings `largest` (>= 0, below 2^127) into [1, 2): 2^(127 - E) for
-// the biased exponent E of `largest`. Zero and subnormals (E = 0) get 2^127.
-fn power_of_two_scale(largest: f32) -> f32 {
-    let biased_exponent = (bitcast<u32>(largest) >> 23u) & 0xffu;
-    return bitcast<f32>((254u - biased_exponent) << 23u);
-}
-
 // b's centre relative to a's. In a periodic box, relative to the nearest image of b: the
 // image index comes from the rounded difference, and the shift is applied to one centre
 // before the subtraction, where it is exact (Sterbenz) for centres in [0, period): the one
@@ -93,37 +70,8 @@ fn sweep_pair(a: BodyRecord, b: BodyRecord) -> ImpactRecord {
         }
         status = select(STATUS_CONTACT, STATUS_OVERLAPPING, gap_product < 0.0);
     } else {
-        let motion_squared = dot(relative_motion, relative_motion);
-        // Early escape: the movement is shorter than the gap, |V| < |C| - R.
-        let reach = sqrt(motion_squared) + sum_radii;
-        if (reach * reach < distance_squared) {
-            return miss();
-        }
-        // Early escape: not moving towards b (zero relative motion lands here too).
-        let approach = dot(relative_position, relative_motion);
-        if (approach <= 0.0) {
-            return miss();
-        }
-        // Early escape: closest approach beyond the radius sum. |C x V|^2 is |V|^2 times the
-        // squared closest distance, without the source's |C|^2 - D^2 cancellation.
-        let offset = cross(relative_position, relative_motion);
-        let discriminant = motion_squared * sum_radii_squared - dot(offset, offset);
-        if (discriminant < 0.0) {
-            return miss();
-        }
-        // The smaller root of |C - V t|^2 = R^2 in its stable form: every term is positive,
-        // so nothing cancels (the source's D - sqrt(T) does) and the divisor is > 0.
-        time_of_impact = gap_product / (approach + sqrt(discriminant));
-        // The first root never comes after the vertex approach / motion_squared of |C - V t|^2.
-        // Where rounding has made a slightly negative discriminant 0 (bodies touching at
-        // t = 0 and sliding apart), the quotient above is noise over noise: the vertex, where
-        // the bodies come closest, is the answer the bound allows. (motion_squared > 0 here
-        // whenever the test holds, so the division is guarded.)
-        if (time_of_impact * motion_squared > approach) {
-            time_of_impact = approach / motion_squared;
-        }
-        // Final check: contact must come within this step (written so that NaN misses).
-        if (!(time_of_impact <= 1.0)) {
+        time_of_impact = first_touch(relative_position, relative_motion, sum_radii);
+        if (time_of_impact > 1.0) {
             return miss();
         }
         status = STATUS_CONTACT;

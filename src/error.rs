@@ -114,6 +114,15 @@ pub enum Error {
         /// The period along the axis.
         period: f32,
     },
+    /// A wall with a coordinate that is NaN, infinite or beyond
+    /// [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE), or a plane whose normal is zero.
+    #[error("wall {wall}: {reason}")]
+    InvalidWall {
+        /// Index of the offending wall.
+        wall: usize,
+        /// What is wrong with it, and what to do.
+        reason: &'static str,
+    },
     /// More pairs than the buffers of a GPU stage hold.
     #[error(
         "{pairs} pairs exceed the capacity of {capacity} of the stage's buffers; create buffers for at least {pairs} pairs"

@@ -1,4 +1,5 @@
-//! The user-facing types: circles and spheres, moving ones, and the [`Impact`] of a pair.
+//! The user-facing types: circles and spheres, moving ones, static [`Wall`]s, and the
+//! [`Impact`] of a pair.
 //!
 //! Circles are spheres in the plane z = 0: every 2D type converts into its 3D twin, and the
 //! whole crate (CPU mirror, shader, oracle) runs one code path on [`MovingSphere`].
@@ -109,6 +110,97 @@ impl From<Circle> for MovingSphere {
 impl From<MovingCircle> for MovingSphere {
     fn from(c: MovingCircle) -> Self {
         Self::new(c.center.extend(0.0), c.radius, c.displacement.extend(0.0))
+    }
+}
+
+/// A static wall that bodies sweep against: a line segment (a cushion of a 2D table, a rod
+/// in 3D) or a plane (a floor, a face of a box).
+///
+/// Walls do not move and have no thickness of their own: a body touches a segment when its
+/// centre comes within its radius of the segment's nearest point (interior or end point),
+/// and a plane when its centre comes within its radius of the plane on the side its normal
+/// points to. A plane is solid behind it: a body whose centre is closer than its radius to
+/// the plane, or behind it, overlaps it. In a periodic box walls are not repeated: a body is
+/// swept against a wall where its centre is, as given.
+///
+/// # Example
+/// ```
+/// use glam::{Vec2, Vec3};
+/// use sweepcast::Wall;
+///
+/// let cushion = Wall::segment(Vec2::new(0.0, 0.0), Vec2::new(2.0, 0.0));
+/// let floor = Wall::plane(Vec3::ZERO, Vec3::Y);
+/// let room = Wall::box_interior(Vec3::ZERO, Vec3::splat(10.0));
+/// assert_eq!(room[2], Wall::plane(Vec3::ZERO, Vec3::Y)); // the face y = 0, facing +y
+/// # let _ = (cushion, floor);
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Wall {
+    /// The segment from `start` to `end`; where the two coincide it is a point.
+    Segment {
+        /// One end point.
+        start: Vec3,
+        /// The other end point.
+        end: Vec3,
+    },
+    /// The plane through `point` whose free side is the one `normal` points to.
+    Plane {
+        /// A point of the plane.
+        point: Vec3,
+        /// The direction out of the wall, into free space: any length but zero.
+        normal: Vec3,
+    },
+}
+
+impl Wall {
+    /// A segment in the plane z = 0, for circles.
+    #[must_use]
+    pub const fn segment(start: Vec2, end: Vec2) -> Self {
+        Self::Segment {
+            start: Vec3::new(start.x, start.y, 0.0),
+            end: Vec3::new(end.x, end.y, 0.0),
+        }
+    }
+
+    /// A segment in space, for spheres.
+    #[must_use]
+    pub const fn segment_3d(start: Vec3, end: Vec3) -> Self {
+        Self::Segment { start, end }
+    }
+
+    /// The plane through `point`, free on the side `normal` points to (any length but zero).
+    #[must_use]
+    pub const fn plane(point: Vec3, normal: Vec3) -> Self {
+        Self::Plane { point, normal }
+    }
+
+    /// The six faces of the box from `min` to `max`, each facing inwards, so that bodies are
+    /// kept inside: the faces x = min.x, x = max.x, y = min.y, y = max.y, z = min.z, z = max.z,
+    /// in that order.
+    #[must_use]
+    pub const fn box_interior(min: Vec3, max: Vec3) -> [Self; 6] {
+        [
+            Self::plane(min, Vec3::X),
+            Self::plane(max, Vec3::NEG_X),
+            Self::plane(min, Vec3::Y),
+            Self::plane(max, Vec3::NEG_Y),
+            Self::plane(min, Vec3::Z),
+            Self::plane(max, Vec3::NEG_Z),
+        ]
+    }
+
+    /// The four sides of the rectangle from `min` to `max` in the plane z = 0, each facing
+    /// inwards (planes through the sides, so that circles are kept inside): x = min.x,
+    /// x = max.x, y = min.y, y = max.y, in that order.
+    #[must_use]
+    pub const fn rectangle_interior(min: Vec2, max: Vec2) -> [Self; 4] {
+        let (min, max) = (Vec3::new(min.x, min.y, 0.0), Vec3::new(max.x, max.y, 0.0));
+        [
+            Self::plane(min, Vec3::X),
+            Self::plane(max, Vec3::NEG_X),
+            Self::plane(min, Vec3::Y),
+            Self::plane(max, Vec3::NEG_Y),
+        ]
     }
 }
 

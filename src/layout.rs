@@ -12,7 +12,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use rayon::prelude::*;
 
-use crate::geometry::{Impact, ImpactStatus, MovingSphere};
+use crate::geometry::{Impact, ImpactStatus, MovingSphere, Wall};
 use crate::options::SweepOptions;
 
 /// `BodyRecord`: one moving sphere (a circle has z = 0), 32 bytes (a WGSL `vec3<f32>` is
@@ -119,6 +119,90 @@ pub struct StepParams {
     pub _pad1: u32,
 }
 
+/// `WallRecord`: one static wall ([`Wall`]), 32 bytes. A segment keeps its two end points;
+/// a plane a point of it and its unit normal (normalised on the host, in f64, so that every
+/// path reads the same normal).
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
+pub struct WallRecord {
+    /// A segment's start, or a point of the plane.
+    pub point: [f32; 3],
+    /// [`WALL_SEGMENT`] or [`WALL_PLANE`].
+    pub kind: u32,
+    /// A segment's end, or the plane's unit normal (towards its free side).
+    pub vector: [f32; 3],
+    /// Padding to 32 bytes (write 0).
+    pub _pad: u32,
+}
+
+/// `WallParams`: what the walls stage reads besides its buffers (a uniform block), 16 bytes.
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Eq, Default)]
+pub struct WallParams {
+    /// [`FLAG_SEPARATING_MISSES`] (the periodic flag does not apply to walls).
+    pub flags: u32,
+    /// Bodies to sweep: one invocation each.
+    pub body_count: u32,
+    /// Walls each body is swept against.
+    pub wall_count: u32,
+    /// Padding to 16 bytes.
+    pub _pad: u32,
+}
+
+/// `WallContactRecord`: a body's earliest impact on a wall, 48 bytes: the sweep's record of
+/// the body against the wall (the body first, the wall second: the normal points from the
+/// body's centre towards the wall) and the wall's index.
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
+pub struct WallContactRecord {
+    /// The impact, or a record with [`STATUS_MISS`] for a body that meets no wall.
+    pub impact: ImpactRecord,
+    /// The wall's index in the step's walls (the lowest among walls met at the same time).
+    pub wall: u32,
+    /// Padding to 48 bytes.
+    pub _pad0: u32,
+    /// Padding to 48 bytes.
+    pub _pad1: u32,
+    /// Padding to 48 bytes.
+    pub _pad2: u32,
+}
+
+impl From<&Wall> for WallRecord {
+    /// The record of a wall; a plane's normal is normalised in f64 (a zero normal gives
+    /// NaN, which every path reads as a miss: [`crate::validate_walls`] rejects it first).
+    fn from(wall: &Wall) -> Self {
+        match *wall {
+            Wall::Segment { start, end } => Self {
+                point: start.to_array(),
+                kind: WALL_SEGMENT,
+                vector: end.to_array(),
+                _pad: 0,
+            },
+            Wall::Plane { point, normal } => Self {
+                point: point.to_array(),
+                kind: WALL_PLANE,
+                vector: (normal.as_dvec3() / normal.as_dvec3().length())
+                    .as_vec3()
+                    .to_array(),
+                _pad: 0,
+            },
+        }
+    }
+}
+
+impl WallParams {
+    /// The parameters of a sweep of `body_count` bodies against `wall_count` walls.
+    #[must_use]
+    pub fn new(options: &SweepOptions, body_count: u32, wall_count: u32) -> Self {
+        Self {
+            flags: SweepParams::new(options, 0).flags & FLAG_SEPARATING_MISSES,
+            body_count,
+            wall_count,
+            _pad: 0,
+        }
+    }
+}
+
 /// `KeyValue`: a sort key and what it sorts, 8 bytes (lampshade's key-value record).
 #[repr(C)]
 #[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Eq, Default)]
@@ -145,6 +229,10 @@ pub struct ContactRecord {
     pub impact: ImpactRecord,
 }
 
+/// `WALL_SEGMENT`: a [`WallRecord`] of a segment.
+pub const WALL_SEGMENT: u32 = 0;
+/// `WALL_PLANE`: a [`WallRecord`] of a plane.
+pub const WALL_PLANE: u32 = 1;
 /// `STATUS_MISS`: the bodies stay apart for the whole step.
 pub const STATUS_MISS: u32 = 0;
 /// `STATUS_CONTACT`: the bodies first touch at the record's time.
@@ -165,6 +253,9 @@ pub const MAX_WORKGROUPS_PER_DIMENSION: u32 = 65535;
 pub const TIME_MISS_BITS: u32 = 0x7f80_0000;
 /// `TIME_OVERLAPPING`: [`TimeOfImpact::OVERLAPPING`]'s value in the times-only output.
 pub const TIME_OVERLAPPING: f32 = -1.0;
+/// `NO_TOUCH`: what `first_touch` ([`crate::cpu::sweep::first_touch`]) answers for a point
+/// that never comes within reach in the step (any value above 1 would do).
+pub const NO_TOUCH: f32 = 2.0;
 /// `MIN_NORMAL`: the smallest normal f32; below it a squared length has no usable direction.
 pub const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
 /// `MORTON_BITS`: bits per axis of the broad phase's Morton codes (3 × 21 = 63).
@@ -178,6 +269,9 @@ const _: () = assert!(size_of::<SweepParams>() == 32);
 const _: () = assert!(size_of::<SweepDispatch>() == 32);
 const _: () = assert!(size_of::<StepParams>() == 80);
 const _: () = assert!(size_of::<KeyValue>() == 8);
+const _: () = assert!(size_of::<WallRecord>() == 32);
+const _: () = assert!(size_of::<WallParams>() == 16);
+const _: () = assert!(size_of::<WallContactRecord>() == 48);
 const _: () = assert!(size_of::<ContactRecord>() == 64);
 
 impl From<MovingSphere> for BodyRecord {

@@ -58,11 +58,11 @@ mod validate;
 pub use glam;
 
 pub use error::{BodyField, Error};
-pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere};
+pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere, Wall};
 pub use options::{PeriodicBox, SweepOptions};
 pub use validate::{
     MAX_MAGNITUDE, MAX_PERIODS, validate_bodies, validate_body, validate_pairs,
-    validate_periodic_reach,
+    validate_periodic_reach, validate_walls,
 };
 
 /// The README's Rust examples, compiled and run as doctests.

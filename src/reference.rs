@@ -9,7 +9,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
-use crate::geometry::{ImpactStatus, MovingSphere};
+use crate::geometry::{ImpactStatus, MovingSphere, Wall};
 use crate::options::SweepOptions;
 
 /// A moving body in f64.
@@ -172,6 +172,152 @@ pub fn time_of_impact_dynamic_static(
         (distance / magnitude).clamp(0.0, 1.0),
         ImpactStatus::Contact,
     ))
+}
+
+/// When a moving sphere (or circle) first touches a static [`Wall`], in f64.
+///
+/// * **Plane** (unit normal `n`, free on its side): the centre's height above the plane,
+///   `h(t) = n · (c + v t - p)`, falls to the radius at `t = (h(0) - r) / -(n · v)`. A body
+///   with `h(0) < r` (also behind the plane) overlaps it.
+/// * **Segment** from `s` to `e`: the segment inflated by the radius is a capsule (a
+///   cylinder, in 2D a band, with a ball on each end point), and the centre's path enters it
+///   first either through the side, where the time is that of the pair sweep with the
+///   components across the segment only (the sweep of a point against a line), at a moment
+///   when the centre projects inside the segment, or through an end ball, where it is the
+///   pair sweep against that end point. The earliest of the three is the answer; the side
+///   is skipped where the path starts within the radius of the line (it can then enter the
+///   capsule only through an end). A segment whose end points coincide is that point.
+///
+/// The impact's normal points from the body's centre towards the wall (`-n` on a plane, to
+/// the nearest point of the segment), as the first body's normal of a pair does; its point is
+/// on the body's surface. Options: with `stop_at_penetration` false, a body touching or
+/// overlapping the wall at t = 0 while not moving towards it is a miss; a periodic box does
+/// not apply to walls. `None` for a plane with a zero normal.
+#[must_use]
+pub fn sweep_sphere_wall(
+    body: &Body,
+    wall: &Wall,
+    options: &SweepOptions,
+) -> Option<ReferenceImpact> {
+    let (c, v, r) = (body.center, body.displacement, body.radius);
+    // The wall as seen from the body: `towards` is the direction from the centre to the
+    // wall at t = 0 (for the separating option and an overlap's normal).
+    let (time_of_impact, towards, separation_at) = match *wall {
+        Wall::Plane { point, normal } => {
+            let n = normal.as_dvec3().try_normalize()?;
+            let height = n.dot(c - point.as_dvec3());
+            let fall = -n.dot(v);
+            let time = if height <= r {
+                0.0
+            } else if fall > 0.0 && height - r <= fall {
+                (height - r) / fall
+            } else {
+                return None;
+            };
+            (time, -n, Separation::Fixed(-n))
+        }
+        Wall::Segment { start, end } => {
+            let (start, end) = (start.as_dvec3(), end.as_dvec3());
+            let edge = end - start;
+            let edge_squared = edge.length_squared();
+            // Each end point, and the line's components across the edge.
+            let to_start = start - c;
+            let to_end = end - c;
+            let across = |x: DVec3| {
+                if edge_squared > 0.0 {
+                    x - edge * (edge.dot(x) / edge_squared)
+                } else {
+                    x
+                }
+            };
+            let along = |x: DVec3| {
+                if edge_squared > 0.0 {
+                    (edge.dot(x) / edge_squared).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                }
+            };
+            // At t = 0: the nearest point of the segment.
+            let nearest = to_start + edge * along(-to_start);
+            if nearest.length() <= r {
+                (0.0, nearest, Separation::Fixed(nearest))
+            } else {
+                let mut best: Option<(f64, Separation)> = None;
+                let mut consider = |time: f64, separation: Separation| {
+                    if best.is_none_or(|(t, _)| time < t) {
+                        best = Some((time, separation));
+                    }
+                };
+                for point in [to_start, to_end] {
+                    if let Some((time, _)) = time_of_impact_dynamic_static(point, v, r) {
+                        consider(time, Separation::Moving(point, v));
+                    }
+                }
+                let (side, side_motion) = (across(to_start), across(v));
+                if edge_squared > 0.0
+                    && side.length() > r
+                    && let Some((time, _)) = time_of_impact_dynamic_static(side, side_motion, r)
+                {
+                    // Where the centre then projects on the segment's line, from its start.
+                    let projection = edge.dot(v * time - to_start) / edge_squared;
+                    if (0.0..=1.0).contains(&projection) {
+                        consider(time, Separation::Moving(side, side_motion));
+                    }
+                }
+                let (time, separation) = best?;
+                (time, nearest, separation)
+            }
+        }
+    };
+    let status = if time_of_impact > 0.0 {
+        ImpactStatus::Contact
+    } else {
+        // Touching or overlapping at t = 0: the gap is zero or below.
+        let gap = match *wall {
+            Wall::Plane { point, normal } => {
+                normal.as_dvec3().normalize().dot(c - point.as_dvec3()) - r
+            }
+            Wall::Segment { .. } => towards.length() - r,
+        };
+        if !options.stop_at_penetration && towards.dot(v) <= 0.0 {
+            return None;
+        }
+        if gap < 0.0 {
+            ImpactStatus::Overlapping
+        } else {
+            ImpactStatus::Contact
+        }
+    };
+    let normal = separation_at
+        .at(time_of_impact)
+        .try_normalize()
+        .or_else(|| v.try_normalize())
+        .unwrap_or(DVec3::X);
+    let center = c + v * time_of_impact;
+    Some(ReferenceImpact {
+        time_of_impact,
+        point: center + normal * r,
+        normal,
+        status,
+    })
+}
+
+/// The vector from a body's centre towards the wall's nearest point, over the step.
+#[derive(Copy, Clone, Debug)]
+enum Separation {
+    /// The same at every time (a plane's `-n`, or an overlap's direction at t = 0).
+    Fixed(DVec3),
+    /// `position - motion · t`.
+    Moving(DVec3, DVec3),
+}
+
+impl Separation {
+    fn at(self, time: f64) -> DVec3 {
+        match self {
+            Self::Fixed(direction) => direction,
+            Self::Moving(position, motion) => position - motion * time,
+        }
+    }
 }
 
 /// Whether two stationary bodies overlap or touch (centre distance at most the radius sum).

@@ -1,7 +1,7 @@
 //! Input checks shared by every batched path: bad input never reaches the sweep or the GPU.
 
 use crate::error::{BodyField, Error};
-use crate::geometry::MovingSphere;
+use crate::geometry::{MovingSphere, Wall};
 use crate::layout::BodyRecord;
 use crate::options::{PeriodicBox, SweepOptions};
 
@@ -291,4 +291,39 @@ pub(crate) fn validate_batch<B: Copy + Into<MovingSphere>>(
         validate_periodic_reach(bodies, periodic_box)?;
     }
     validate_pairs(pairs, bodies.len())
+}
+
+/// Checks every wall: finite coordinates within [`MAX_MAGNITUDE`], and for a plane a normal
+/// that is not zero (any other length is normalised, in f64). A segment whose end points coincide is valid: it is a point.
+///
+/// # Errors
+/// [`Error::InvalidWall`] for the first wall that fails, naming it.
+pub fn validate_walls(walls: &[Wall]) -> Result<(), Error> {
+    for (index, wall) in walls.iter().enumerate() {
+        let (first, second) = match *wall {
+            Wall::Segment { start, end } => (start, end),
+            Wall::Plane { point, normal } => (point, normal),
+        };
+        let components = first.to_array().into_iter().chain(second.to_array());
+        let fail = |reason| {
+            Err(Error::InvalidWall {
+                wall: index,
+                reason,
+            })
+        };
+        if components.clone().any(|x| !x.is_finite()) {
+            return fail("a coordinate is not finite (NaN or infinity)");
+        }
+        if !components.clone().all(in_range) {
+            return fail("a coordinate is above the limit f32::MAX / 8; scale the world down");
+        }
+        if let Wall::Plane { normal, .. } = wall
+            && *normal == glam::Vec3::ZERO
+        {
+            return fail(
+                "the plane's normal is zero; give the direction out of the wall, into free space",
+            );
+        }
+    }
+    Ok(())
 }

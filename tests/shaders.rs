@@ -10,9 +10,10 @@ use naga::valid::{Capabilities, ValidationFlags, Validator};
 use sweepcast::gpu::{SHARED_WGSL, SWEEP_WGSL};
 use sweepcast::layout::{
     BodyRecord, ContactRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, KeyValue, LEAF,
-    MAX_WORKGROUPS_PER_DIMENSION, MIN_NORMAL, MORTON_BITS, STATUS_CONTACT, STATUS_MISS,
+    MAX_WORKGROUPS_PER_DIMENSION, MIN_NORMAL, MORTON_BITS, NO_TOUCH, STATUS_CONTACT, STATUS_MISS,
     STATUS_OVERLAPPING, StepParams, SweepDispatch, SweepParams, TIME_MISS_BITS, TIME_OVERLAPPING,
-    TimeOfImpact, WORKGROUP_SIZE,
+    TimeOfImpact, WALL_PLANE, WALL_SEGMENT, WORKGROUP_SIZE, WallContactRecord, WallParams,
+    WallRecord,
 };
 
 fn parse_and_validate(name: &str, source: &str) -> naga::Module {
@@ -85,6 +86,9 @@ fn every_shared_struct_matches_its_rust_mirror() {
             continuation_capacity, _pad0, _pad1),
         rust_layout!(KeyValue: key, value),
         rust_layout!(ContactRecord: pair, _pad0, image, _pad1, impact),
+        rust_layout!(WallRecord: point, kind, vector, _pad),
+        rust_layout!(WallParams: flags, body_count, wall_count, _pad),
+        rust_layout!(WallContactRecord: impact, wall, _pad0, _pad1, _pad2),
     ];
     let mut structs = 0;
     for (handle, ty) in module.types.iter() {
@@ -137,6 +141,8 @@ enum Value {
 fn every_shared_constant_matches_its_rust_mirror() {
     let module = parse_and_validate("shared.wgsl", SHARED_WGSL);
     let mirrors = [
+        ("WALL_SEGMENT", Value::U32(WALL_SEGMENT)),
+        ("WALL_PLANE", Value::U32(WALL_PLANE)),
         ("STATUS_MISS", Value::U32(STATUS_MISS)),
         ("STATUS_CONTACT", Value::U32(STATUS_CONTACT)),
         ("STATUS_OVERLAPPING", Value::U32(STATUS_OVERLAPPING)),
@@ -150,6 +156,7 @@ fn every_shared_constant_matches_its_rust_mirror() {
         ("TIME_MISS_BITS", Value::U32(TIME_MISS_BITS)),
         ("TIME_OVERLAPPING", Value::F32(TIME_OVERLAPPING)),
         ("MIN_NORMAL", Value::F32(MIN_NORMAL)),
+        ("NO_TOUCH", Value::F32(NO_TOUCH)),
         ("MORTON_BITS", Value::U32(MORTON_BITS)),
         ("LEAF", Value::U32(LEAF)),
     ];

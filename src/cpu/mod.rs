@@ -12,6 +12,7 @@ pub mod contacts;
 mod lanes;
 mod step;
 pub mod sweep;
+pub mod walls;
 mod world;
 
 pub use crate::layout::TimeOfImpact;
@@ -22,8 +23,10 @@ pub use world::{SERIAL_PAIRS, World};
 use std::cell::Cell;
 
 use crate::error::Error;
-use crate::geometry::{Impact, MovingCircle, MovingSphere, Sphere};
-use crate::layout::{BodyRecord, SweepParams};
+use rayon::prelude::*;
+
+use crate::geometry::{Impact, MovingCircle, MovingSphere, Sphere, Wall};
+use crate::layout::{BodyRecord, SweepParams, WallContactRecord, WallParams, WallRecord};
 use crate::options::SweepOptions;
 
 /// When two moving spheres first touch during the step.
@@ -86,6 +89,136 @@ pub fn sweep_circle_circle(
     options: SweepOptions,
 ) -> Option<Impact> {
     sweep_sphere_sphere(a, b, options)
+}
+
+/// When a moving sphere (or circle) first touches a static [`Wall`] during the step: a
+/// segment (its interior or either end point) or a plane (solid behind it).
+///
+/// # Returns
+/// `None` when the body stays clear of the wall for the whole step; otherwise the [`Impact`]
+/// with the body first and the wall second: the normal points from the body's centre towards
+/// the wall, the point is on the body's surface, `displacement_b` is zero. A body already
+/// touching or overlapping the wall at t = 0 is reported at t = 0
+/// ([`ImpactStatus::Overlapping`](crate::ImpactStatus) for an overlap, also for a centre
+/// behind a plane), or is a miss under the separating option when it is not moving towards
+/// the wall. A periodic box in `options` does not apply to walls. Inputs are not validated
+/// here (a plane with a zero normal is a miss); [`earliest_wall_contacts`] validates.
+///
+/// # Example
+/// ```
+/// use glam::{Vec2, Vec3};
+/// use sweepcast::{cpu, MovingCircle, MovingSphere, SweepOptions, Wall};
+///
+/// // A ball of radius 1 rolling along x towards a cushion at x = 5 from y = -2 to y = 2.
+/// let ball = MovingCircle::new(Vec2::ZERO, 1.0, Vec2::new(8.0, 0.0));
+/// let cushion = Wall::segment(Vec2::new(5.0, -2.0), Vec2::new(5.0, 2.0));
+/// let impact = cpu::sweep_sphere_wall(&ball, &cushion, SweepOptions::default())
+///     .expect("the gap of 4 closes at t = 0.5");
+/// assert_eq!(impact.time_of_impact, 0.5);
+/// assert_eq!(impact.normal, Vec3::X);
+/// assert_eq!(impact.point, Vec3::new(5.0, 0.0, 0.0));
+///
+/// // A sphere falling onto the floor y = 0.
+/// let falling = MovingSphere::new(Vec3::new(0.0, 3.0, 0.0), 1.0, Vec3::new(0.0, -4.0, 0.0));
+/// let floor = Wall::plane(Vec3::ZERO, Vec3::Y);
+/// let impact = cpu::sweep_sphere_wall(&falling, &floor, SweepOptions::default()).unwrap();
+/// assert_eq!(impact.time_of_impact, 0.5);
+/// assert_eq!(impact.normal, Vec3::NEG_Y);
+/// ```
+///
+/// See also [`crate::reference::sweep_sphere_wall`], the f64 oracle of the same test, and
+/// [`walls::sweep_wall`], the twin of the shader's function this calls.
+#[must_use]
+pub fn sweep_sphere_wall<B>(body: &B, wall: &Wall, options: SweepOptions) -> Option<Impact>
+where
+    B: Copy + Into<MovingSphere>,
+{
+    let body = BodyRecord::from((*body).into());
+    let params = WallParams::new(&options, 1, 1);
+    walls::sweep_wall(&body, &WallRecord::from(wall), &params)
+        .to_impact(&body, &BodyRecord::default())
+}
+
+/// A body's earliest impact on a wall in the step.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct WallContact {
+    /// The wall's index (the lowest among walls met at the same time).
+    pub wall: u32,
+    /// The body against the wall, as [`sweep_sphere_wall`] gives it.
+    pub impact: Impact,
+}
+
+/// Each body's earliest impact on any of `walls` during the step, in parallel on all cores:
+/// the twin of the walls shader's entry point (`walls::main`) on every body.
+///
+/// # Errors
+/// [`Error::NonFinite`], [`Error::TooLarge`] or [`Error::NegativeRadius`] for a bad body,
+/// [`Error::InvalidWall`] for a bad wall (a non-finite or too large coordinate, a plane with
+/// a zero normal, or more walls than `u32` indices name), [`Error::TooManyBodies`] beyond
+/// `u32` indices. No walls, or no bodies,
+/// give no contacts.
+///
+/// # Example
+/// ```
+/// use glam::{Vec2, Vec3};
+/// use sweepcast::{cpu, MovingCircle, SweepOptions, Wall};
+///
+/// let table = Wall::rectangle_interior(Vec2::ZERO, Vec2::new(20.0, 10.0));
+/// let balls = [
+///     MovingCircle::new(Vec2::new(10.0, 5.0), 1.0, Vec2::new(12.0, 0.0)), // reaches x = 19 at 0.75
+///     MovingCircle::new(Vec2::new(10.0, 5.0), 1.0, Vec2::new(1.0, 1.0)),  // stays clear
+/// ];
+/// let contacts = cpu::earliest_wall_contacts(&balls, &table, SweepOptions::default())?;
+/// let first = contacts[0].expect("the first ball reaches the side x = 20");
+/// assert_eq!((first.wall, first.impact.time_of_impact), (1, 0.75));
+/// assert!(contacts[1].is_none());
+/// # Ok::<(), sweepcast::Error>(())
+/// ```
+pub fn earliest_wall_contacts<B>(
+    bodies: &[B],
+    walls: &[Wall],
+    options: SweepOptions,
+) -> Result<Vec<Option<WallContact>>, Error>
+where
+    B: Copy + Into<MovingSphere> + Sync,
+{
+    crate::validate_bodies(bodies)?;
+    crate::validate_walls(walls)?;
+    let body_count = u32::try_from(bodies.len()).map_err(|_| Error::TooManyBodies {
+        count: bodies.len(),
+        max: u32::MAX as usize,
+    })?;
+    let wall_count = u32::try_from(walls.len()).map_err(|_| Error::InvalidWall {
+        wall: u32::MAX as usize,
+        reason: "more walls than 32-bit indices name; split them",
+    })?;
+    let records: Vec<WallRecord> = walls.iter().map(WallRecord::from).collect();
+    let params = WallParams::new(&options, body_count, wall_count);
+    Ok(bodies
+        .par_iter()
+        .map(|&body| {
+            let body = BodyRecord::from(body.into());
+            let mut contact = [WallContactRecord::default()];
+            walls::main(
+                0,
+                std::slice::from_ref(&body),
+                &records,
+                &mut contact,
+                &WallParams {
+                    body_count: 1,
+                    ..params
+                },
+            );
+            let [contact] = contact;
+            contact
+                .impact
+                .to_impact(&body, &BodyRecord::default())
+                .map(|impact| WallContact {
+                    wall: contact.wall,
+                    impact,
+                })
+        })
+        .collect())
 }
 
 /// Static proximity test: whether two stationary spheres (or circles) overlap or touch.

@@ -6,12 +6,12 @@
 use glam::Vec3;
 
 use crate::layout::{
-    BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, MIN_NORMAL, STATUS_CONTACT,
-    STATUS_MISS, STATUS_OVERLAPPING, SweepDispatch, SweepParams, TIME_MISS_BITS, TIME_OVERLAPPING,
-    TimeOfImpact, WORKGROUP_SIZE,
+    BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, MIN_NORMAL, NO_TOUCH,
+    STATUS_CONTACT, STATUS_MISS, STATUS_OVERLAPPING, SweepDispatch, SweepParams, TIME_MISS_BITS,
+    TIME_OVERLAPPING, TimeOfImpact, WORKGROUP_SIZE,
 };
 
-fn miss() -> ImpactRecord {
+pub(crate) fn miss() -> ImpactRecord {
     ImpactRecord {
         point: [0.0; 3],
         time_of_impact: 0.0,
@@ -22,7 +22,7 @@ fn miss() -> ImpactRecord {
 
 // Unit vector from the first centre to the second. Coincident centres (point bodies at
 // contact, identical bodies) have no such direction: fall back to the relative motion, then +x.
-fn contact_normal(separation: Vec3, relative_motion: Vec3) -> Vec3 {
+pub(crate) fn contact_normal(separation: Vec3, relative_motion: Vec3) -> Vec3 {
     if separation.dot(separation) >= MIN_NORMAL {
         return separation.normalize();
     }
@@ -65,6 +65,57 @@ pub(crate) fn center_offset(a: Vec3, b: Vec3, params: &SweepParams) -> Vec3 {
 #[inline]
 pub(crate) fn nearest_image(a: Vec3, b: Vec3, params: &SweepParams) -> Vec3 {
     ((b - a) * Vec3::from_array(params.inverse_period)).map(f32::round_ties_even)
+}
+
+/// `first_touch` of `shared.wgsl`: when a point moving by `motion` from `position` (relative
+/// to a fixed point; both scaled so that no square overflows) first comes within `radius` of
+/// it: the time in [0, 1], 0 if it already is, or [`NO_TOUCH`] (above 1) if it never is in
+/// the step. The core of the pair sweep, shared with the walls (an end point, or a line
+/// across which only the components count).
+#[must_use]
+#[inline]
+pub fn first_touch(position: Vec3, motion: Vec3, radius: f32) -> f32 {
+    let radius_squared = radius * radius;
+    let distance_squared = position.dot(position);
+    let gap_product = distance_squared - radius_squared;
+    if gap_product <= 0.0 {
+        return 0.0;
+    }
+    let motion_squared = motion.dot(motion);
+    // Early escape: the movement is shorter than the gap, |V| < |C| - R.
+    let reach = motion_squared.sqrt() + radius;
+    if reach * reach < distance_squared {
+        return NO_TOUCH;
+    }
+    // Early escape: not moving towards the point (zero relative motion lands here too).
+    let approach = position.dot(motion);
+    if approach <= 0.0 {
+        return NO_TOUCH;
+    }
+    // Early escape: closest approach beyond the radius. |C x V|^2 is |V|^2 times the
+    // squared closest distance, without the source's |C|^2 - D^2 cancellation.
+    let offset = position.cross(motion);
+    let discriminant = motion_squared * radius_squared - offset.dot(offset);
+    if discriminant < 0.0 {
+        return NO_TOUCH;
+    }
+    // The smaller root of |C - V t|^2 = R^2 in its stable form: every term is positive,
+    // so nothing cancels (the source's D - sqrt(T) does) and the divisor is > 0.
+    let mut time_of_impact = gap_product / (approach + discriminant.sqrt());
+    // The first root never comes after the vertex approach / motion_squared of |C - V t|^2.
+    // Where rounding has made a slightly negative discriminant 0 (bodies touching at
+    // t = 0 and sliding apart), the quotient above is noise over noise: the vertex, where
+    // the bodies come closest, is the answer the bound allows. (motion_squared > 0 here
+    // whenever the test holds, so the division is guarded.)
+    if time_of_impact * motion_squared > approach {
+        time_of_impact = approach / motion_squared;
+    }
+    // Final check: contact must come within this step (written so that NaN misses).
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    if !(time_of_impact <= 1.0) {
+        return NO_TOUCH;
+    }
+    time_of_impact
 }
 
 /// `sweep_pair` of the shader: the impact record of bodies `a` and `b`.
@@ -113,38 +164,8 @@ pub fn sweep_pair(a: &BodyRecord, b: &BodyRecord, params: &SweepParams) -> Impac
             STATUS_CONTACT
         };
     } else {
-        let motion_squared = relative_motion.dot(relative_motion);
-        // Early escape: the movement is shorter than the gap, |V| < |C| - R.
-        let reach = motion_squared.sqrt() + sum_radii;
-        if reach * reach < distance_squared {
-            return miss();
-        }
-        // Early escape: not moving towards b (zero relative motion lands here too).
-        let approach = relative_position.dot(relative_motion);
-        if approach <= 0.0 {
-            return miss();
-        }
-        // Early escape: closest approach beyond the radius sum. |C x V|^2 is |V|^2 times the
-        // squared closest distance, without the source's |C|^2 - D^2 cancellation.
-        let offset = relative_position.cross(relative_motion);
-        let discriminant = motion_squared * sum_radii_squared - offset.dot(offset);
-        if discriminant < 0.0 {
-            return miss();
-        }
-        // The smaller root of |C - V t|^2 = R^2 in its stable form: every term is positive,
-        // so nothing cancels (the source's D - sqrt(T) does) and the divisor is > 0.
-        time_of_impact = gap_product / (approach + discriminant.sqrt());
-        // The first root never comes after the vertex approach / motion_squared of |C - V t|^2.
-        // Where rounding has made a slightly negative discriminant 0 (bodies touching at
-        // t = 0 and sliding apart), the quotient above is noise over noise: the vertex, where
-        // the bodies come closest, is the answer the bound allows. (motion_squared > 0 here
-        // whenever the test holds, so the division is guarded.)
-        if time_of_impact * motion_squared > approach {
-            time_of_impact = approach / motion_squared;
-        }
-        // Final check: contact must come within this step (written so that NaN misses).
-        #[allow(clippy::neg_cmp_op_on_partial_ord)]
-        if !(time_of_impact <= 1.0) {
+        time_of_impact = first_touch(relative_position, relative_motion, sum_radii);
+        if time_of_impact > 1.0 {
             return miss();
         }
         status = STATUS_CONTACT;

@@ -1,0 +1,469 @@
+//! Walls (segments and planes): hand-computed cases on the f32 path and the f64 oracle, the
+//! f32 twin of `shaders/walls.wgsl` against the oracle on random bodies and walls (judged by
+//! backward error), the earliest wall per body, and the typed errors of bad walls.
+
+use glam::{DVec3, Vec2, Vec3};
+use sweepcast::reference::{self, Body};
+use sweepcast::{
+    Error, ImpactStatus, MovingCircle, MovingSphere, SweepOptions, Wall, cpu, validate_walls,
+};
+use testkit::SplitMix64;
+
+/// Both paths on one case: the f32 path's answer, after checking that the oracle agrees on
+/// hit or miss, status and (to f32 precision) time and normal.
+fn both(
+    body: impl Into<MovingSphere>,
+    wall: &Wall,
+    options: SweepOptions,
+) -> Option<sweepcast::Impact> {
+    let body = body.into();
+    let f32_answer = cpu::sweep_sphere_wall(&body, wall, options);
+    let f64_answer = reference::sweep_sphere_wall(&Body::from(body), wall, &options);
+    match (f32_answer, f64_answer) {
+        (None, None) => {}
+        (Some(a), Some(b)) => {
+            assert_eq!(a.status, b.status, "{body:?} {wall:?}");
+            assert!(
+                (f64::from(a.time_of_impact) - b.time_of_impact).abs() < 1e-6,
+                "{a:?} {b:?}"
+            );
+            assert!(
+                (a.normal.as_dvec3() - b.normal).length() < 1e-6,
+                "{a:?} {b:?}"
+            );
+        }
+        (a, b) => panic!("{body:?} {wall:?}: f32 {a:?}, f64 {b:?}"),
+    }
+    f32_answer
+}
+
+fn circle(x: f32, y: f32, radius: f32, dx: f32, dy: f32) -> MovingCircle {
+    MovingCircle::new(Vec2::new(x, y), radius, Vec2::new(dx, dy))
+}
+
+#[test]
+fn a_circle_meets_a_segment_through_its_side() {
+    // Radius 1 from the origin along x by 8; the cushion x = 5, y in [-2, 2]: the gap of 4
+    // closes at t = 0.5, the point (5, 0) on the cushion.
+    let cushion = Wall::segment(Vec2::new(5.0, -2.0), Vec2::new(5.0, 2.0));
+    let impact = both(
+        circle(0.0, 0.0, 1.0, 8.0, 0.0),
+        &cushion,
+        SweepOptions::DEFAULT,
+    )
+    .unwrap();
+    assert_eq!(impact.time_of_impact, 0.5);
+    assert_eq!(impact.normal, Vec3::X);
+    assert_eq!(impact.point, Vec3::new(5.0, 0.0, 0.0));
+    assert_eq!(impact.status, ImpactStatus::Contact);
+    assert_eq!(impact.displacement_a, Vec3::new(4.0, 0.0, 0.0));
+    assert_eq!(impact.displacement_b, Vec3::ZERO);
+    // The cushion's other face, from the other side, the same way.
+    let impact = both(
+        circle(10.0, 0.0, 1.0, -8.0, 0.0),
+        &cushion,
+        SweepOptions::DEFAULT,
+    )
+    .unwrap();
+    assert_eq!((impact.time_of_impact, impact.normal), (0.5, Vec3::NEG_X));
+}
+
+#[test]
+fn a_circle_meets_a_segment_at_its_end_points() {
+    // The end (5, 0.6): (x - 5)² + 0.6² = 1 at x = 4.2, t = 4.2 / 8; the normal is the
+    // 3-4-5 direction (0.8, 0.6) and the point the end itself.
+    let wall = Wall::segment(Vec2::new(5.0, 0.6), Vec2::new(5.0, 5.0));
+    let impact = both(
+        circle(0.0, 0.0, 1.0, 8.0, 0.0),
+        &wall,
+        SweepOptions::DEFAULT,
+    )
+    .unwrap();
+    assert!((impact.time_of_impact - 0.525).abs() < 1e-7, "{impact:?}");
+    assert!(
+        (impact.normal - Vec3::new(0.8, 0.6, 0.0)).length() < 1e-6,
+        "{impact:?}"
+    );
+    assert!(
+        (impact.point - Vec3::new(5.0, 0.6, 0.0)).length() < 1e-6,
+        "{impact:?}"
+    );
+    // The same end as the segment's `end` rather than its `start`.
+    let reversed = Wall::segment(Vec2::new(5.0, 5.0), Vec2::new(5.0, 0.6));
+    let again = both(
+        circle(0.0, 0.0, 1.0, 8.0, 0.0),
+        &reversed,
+        SweepOptions::DEFAULT,
+    )
+    .unwrap();
+    assert_eq!(again.time_of_impact, impact.time_of_impact);
+    // Along the segment's own line: the near end at x = -1, t = 0.4, head on.
+    let rail = Wall::segment(Vec2::ZERO, Vec2::new(4.0, 0.0));
+    let impact = both(
+        circle(-5.0, 0.0, 1.0, 10.0, 0.0),
+        &rail,
+        SweepOptions::DEFAULT,
+    )
+    .unwrap();
+    assert!((impact.time_of_impact - 0.4).abs() < 1e-7);
+    assert_eq!(impact.normal, Vec3::X);
+    // Passing 1.5 below an end with radius 1: a miss, as the seeds' vertical-line case
+    // (which ignores the segment's extent) would not say.
+    let short = Wall::segment(Vec2::new(5.0, 1.5), Vec2::new(5.0, 3.0));
+    assert!(
+        both(
+            circle(0.0, 0.0, 1.0, 8.0, 0.0),
+            &short,
+            SweepOptions::DEFAULT
+        )
+        .is_none()
+    );
+    // A segment whose ends coincide is a point: the gap of 4 closes at t = 0.5.
+    let point = Wall::segment(Vec2::new(5.0, 0.0), Vec2::new(5.0, 0.0));
+    let impact = both(
+        circle(0.0, 0.0, 1.0, 8.0, 0.0),
+        &point,
+        SweepOptions::DEFAULT,
+    )
+    .unwrap();
+    assert_eq!((impact.time_of_impact, impact.normal), (0.5, Vec3::X));
+}
+
+#[test]
+fn a_circle_misses_a_segment_it_stops_short_of_or_moves_away_from() {
+    let cushion = Wall::segment(Vec2::new(5.0, -2.0), Vec2::new(5.0, 2.0));
+    // Stops 1 short.
+    assert!(
+        both(
+            circle(0.0, 0.0, 1.0, 3.0, 0.0),
+            &cushion,
+            SweepOptions::DEFAULT
+        )
+        .is_none()
+    );
+    // Moves away, or along it.
+    assert!(
+        both(
+            circle(0.0, 0.0, 1.0, -8.0, 0.0),
+            &cushion,
+            SweepOptions::DEFAULT
+        )
+        .is_none()
+    );
+    assert!(
+        both(
+            circle(0.0, 0.0, 1.0, 0.0, 8.0),
+            &cushion,
+            SweepOptions::DEFAULT
+        )
+        .is_none()
+    );
+    // Reaches it exactly at t = 1: a hit.
+    let impact = both(
+        circle(0.0, 0.0, 1.0, 4.0, 0.0),
+        &cushion,
+        SweepOptions::DEFAULT,
+    )
+    .unwrap();
+    assert_eq!(impact.time_of_impact, 1.0);
+}
+
+#[test]
+fn a_circle_overlapping_a_segment_is_flagged_and_the_separating_option_drops_it() {
+    let cushion = Wall::segment(Vec2::new(5.0, -2.0), Vec2::new(5.0, 2.0));
+    let impact = both(
+        circle(4.5, 0.0, 1.0, 1.0, 0.0),
+        &cushion,
+        SweepOptions::DEFAULT,
+    )
+    .unwrap();
+    assert_eq!(impact.status, ImpactStatus::Overlapping);
+    assert_eq!((impact.time_of_impact, impact.normal), (0.0, Vec3::X));
+    // Touching exactly: a contact at t = 0.
+    let touching = both(
+        circle(4.0, 0.0, 1.0, 1.0, 0.0),
+        &cushion,
+        SweepOptions::DEFAULT,
+    )
+    .unwrap();
+    assert_eq!(
+        (touching.status, touching.time_of_impact),
+        (ImpactStatus::Contact, 0.0)
+    );
+    // Just resolved and moving away: a miss under the separating option, still a hit without.
+    let leaving = circle(4.0, 0.0, 1.0, -1.0, 0.0);
+    assert!(both(leaving, &cushion, SweepOptions::event_driven()).is_none());
+    assert!(both(leaving, &cushion, SweepOptions::DEFAULT).is_some());
+    // Moving into it: still reported under the separating option.
+    let entering = circle(4.0, 0.0, 1.0, 1.0, 0.0);
+    assert!(both(entering, &cushion, SweepOptions::event_driven()).is_some());
+}
+
+#[test]
+fn a_sphere_meets_a_rod_in_space() {
+    // The rod through (5, 0, 0) along (0, 1, 1): the path along x meets it at x = 4.
+    let rod = Wall::segment_3d(Vec3::new(5.0, -3.0, -3.0), Vec3::new(5.0, 3.0, 3.0));
+    let body = MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(8.0, 0.0, 0.0));
+    let impact = both(body, &rod, SweepOptions::DEFAULT).unwrap();
+    assert_eq!((impact.time_of_impact, impact.normal), (0.5, Vec3::X));
+    // Beside it, 1.5 off along z and y's opposite: the distance to the line is 1.5 · √2 > 1.
+    let aside = MovingSphere::new(Vec3::new(0.0, 1.5, -1.5), 1.0, Vec3::new(8.0, 0.0, 0.0));
+    assert!(both(aside, &rod, SweepOptions::DEFAULT).is_none());
+}
+
+#[test]
+fn a_sphere_meets_a_plane() {
+    let floor = Wall::plane(Vec3::ZERO, Vec3::new(0.0, 2.0, 0.0)); // any length of normal
+    let falling = MovingSphere::new(Vec3::new(1.0, 3.0, -2.0), 1.0, Vec3::new(2.0, -4.0, 0.0));
+    let impact = both(falling, &floor, SweepOptions::DEFAULT).unwrap();
+    assert_eq!((impact.time_of_impact, impact.normal), (0.5, Vec3::NEG_Y));
+    assert_eq!(impact.point, Vec3::new(2.0, 0.0, -2.0));
+    // Parallel to the floor, or rising: a miss. Short of it: a miss.
+    let sliding = MovingSphere::new(Vec3::new(0.0, 3.0, 0.0), 1.0, Vec3::new(5.0, 0.0, 0.0));
+    assert!(both(sliding, &floor, SweepOptions::DEFAULT).is_none());
+    let rising = MovingSphere::new(Vec3::new(0.0, 3.0, 0.0), 1.0, Vec3::Y);
+    assert!(both(rising, &floor, SweepOptions::DEFAULT).is_none());
+    let short = MovingSphere::new(Vec3::new(0.0, 3.0, 0.0), 1.0, Vec3::NEG_Y);
+    assert!(both(short, &floor, SweepOptions::DEFAULT).is_none());
+    // Behind the plane (inside the solid), however far: overlapping at t = 0.
+    let buried = MovingSphere::new(Vec3::new(0.0, -50.0, 0.0), 1.0, Vec3::ZERO);
+    let impact = both(buried, &floor, SweepOptions::DEFAULT).unwrap();
+    assert_eq!(
+        (impact.status, impact.normal),
+        (ImpactStatus::Overlapping, Vec3::NEG_Y)
+    );
+    // Resting on it and lifting off: a miss under the separating option.
+    let lifting = MovingSphere::new(Vec3::new(0.0, 1.0, 0.0), 1.0, Vec3::Y);
+    assert!(both(lifting, &floor, SweepOptions::event_driven()).is_none());
+    let resting = both(lifting, &floor, SweepOptions::DEFAULT).unwrap();
+    assert_eq!(
+        (resting.status, resting.time_of_impact),
+        (ImpactStatus::Contact, 0.0)
+    );
+    // A zero normal: the unvalidated query misses; validation names it.
+    let degenerate = Wall::plane(Vec3::ZERO, Vec3::ZERO);
+    assert!(cpu::sweep_sphere_wall(&falling, &degenerate, SweepOptions::DEFAULT).is_none());
+    assert!(
+        reference::sweep_sphere_wall(&Body::from(falling), &degenerate, &SweepOptions::DEFAULT)
+            .is_none()
+    );
+}
+
+#[test]
+fn the_earliest_wall_of_each_body_inside_a_box() {
+    let room = Wall::box_interior(Vec3::ZERO, Vec3::splat(10.0));
+    let bodies = [
+        // To x = 10 at t = 0.5 and to y = 10 at t = 0.75: the +x face (wall 1) first.
+        MovingSphere::new(Vec3::splat(5.0), 1.0, Vec3::new(8.0, 5.333_333_5, 0.0)),
+        // Into the corner x = 0, z = 0 at the same time: the lower index (wall 0) wins.
+        MovingSphere::new(Vec3::new(3.0, 5.0, 3.0), 1.0, Vec3::new(-4.0, 0.0, -4.0)),
+        // Stays inside, clear of every face.
+        MovingSphere::new(Vec3::splat(5.0), 1.0, Vec3::ONE),
+        // Half through the floor at the start.
+        MovingSphere::new(Vec3::new(5.0, 0.5, 5.0), 1.0, Vec3::ZERO),
+    ];
+    let contacts = cpu::earliest_wall_contacts(&bodies, &room, SweepOptions::DEFAULT).unwrap();
+    let first = contacts[0].unwrap();
+    assert_eq!((first.wall, first.impact.time_of_impact), (1, 0.5));
+    let corner = contacts[1].unwrap();
+    assert_eq!((corner.wall, corner.impact.time_of_impact), (0, 0.5));
+    assert!(contacts[2].is_none());
+    let floor = contacts[3].unwrap();
+    assert_eq!(
+        (floor.wall, floor.impact.status),
+        (2, ImpactStatus::Overlapping)
+    );
+    // Each one is the earliest of the body's single-wall sweeps.
+    for (body, contact) in bodies.iter().zip(&contacts) {
+        let earliest = room
+            .iter()
+            .enumerate()
+            .filter_map(|(w, wall)| {
+                Some((
+                    cpu::sweep_sphere_wall(body, wall, SweepOptions::DEFAULT)?,
+                    w,
+                ))
+            })
+            .min_by(|a, b| {
+                a.0.time_of_impact
+                    .total_cmp(&b.0.time_of_impact)
+                    .then(a.1.cmp(&b.1))
+            });
+        assert_eq!(contact.map(|c| (c.impact, c.wall as usize)), earliest);
+    }
+    // No walls, or no bodies: nothing.
+    assert!(
+        cpu::earliest_wall_contacts(&bodies, &[], SweepOptions::DEFAULT)
+            .unwrap()
+            .iter()
+            .all(Option::is_none)
+    );
+    assert!(
+        cpu::earliest_wall_contacts::<MovingSphere>(&[], &room, SweepOptions::DEFAULT)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn bad_walls_and_bodies_are_typed_errors() {
+    let good = Wall::segment(Vec2::ZERO, Vec2::X);
+    let body = [MovingSphere::new(Vec3::ZERO, 1.0, Vec3::X)];
+    let cases = [
+        Wall::segment(Vec2::new(f32::NAN, 0.0), Vec2::X),
+        Wall::segment_3d(Vec3::ZERO, Vec3::new(0.0, 0.0, f32::INFINITY)),
+        Wall::plane(Vec3::new(0.0, f32::MAX, 0.0), Vec3::Y),
+        Wall::plane(Vec3::ZERO, Vec3::ZERO),
+        Wall::plane(Vec3::ZERO, Vec3::new(f32::NAN, 1.0, 0.0)),
+    ];
+    for bad in cases {
+        let walls = [good, bad];
+        let error = validate_walls(&walls).unwrap_err();
+        assert!(
+            matches!(error, Error::InvalidWall { wall: 1, .. }),
+            "{bad:?}: {error}"
+        );
+        let error = cpu::earliest_wall_contacts(&body, &walls, SweepOptions::DEFAULT).unwrap_err();
+        assert!(
+            matches!(error, Error::InvalidWall { wall: 1, .. }),
+            "{bad:?}: {error}"
+        );
+    }
+    // A degenerate segment is a point, not an error.
+    assert!(validate_walls(&[Wall::segment(Vec2::ONE, Vec2::ONE)]).is_ok());
+    let nan_body = [MovingSphere::new(Vec3::NAN, 1.0, Vec3::X)];
+    assert!(matches!(
+        cpu::earliest_wall_contacts(&nan_body, &[good], SweepOptions::DEFAULT),
+        Err(Error::NonFinite { body: 0, .. })
+    ));
+    let negative = [MovingSphere::new(Vec3::ZERO, -1.0, Vec3::X)];
+    assert!(matches!(
+        cpu::earliest_wall_contacts(&negative, &[good], SweepOptions::DEFAULT),
+        Err(Error::NegativeRadius { body: 0, .. })
+    ));
+}
+
+/// The squared distance from `point` to `wall` in f64, exactly as far as f64 goes (for a
+/// plane, its height above it, squared, negative behind it).
+fn distance_squared_to(point: DVec3, wall: &Wall) -> f64 {
+    match *wall {
+        Wall::Plane { point: on, normal } => {
+            let height = normal.as_dvec3().normalize().dot(point - on.as_dvec3());
+            height * height.abs()
+        }
+        Wall::Segment { start, end } => {
+            let (start, edge) = (start.as_dvec3(), (end - start).as_dvec3());
+            let along = if edge.length_squared() > 0.0 {
+                (edge.dot(point - start) / edge.length_squared()).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            (start + edge * along - point).length_squared()
+        }
+    }
+}
+
+/// The scale of a body and a wall: the largest component of the wall's points relative to
+/// the body's centre, of its displacement, and its radius (what the f32 path rescales by).
+fn scale_of(body: &MovingSphere, wall: &Wall) -> f64 {
+    let largest = |v: Vec3| f64::from(v.abs().max_element());
+    let (first, second) = match *wall {
+        Wall::Segment { start, end } => (start - body.center, end - body.center),
+        Wall::Plane { point, .. } => (body.center - point, Vec3::ZERO),
+    };
+    largest(first)
+        .max(largest(second))
+        .max(largest(body.displacement))
+        .max(f64::from(body.radius))
+}
+
+/// The backward-error bound of the walls' f32 path, in units of ε s² (ε = 2⁻²⁴, s the
+/// [`scale_of`] the case): at the reported time, the exact squared distance from the centre
+/// to the wall is within this of r². The pair sweep's bound is 8 (see `sweepcast::parity`);
+/// a wall's side adds the projection across the edge (a quotient, a product and a difference
+/// a component, three roundings of s), a plane its unit normal's rounding (about one ε) and
+/// the product with it, which together at most double it. 32 leaves a margin the test prints.
+const WALL_BOUND: f64 = 32.0;
+
+#[test]
+fn the_f32_path_is_held_to_the_oracle_on_random_walls() {
+    let mut random = SplitMix64::new(7);
+    let epsilon = f64::from(f32::EPSILON) / 2.0;
+    let options = [SweepOptions::DEFAULT, SweepOptions::event_driven()];
+    let (mut hits, mut worst, mut disagreements) = (0, 0.0f64, 0);
+    for case in 0..200_000 {
+        let dimensions = if case % 2 == 0 { 2 } else { 3 };
+        let point = |random: &mut SplitMix64, size: f64| random.in_ball(size, dimensions);
+        let body = MovingSphere::new(
+            point(&mut random, 10.0),
+            random.range(0.0, 2.0) as f32,
+            point(&mut random, 12.0),
+        );
+        let wall = match case % 5 {
+            0 | 1 => Wall::segment_3d(point(&mut random, 8.0), point(&mut random, 8.0)),
+            // Short segments, nearly points.
+            2 => {
+                let start = point(&mut random, 8.0);
+                Wall::segment_3d(start, start + point(&mut random, 1e-3))
+            }
+            _ => Wall::plane(point(&mut random, 8.0), point(&mut random, 1.0)),
+        };
+        if validate_walls(&[wall]).is_err() {
+            continue;
+        }
+        let options = options[case % 2];
+        let f32_answer = cpu::sweep_sphere_wall(&body, &wall, options);
+        let f64_answer = reference::sweep_sphere_wall(&Body::from(body), &wall, &options);
+        let bound = WALL_BOUND * epsilon * scale_of(&body, &wall).powi(2);
+        let radius_squared = f64::from(body.radius).powi(2);
+        // The oracle on the same body with its squared radius moved by the bound.
+        let oracle_with = |extra: f64| {
+            let mut widened = Body::from(body);
+            widened.radius = (radius_squared + extra).max(0.0).sqrt();
+            reference::sweep_sphere_wall(&widened, &wall, &options)
+        };
+        match (f32_answer, f64_answer) {
+            (Some(impact), _) => {
+                hits += 1;
+                let t = f64::from(impact.time_of_impact);
+                let center = body.center.as_dvec3() + body.displacement.as_dvec3() * t;
+                let gap = distance_squared_to(center, &wall) - radius_squared;
+                if impact.status == ImpactStatus::Overlapping || (t == 0.0 && gap < 0.0) {
+                    assert!(gap <= bound, "case {case}: overlap reported at gap {gap:e}");
+                } else {
+                    assert!(
+                        gap.abs() <= bound,
+                        "case {case}: {body:?} {wall:?} {impact:?}: gap {gap:e} beyond {bound:e}"
+                    );
+                    worst = worst.max(gap.abs() / (epsilon * scale_of(&body, &wall).powi(2)));
+                }
+                if f64_answer.is_none() {
+                    // A hit the oracle misses: only within the bound of grazing or of the
+                    // end of the step, where a radius larger by the bound hits.
+                    assert!(
+                        oracle_with(bound).is_some(),
+                        "case {case}: {body:?} {wall:?} {impact:?}"
+                    );
+                    disagreements += 1;
+                }
+            }
+            (None, Some(reference)) => {
+                // A miss where the oracle hits: only within the bound of grazing or of the
+                // end of the step, where a radius smaller by the bound misses.
+                assert!(
+                    oracle_with(-bound).is_none(),
+                    "case {case}: {body:?} {wall:?} f32 misses, oracle {reference:?}"
+                );
+                disagreements += 1;
+            }
+            (None, None) => {}
+        }
+    }
+    println!(
+        "{hits} hits; worst backward error {worst:.2} ε s² (bound {WALL_BOUND}); {disagreements} hit/miss disagreements within the bound"
+    );
+    assert!(
+        hits > 20_000,
+        "the random cases must hit often enough to test something: {hits}"
+    );
+}
