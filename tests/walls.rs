@@ -467,3 +467,228 @@ fn the_f32_path_is_held_to_the_oracle_on_random_walls() {
         "the random cases must hit often enough to test something: {hits}"
     );
 }
+
+mod common;
+
+/// Whether the f32 answer `time` (or a miss) of `body` against `wall` passes the judge of
+/// [`the_f32_path_is_held_to_the_oracle_on_random_walls`]: a hit within [`WALL_BOUND`] of
+/// touching at its time; a hit or miss that the oracle contradicts only where the oracle with
+/// the squared radius moved by the bound agrees.
+fn passes_judge(
+    body: &MovingSphere,
+    wall: &Wall,
+    time: Option<f32>,
+    options: &SweepOptions,
+) -> bool {
+    let epsilon = f64::from(f32::EPSILON) / 2.0;
+    let bound = WALL_BOUND * epsilon * scale_of(body, wall).powi(2);
+    let radius_squared = f64::from(body.radius).powi(2);
+    let oracle_with = |extra: f64| {
+        let mut widened = Body::from(*body);
+        widened.radius = (radius_squared + extra).max(0.0).sqrt();
+        reference::sweep_sphere_wall(&widened, wall, options)
+    };
+    match time {
+        Some(t) => {
+            let t = f64::from(t);
+            let center = body.center.as_dvec3() + body.displacement.as_dvec3() * t;
+            let gap = distance_squared_to(center, wall) - radius_squared;
+            (gap.abs() <= bound || (t == 0.0 && gap <= bound)) && oracle_with(bound).is_some()
+        }
+        None => oracle_with(-bound).is_none(),
+    }
+}
+
+/// Submits `encoder` with a copy of the stage's contacts, and reads the first `count` back.
+fn submit_and_read(
+    context: &sweepcast::gpu::GpuContext,
+    mut encoder: wgpu::CommandEncoder,
+    buffers: &sweepcast::gpu::WallBuffers,
+    count: usize,
+) -> Vec<sweepcast::layout::WallContactRecord> {
+    let size = buffers.contacts().size();
+    let readback = context.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some("walls readback"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(buffers.contacts(), 0, &readback, 0, size);
+    context.queue().submit([encoder.finish()]);
+    common::cast(&common::read_mapped(context.device(), &readback), count)
+}
+
+#[test]
+fn the_gpu_stage_gives_its_twins_earliest_walls() {
+    let Some(context) = common::gpu_context("the_gpu_stage_gives_its_twins_earliest_walls") else {
+        return;
+    };
+    let (device, queue) = (context.device(), context.queue());
+    let stage = sweepcast::gpu::WallStage::new(device).unwrap();
+    let mut random = SplitMix64::new(11);
+    // A box, a table's cushions as segments, rods in space, tilted planes and points.
+    let mut walls: Vec<Wall> = Wall::box_interior(Vec3::splat(-20.0), Vec3::splat(20.0)).to_vec();
+    for _ in 0..6 {
+        walls.push(Wall::segment_3d(
+            random.in_ball(15.0, 2),
+            random.in_ball(15.0, 2),
+        ));
+        walls.push(Wall::segment_3d(
+            random.in_ball(15.0, 3),
+            random.in_ball(15.0, 3),
+        ));
+    }
+    walls.push(Wall::plane(random.in_ball(10.0, 3), random.in_ball(1.0, 3)));
+    walls.push(Wall::segment(Vec2::splat(3.0), Vec2::splat(3.0)));
+    validate_walls(&walls).unwrap();
+    let bodies: Vec<MovingSphere> = (0..50_000)
+        .map(|k| {
+            let dimensions = if k % 2 == 0 { 2 } else { 3 };
+            MovingSphere::new(
+                random.in_ball(18.0, dimensions),
+                random.range(0.0, 1.5) as f32,
+                random.in_ball(20.0, dimensions),
+            )
+        })
+        .collect();
+    let records: Vec<sweepcast::layout::BodyRecord> = bodies.iter().map(|&b| b.into()).collect();
+    let wall_records: Vec<sweepcast::layout::WallRecord> = walls.iter().map(Into::into).collect();
+    let buffers = stage
+        .create_buffers(device, bodies.len() as u64, walls.len() as u64)
+        .unwrap();
+    queue.write_buffer(buffers.bodies(), 0, bytemuck::cast_slice(&records));
+    buffers.write_walls(queue, &walls).unwrap();
+    for options in [SweepOptions::DEFAULT, SweepOptions::event_driven()] {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        stage
+            .record(
+                queue,
+                &mut encoder,
+                &buffers,
+                bodies.len() as u32,
+                walls.len() as u32,
+                &options,
+            )
+            .unwrap();
+        let gpu = submit_and_read(&context, encoder, &buffers, bodies.len());
+        // The twin, entry point by entry point.
+        let params =
+            sweepcast::layout::WallParams::new(&options, bodies.len() as u32, walls.len() as u32);
+        let mut twin = vec![sweepcast::layout::WallContactRecord::default(); bodies.len()];
+        for index in 0..bodies.len() as u32 {
+            cpu::walls::main(index, &records, &wall_records, &mut twin, &params);
+        }
+        let (mut hits, mut equal) = (0, 0);
+        for (k, (ours, theirs)) in gpu.iter().zip(&twin).enumerate() {
+            let hit = |r: &sweepcast::layout::WallContactRecord| {
+                (r.impact.status != sweepcast::layout::STATUS_MISS)
+                    .then_some((r.wall, r.impact.time_of_impact))
+            };
+            hits += usize::from(hit(ours).is_some());
+            if ours == theirs {
+                equal += 1;
+                continue;
+            }
+            // Not the twin's bits: the device's answer must still pass the judge on the wall
+            // it names, and where it names another wall or none, the twin's must fail to
+            // be the only answer within the bound.
+            let body = &bodies[k];
+            match (hit(ours), hit(theirs)) {
+                (Some((w, t)), Some((v, s))) => {
+                    assert!(
+                        passes_judge(body, &walls[w as usize], Some(t), &options),
+                        "body {k}: {ours:?}"
+                    );
+                    assert!(
+                        w == v || (t - s).abs() <= 1e-5 * t.max(s).max(1e-3),
+                        "body {k}: {ours:?} {theirs:?}"
+                    );
+                }
+                (Some((w, t)), None) => {
+                    assert!(
+                        passes_judge(body, &walls[w as usize], Some(t), &options),
+                        "body {k}: {ours:?}"
+                    );
+                }
+                (None, Some((v, _))) => {
+                    assert!(
+                        passes_judge(body, &walls[v as usize], None, &options),
+                        "body {k}: {theirs:?}"
+                    );
+                }
+                (None, None) => panic!("body {k}: two misses that differ: {ours:?} {theirs:?}"),
+            }
+        }
+        println!(
+            "{options:?}: {hits} of {} bodies meet a wall on the device; {equal} records equal the twin's to the bit",
+            bodies.len()
+        );
+        assert!(
+            hits > bodies.len() / 10,
+            "the cases must hit often enough to test something"
+        );
+    }
+}
+
+#[test]
+fn the_gpu_stage_checks_its_counts_and_walls() {
+    let Some(context) = common::gpu_context("the_gpu_stage_checks_its_counts_and_walls") else {
+        return;
+    };
+    let (device, queue) = (context.device(), context.queue());
+    let stage = sweepcast::gpu::WallStage::new(device).unwrap();
+    let buffers = stage.create_buffers(device, 4, 2).unwrap();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let options = SweepOptions::DEFAULT;
+    assert!(matches!(
+        stage.record(queue, &mut encoder, &buffers, 5, 1, &options),
+        Err(Error::TooManyBodies { count: 5, max: 4 })
+    ));
+    assert!(matches!(
+        stage.record(queue, &mut encoder, &buffers, 4, 3, &options),
+        Err(Error::InvalidWall { wall: 3, .. })
+    ));
+    let three = [Wall::plane(Vec3::ZERO, Vec3::Y); 3];
+    assert!(matches!(
+        buffers.write_walls(queue, &three),
+        Err(Error::InvalidWall { wall: 3, .. })
+    ));
+    let zero_normal = [Wall::plane(Vec3::ZERO, Vec3::ZERO)];
+    assert!(matches!(
+        buffers.write_walls(queue, &zero_normal),
+        Err(Error::InvalidWall { wall: 0, .. })
+    ));
+    assert!(matches!(
+        stage.create_buffers(device, stage.max_bodies() + 1, 1),
+        Err(Error::TooManyBodies { .. })
+    ));
+    // A body against the floor, then with no walls (each submitted on its own: the
+    // parameters are a queue write, which the last record before a submission sets), then
+    // no bodies at all.
+    let body: sweepcast::layout::BodyRecord =
+        MovingSphere::new(Vec3::new(0.0, 2.0, 0.0), 1.0, Vec3::NEG_Y).into();
+    queue.write_buffer(buffers.bodies(), 0, bytemuck::bytes_of(&body));
+    buffers.write_walls(queue, &three[..1]).unwrap();
+    let run = |body_count: u32, wall_count: u32| {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        stage
+            .record(
+                queue,
+                &mut encoder,
+                &buffers,
+                body_count,
+                wall_count,
+                &options,
+            )
+            .unwrap();
+        submit_and_read(&context, encoder, &buffers, 1)[0]
+    };
+    let hit = run(1, 1);
+    assert_eq!(
+        (hit.impact.status, hit.impact.time_of_impact),
+        (sweepcast::layout::STATUS_CONTACT, 1.0)
+    );
+    assert_eq!(run(1, 0).impact.status, sweepcast::layout::STATUS_MISS);
+    // No bodies: nothing runs, and the last answer stays.
+    assert_eq!(run(0, 1).impact.status, sweepcast::layout::STATUS_MISS);
+}

@@ -5,6 +5,8 @@
 //!   [`SweepBuffers`] the caller keeps; its f32 twin is [`crate::cpu::sweep`](mod@crate::cpu::sweep).
 //! * [`SweepPipeline`] runs the stage on the caller's slices and blocks until the answers are
 //!   back.
+//! * [`WallStage`] records `shaders/walls.wgsl`, each body's earliest impact on static
+//!   walls, on [`WallBuffers`]; its f32 twin is [`crate::cpu::walls`].
 //! * [`ContactPipeline`] runs the whole step from the bodies alone in one submission:
 //!   `shaders/broad_phase.wgsl` (a linear BVH; its twin is [`crate::cpu::broad_phase`]), the
 //!   sweep stage on its candidates, and `shaders/contacts.wgsl` (the contacts ordered, each
@@ -19,6 +21,7 @@ mod contacts;
 mod context;
 mod pipeline;
 mod sweep;
+mod walls;
 
 pub use contacts::{
     BROAD_PHASE_WGSL, CONTACTS_WGSL, ContactPipeline, DEVICE_BYTES_PER_BODY,
@@ -27,6 +30,7 @@ pub use contacts::{
 pub use context::GpuContext;
 pub use pipeline::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
 pub use sweep::{SWEEP_WGSL, SweepBuffers, SweepOutput, SweepStage};
+pub use walls::{WALLS_WGSL, WallBuffers, WallStage};
 
 /// The data contract every stage's source begins with (`shaders/shared.wgsl`).
 pub const SHARED_WGSL: &str = include_str!("../../shaders/shared.wgsl");
@@ -39,4 +43,6 @@ const _: () = {
     send_sync::<SweepBuffers>();
     send_sync::<SweepPipeline>();
     send_sync::<ContactPipeline>();
+    send_sync::<WallStage>();
+    send_sync::<WallBuffers>();
 };

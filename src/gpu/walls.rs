@@ -1,0 +1,291 @@
+//! The walls stage: `shaders/walls.wgsl` recorded into the caller's command encoder, on
+//! buffers the caller keeps: each body's earliest impact on a short list of static walls.
+//! Its CPU twin is [`crate::cpu::walls`]; [`crate::cpu::earliest_wall_contacts`] gives the
+//! same answers on the CPU.
+
+use super::buffers::{ErrorScopes, create_buffer};
+use super::sweep::{BODY_SIZE, Workgroups, compute_pipeline, dispatch, group_entry, layout_entry};
+use crate::error::Error;
+use crate::geometry::Wall;
+use crate::layout::{SweepDispatch, WallContactRecord, WallParams, WallRecord};
+use crate::options::SweepOptions;
+
+/// The WGSL source of the walls stage: `shaders/shared.wgsl` followed by `shaders/walls.wgsl`.
+pub const WALLS_WGSL: &str = concat!(
+    include_str!("../../shaders/shared.wgsl"),
+    include_str!("../../shaders/walls.wgsl")
+);
+
+const WALL_SIZE: u64 = size_of::<WallRecord>() as u64;
+const CONTACT_SIZE: u64 = size_of::<WallContactRecord>() as u64;
+const PARAMS_SIZE: u64 = size_of::<WallParams>() as u64;
+
+/// Each body's earliest impact on any of a short list of static [`Wall`]s (segments and
+/// planes), one invocation a body looping over the walls, as a stage that records into the
+/// caller's [`wgpu::CommandEncoder`]: the caller submits, so it chains with the caller's own
+/// passes, and nothing is read back unless the caller copies it.
+///
+/// # Buffers
+/// Bodies as [`BodyRecord`](crate::layout::BodyRecord)s (32 bytes), walls as
+/// [`WallRecord`]s (32 bytes; [`WallRecord::from`] a [`Wall`] normalises a plane's normal),
+/// and one [`WallContactRecord`] a body written (48 bytes: the body against the wall it
+/// meets first, the lowest wall index among equal times, or a record with
+/// [`STATUS_MISS`](crate::layout::STATUS_MISS)). [`WallStage::create_buffers`] makes them
+/// with a small uniform buffer and the bind group, kept in [`WallBuffers`].
+///
+/// # Example
+/// ```no_run
+/// use sweepcast::gpu::{GpuContext, WallStage};
+/// use sweepcast::layout::BodyRecord;
+/// use sweepcast::{glam::Vec3, MovingSphere, SweepOptions, Wall};
+///
+/// let context = GpuContext::new_blocking()?;
+/// let (device, queue) = (context.device(), context.queue());
+/// let stage = WallStage::new(device)?;
+/// let buffers = stage.create_buffers(device, 1, 6)?;
+/// let body: BodyRecord = MovingSphere::new(Vec3::splat(5.0), 1.0, Vec3::new(8.0, 0.0, 0.0)).into();
+/// queue.write_buffer(buffers.bodies(), 0, bytemuck::bytes_of(&body));
+/// let room = Wall::box_interior(Vec3::ZERO, Vec3::splat(10.0));
+/// buffers.write_walls(queue, &room)?;
+/// let mut encoder = device.create_command_encoder(&Default::default());
+/// stage.record(queue, &mut encoder, &buffers, 1, room.len() as u32, &SweepOptions::default())?;
+/// // ... a copy of buffers.contacts() to a MAP_READ buffer to read the records back ...
+/// queue.submit([encoder.finish()]);
+/// # Ok::<(), sweepcast::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct WallStage {
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    /// The largest storage binding of the device, in bytes.
+    largest_binding: u64,
+}
+
+/// The buffers of one [`WallStage`]: bodies, walls, the contacts it writes, its uniform and
+/// the bind group over them. Cheap to clone (wgpu handles are reference counted).
+#[derive(Debug, Clone)]
+pub struct WallBuffers {
+    bodies: wgpu::Buffer,
+    walls: wgpu::Buffer,
+    contacts: wgpu::Buffer,
+    params: wgpu::Buffer,
+    group: wgpu::BindGroup,
+    body_capacity: u64,
+    wall_capacity: u64,
+}
+
+impl WallStage {
+    /// Compiles the stage's shader on `device` (the caller's own, or a
+    /// [`GpuContext`](super::GpuContext)'s).
+    ///
+    /// # Errors
+    /// [`Error::Device`] when the device rejects the shader or the pipeline.
+    pub fn new(device: &wgpu::Device) -> Result<Self, Error> {
+        use wgpu::BufferBindingType::{Storage, Uniform};
+        let scopes = ErrorScopes::push(device);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("walls.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(WALLS_WGSL.into()),
+        });
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("walls"),
+            entries: &[
+                layout_entry(0, Storage { read_only: true }, BODY_SIZE),
+                layout_entry(1, Storage { read_only: true }, WALL_SIZE),
+                layout_entry(2, Storage { read_only: false }, CONTACT_SIZE),
+                layout_entry(3, Uniform, PARAMS_SIZE),
+            ],
+        });
+        let pipeline = compute_pipeline(device, &module, &layout, "main");
+        let limits = device.limits();
+        let stage = Self {
+            pipeline,
+            layout,
+            largest_binding: limits
+                .max_storage_buffer_binding_size
+                .min(limits.max_buffer_size),
+        };
+        pollster::block_on(scopes.finish())?;
+        Ok(stage)
+    }
+
+    /// The most bodies one dispatch holds: their contacts (48 bytes a body) fill one binding
+    /// of this device.
+    #[must_use]
+    pub fn max_bodies(&self) -> u64 {
+        self.largest_binding / CONTACT_SIZE
+    }
+
+    /// The most walls one binding of this device holds (each body loops over all of them:
+    /// the stage is meant for a short list).
+    #[must_use]
+    pub fn max_walls(&self) -> u64 {
+        self.largest_binding / WALL_SIZE
+    }
+
+    /// Creates buffers for `body_capacity` bodies and `wall_capacity` walls (at least one
+    /// each) and binds them. Usages: bodies and walls `STORAGE | COPY_DST`, contacts
+    /// `STORAGE | COPY_SRC`.
+    ///
+    /// # Errors
+    /// [`Error::TooManyBodies`] beyond [`WallStage::max_bodies`], [`Error::InvalidWall`]
+    /// beyond [`WallStage::max_walls`], [`Error::Device`] when the device fails to create
+    /// them.
+    pub fn create_buffers(
+        &self,
+        device: &wgpu::Device,
+        body_capacity: u64,
+        wall_capacity: u64,
+    ) -> Result<WallBuffers, Error> {
+        if body_capacity > self.max_bodies() {
+            return Err(Error::TooManyBodies {
+                count: body_capacity as usize,
+                max: self.max_bodies() as usize,
+            });
+        }
+        if wall_capacity > self.max_walls() {
+            return Err(Error::InvalidWall {
+                wall: wall_capacity as usize,
+                reason: "more walls than one binding of this device holds; the walls stage is for a short list",
+            });
+        }
+        use wgpu::BufferUsages as Usage;
+        let scopes = ErrorScopes::push(device);
+        let (body_capacity, wall_capacity) = (body_capacity.max(1), wall_capacity.max(1));
+        let buffer = |label, size, usage| create_buffer(device, label, usage, size);
+        let bodies = buffer(
+            "walls bodies",
+            body_capacity * BODY_SIZE,
+            Usage::STORAGE | Usage::COPY_DST,
+        );
+        let walls = buffer(
+            "walls walls",
+            wall_capacity * WALL_SIZE,
+            Usage::STORAGE | Usage::COPY_DST,
+        );
+        let contacts = buffer(
+            "walls contacts",
+            body_capacity * CONTACT_SIZE,
+            Usage::STORAGE | Usage::COPY_SRC,
+        );
+        let params = buffer(
+            "walls params",
+            PARAMS_SIZE,
+            Usage::UNIFORM | Usage::COPY_DST,
+        );
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("walls"),
+            layout: &self.layout,
+            entries: &[
+                group_entry(0, &bodies),
+                group_entry(1, &walls),
+                group_entry(2, &contacts),
+                group_entry(3, &params),
+            ],
+        });
+        pollster::block_on(scopes.finish())?;
+        Ok(WallBuffers {
+            bodies,
+            walls,
+            contacts,
+            params,
+            group,
+            body_capacity,
+            wall_capacity,
+        })
+    }
+
+    /// Records the first `wall_count` walls of `buffers` (written with
+    /// [`WallBuffers::write_walls`], or by the caller's own copy) against its first
+    /// `body_count` bodies: one [`WallContactRecord`] a body into [`WallBuffers::contacts`]. The options reach the device through a queue write, which
+    /// lands before the submission of `encoder`: the separating option applies, a periodic
+    /// box does not (walls are not repeated).
+    ///
+    /// # Errors
+    /// [`Error::TooManyBodies`] or [`Error::InvalidWall`] when `body_count` or
+    /// `wall_count` is beyond the buffers' capacity.
+    pub fn record(
+        &self,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &WallBuffers,
+        body_count: u32,
+        wall_count: u32,
+        options: &SweepOptions,
+    ) -> Result<(), Error> {
+        if u64::from(body_count) > buffers.body_capacity {
+            return Err(Error::TooManyBodies {
+                count: body_count as usize,
+                max: buffers.body_capacity as usize,
+            });
+        }
+        if u64::from(wall_count) > buffers.wall_capacity {
+            return Err(too_many_walls(wall_count as usize));
+        }
+        let params = WallParams::new(options, body_count, wall_count);
+        queue.write_buffer(&buffers.params, 0, bytemuck::bytes_of(&params));
+        // The same workgroups as a sweep of `body_count` pairs (along y beyond 65,535).
+        let shape = SweepDispatch::new(body_count);
+        let workgroups = Workgroups::Direct(shape.workgroups_x, shape.workgroups_y);
+        dispatch(encoder, "walls", &self.pipeline, &buffers.group, workgroups);
+        Ok(())
+    }
+}
+
+impl WallBuffers {
+    /// Validates `walls` and writes them at the start of the walls buffer, for a
+    /// [`WallStage::record`] of `walls.len()` walls.
+    ///
+    /// # Errors
+    /// [`Error::InvalidWall`] for a bad wall ([`crate::validate_walls`]) or more walls than
+    /// the buffers hold.
+    pub fn write_walls(&self, queue: &wgpu::Queue, walls: &[Wall]) -> Result<(), Error> {
+        crate::validate_walls(walls)?;
+        if walls.len() as u64 > self.wall_capacity {
+            return Err(too_many_walls(walls.len()));
+        }
+        let records: Vec<WallRecord> = walls.iter().map(WallRecord::from).collect();
+        if !records.is_empty() {
+            queue.write_buffer(&self.walls, 0, bytemuck::cast_slice(&records));
+        }
+        Ok(())
+    }
+
+    /// The bodies, as [`BodyRecord`](crate::layout::BodyRecord)s (`STORAGE | COPY_DST`).
+    #[must_use]
+    pub fn bodies(&self) -> &wgpu::Buffer {
+        &self.bodies
+    }
+
+    /// The walls, as [`WallRecord`]s (`STORAGE | COPY_DST`).
+    #[must_use]
+    pub fn walls(&self) -> &wgpu::Buffer {
+        &self.walls
+    }
+
+    /// The contacts the stage writes, a [`WallContactRecord`] a body (`STORAGE | COPY_SRC`).
+    #[must_use]
+    pub fn contacts(&self) -> &wgpu::Buffer {
+        &self.contacts
+    }
+
+    /// Bodies the buffers hold.
+    #[must_use]
+    pub fn body_capacity(&self) -> u64 {
+        self.body_capacity
+    }
+
+    /// Walls the buffers hold.
+    #[must_use]
+    pub fn wall_capacity(&self) -> u64 {
+        self.wall_capacity
+    }
+}
+
+/// The error for `count` walls beyond what the buffers hold.
+fn too_many_walls(count: usize) -> Error {
+    Error::InvalidWall {
+        wall: count,
+        reason: "more walls than the stage's buffers hold; create them for more",
+    }
+}
