@@ -503,3 +503,128 @@ fn counts_at_the_capacity_fit_and_one_more_reruns() {
         assert_eq!(fresh.reruns(), reruns, "{pairs} pairs in buffers of 1,024");
     }
 }
+
+/// Walls in the step: the GPU's earliest wall of each body against the CPU step's, beside
+/// the same contacts as without walls; a world of one body; walls after the step's buffers
+/// grew (the walls stage is bound again over the new bodies buffer).
+#[test]
+fn walls_in_the_step_equal_the_cpu_steps() {
+    use sweepcast::Wall;
+    use sweepcast::glam::Vec2;
+    let Some(pipeline) = pipeline("walls_in_the_step_equal_the_cpu_steps") else {
+        return;
+    };
+    let mut finder = cpu::ContactFinder::new();
+    for (scene, dims, n) in [
+        (Scene::Uniform, 3, 5_000),
+        (Scene::Fast, 2, 5_000),
+        (Scene::Radii100, 3, 20_000),
+    ] {
+        let (bodies, options) = scene.bodies(n, dims, 3);
+        // A box a little inside the bodies' bounds, and a few segments through the scene.
+        let (lo, hi) = bodies.iter().fold((Vec3::MAX, Vec3::MIN), |(lo, hi), b| {
+            (lo.min(b.center), hi.max(b.center))
+        });
+        let (lo, hi) = (lo + (hi - lo) * 0.1, hi - (hi - lo) * 0.1);
+        let mut walls = if dims == 2 {
+            Wall::rectangle_interior(lo.truncate(), hi.truncate()).to_vec()
+        } else {
+            Wall::box_interior(lo, hi).to_vec()
+        };
+        let middle = (lo + hi) * 0.5;
+        walls.push(Wall::segment(middle.truncate(), hi.truncate()));
+        walls.push(Wall::segment(Vec2::new(lo.x, hi.y), middle.truncate()));
+        walls.push(Wall::segment_3d(lo, middle));
+        let gpu = pipeline
+            .find_with_walls(&bodies, &walls, options)
+            .expect("valid");
+        let cpu = finder
+            .find_with_walls(&bodies, &walls, options)
+            .expect("valid");
+        assert_same(
+            &format!("{scene:?} with walls"),
+            &bodies,
+            options,
+            &gpu,
+            cpu,
+        );
+        assert_eq!(gpu.earliest_walls().len(), bodies.len());
+        assert_eq!(cpu.earliest_walls().len(), bodies.len());
+        let hit = |c: &Option<cpu::WallContact>| c.map(|c| (c.wall, c.impact.time_of_impact));
+        let (mut hits, mut equal) = (0, 0);
+        for (k, (ours, theirs)) in gpu
+            .earliest_walls()
+            .iter()
+            .zip(cpu.earliest_walls())
+            .enumerate()
+        {
+            hits += usize::from(ours.is_some());
+            if ours == theirs {
+                equal += 1;
+            } else if let Err(why) =
+                common::judge_earliest_wall(&bodies[k], &walls, &options, hit(ours), hit(theirs))
+            {
+                panic!("{scene:?} body {k}: {why}: {ours:?} against the CPU's {theirs:?}");
+            }
+        }
+        println!(
+            "{scene:?} {dims}D, {n} bodies, {} walls: {hits} meet a wall on the GPU, {equal} equal the CPU's",
+            walls.len()
+        );
+        assert!(
+            hits > n / 20,
+            "the walls must be met often enough to test something: {hits}"
+        );
+        // Without walls, nothing of them.
+        assert!(
+            pipeline
+                .find(&bodies, options)
+                .expect("valid")
+                .earliest_walls()
+                .is_empty()
+        );
+    }
+    // One body: no step, but its wall.
+    let one = [MovingSphere::new(
+        Vec3::new(0.0, 2.0, 0.0),
+        1.0,
+        Vec3::NEG_Y,
+    )];
+    let floor = [Wall::plane(Vec3::ZERO, Vec3::Y)];
+    let gpu = pipeline
+        .find_with_walls(&one, &floor, SweepOptions::DEFAULT)
+        .expect("valid");
+    assert_eq!(
+        gpu.earliest_walls()[0].map(|c| c.impact.time_of_impact),
+        Some(1.0)
+    );
+    // A bad wall is a typed error, and the next step works.
+    let bad = [Wall::plane(Vec3::ZERO, Vec3::ZERO)];
+    assert!(matches!(
+        pipeline.find_with_walls(&one, &bad, SweepOptions::DEFAULT),
+        Err(Error::InvalidWall { wall: 0, .. })
+    ));
+    // A larger world after the walls were bound: the bodies buffer grows, the walls follow.
+    let (bodies, options) = Scene::Uniform.bodies(60_000, 3, 9);
+    let gpu = pipeline
+        .find_with_walls(&bodies, &floor, options)
+        .expect("valid");
+    let cpu = finder
+        .find_with_walls(&bodies, &floor, options)
+        .expect("valid");
+    let mismatches = gpu
+        .earliest_walls()
+        .iter()
+        .zip(cpu.earliest_walls())
+        .enumerate()
+        .filter(|(_, (ours, theirs))| ours != theirs)
+        .inspect(|(k, (ours, theirs))| {
+            let hit = |c: &Option<cpu::WallContact>| c.map(|c| (c.wall, c.impact.time_of_impact));
+            common::judge_earliest_wall(&bodies[*k], &floor, &options, hit(ours), hit(theirs))
+                .unwrap_or_else(|why| panic!("body {k}: {why}"));
+        })
+        .count();
+    println!(
+        "60,000 bodies on a floor: {mismatches} earliest walls differ from the CPU's, each within the bound"
+    );
+}

@@ -2,7 +2,7 @@
 //! f32 twin of `shaders/walls.wgsl` against the oracle on random bodies and walls (judged by
 //! backward error), the earliest wall per body, and the typed errors of bad walls.
 
-use glam::{DVec3, Vec2, Vec3};
+use glam::{Vec2, Vec3};
 use sweepcast::reference::{self, Body};
 use sweepcast::{
     Error, ImpactStatus, MovingCircle, MovingSphere, SweepOptions, Wall, cpu, validate_walls,
@@ -343,48 +343,6 @@ fn bad_walls_and_bodies_are_typed_errors() {
     ));
 }
 
-/// The squared distance from `point` to `wall` in f64, exactly as far as f64 goes (for a
-/// plane, its height above it, squared, negative behind it).
-fn distance_squared_to(point: DVec3, wall: &Wall) -> f64 {
-    match *wall {
-        Wall::Plane { point: on, normal } => {
-            let height = normal.as_dvec3().normalize().dot(point - on.as_dvec3());
-            height * height.abs()
-        }
-        Wall::Segment { start, end } => {
-            let (start, edge) = (start.as_dvec3(), (end - start).as_dvec3());
-            let along = if edge.length_squared() > 0.0 {
-                (edge.dot(point - start) / edge.length_squared()).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
-            (start + edge * along - point).length_squared()
-        }
-    }
-}
-
-/// The scale of a body and a wall: the largest component of the wall's points relative to
-/// the body's centre, of its displacement, and its radius (what the f32 path rescales by).
-fn scale_of(body: &MovingSphere, wall: &Wall) -> f64 {
-    let largest = |v: Vec3| f64::from(v.abs().max_element());
-    let (first, second) = match *wall {
-        Wall::Segment { start, end } => (start - body.center, end - body.center),
-        Wall::Plane { point, .. } => (body.center - point, Vec3::ZERO),
-    };
-    largest(first)
-        .max(largest(second))
-        .max(largest(body.displacement))
-        .max(f64::from(body.radius))
-}
-
-/// The backward-error bound of the walls' f32 path, in units of ε s² (ε = 2⁻²⁴, s the
-/// [`scale_of`] the case): at the reported time, the exact squared distance from the centre
-/// to the wall is within this of r². The pair sweep's bound is 8 (see `sweepcast::parity`);
-/// a wall's side adds the projection across the edge (a quotient, a product and a difference
-/// a component, three roundings of s), a plane its unit normal's rounding (about one ε) and
-/// the product with it, which together at most double it. 32 leaves a margin the test prints.
-const WALL_BOUND: f64 = 32.0;
-
 #[test]
 fn the_f32_path_is_held_to_the_oracle_on_random_walls() {
     let mut random = SplitMix64::new(7);
@@ -414,7 +372,7 @@ fn the_f32_path_is_held_to_the_oracle_on_random_walls() {
         let options = options[case % 2];
         let f32_answer = cpu::sweep_sphere_wall(&body, &wall, options);
         let f64_answer = reference::sweep_sphere_wall(&Body::from(body), &wall, &options);
-        let bound = WALL_BOUND * epsilon * scale_of(&body, &wall).powi(2);
+        let bound = common::WALL_BOUND * epsilon * common::scale_of(&body, &wall).powi(2);
         let radius_squared = f64::from(body.radius).powi(2);
         // The oracle on the same body with its squared radius moved by the bound.
         let oracle_with = |extra: f64| {
@@ -427,7 +385,7 @@ fn the_f32_path_is_held_to_the_oracle_on_random_walls() {
                 hits += 1;
                 let t = f64::from(impact.time_of_impact);
                 let center = body.center.as_dvec3() + body.displacement.as_dvec3() * t;
-                let gap = distance_squared_to(center, &wall) - radius_squared;
+                let gap = common::distance_squared_to(center, &wall) - radius_squared;
                 if impact.status == ImpactStatus::Overlapping || (t == 0.0 && gap < 0.0) {
                     assert!(gap <= bound, "case {case}: overlap reported at gap {gap:e}");
                 } else {
@@ -435,7 +393,8 @@ fn the_f32_path_is_held_to_the_oracle_on_random_walls() {
                         gap.abs() <= bound,
                         "case {case}: {body:?} {wall:?} {impact:?}: gap {gap:e} beyond {bound:e}"
                     );
-                    worst = worst.max(gap.abs() / (epsilon * scale_of(&body, &wall).powi(2)));
+                    worst =
+                        worst.max(gap.abs() / (epsilon * common::scale_of(&body, &wall).powi(2)));
                 }
                 if f64_answer.is_none() {
                     // A hit the oracle misses: only within the bound of grazing or of the
@@ -460,7 +419,8 @@ fn the_f32_path_is_held_to_the_oracle_on_random_walls() {
         }
     }
     println!(
-        "{hits} hits; worst backward error {worst:.2} ε s² (bound {WALL_BOUND}); {disagreements} hit/miss disagreements within the bound"
+        "{hits} hits; worst backward error {worst:.2} ε s² (bound {}); {disagreements} hit/miss disagreements within the bound",
+        common::WALL_BOUND
     );
     assert!(
         hits > 20_000,
@@ -469,35 +429,6 @@ fn the_f32_path_is_held_to_the_oracle_on_random_walls() {
 }
 
 mod common;
-
-/// Whether the f32 answer `time` (or a miss) of `body` against `wall` passes the judge of
-/// [`the_f32_path_is_held_to_the_oracle_on_random_walls`]: a hit within [`WALL_BOUND`] of
-/// touching at its time; a hit or miss that the oracle contradicts only where the oracle with
-/// the squared radius moved by the bound agrees.
-fn passes_judge(
-    body: &MovingSphere,
-    wall: &Wall,
-    time: Option<f32>,
-    options: &SweepOptions,
-) -> bool {
-    let epsilon = f64::from(f32::EPSILON) / 2.0;
-    let bound = WALL_BOUND * epsilon * scale_of(body, wall).powi(2);
-    let radius_squared = f64::from(body.radius).powi(2);
-    let oracle_with = |extra: f64| {
-        let mut widened = Body::from(*body);
-        widened.radius = (radius_squared + extra).max(0.0).sqrt();
-        reference::sweep_sphere_wall(&widened, wall, options)
-    };
-    match time {
-        Some(t) => {
-            let t = f64::from(t);
-            let center = body.center.as_dvec3() + body.displacement.as_dvec3() * t;
-            let gap = distance_squared_to(center, wall) - radius_squared;
-            (gap.abs() <= bound || (t == 0.0 && gap <= bound)) && oracle_with(bound).is_some()
-        }
-        None => oracle_with(-bound).is_none(),
-    }
-}
 
 /// Submits `encoder` with a copy of the stage's contacts, and reads the first `count` back.
 fn submit_and_read(
@@ -589,34 +520,10 @@ fn the_gpu_stage_gives_its_twins_earliest_walls() {
                 equal += 1;
                 continue;
             }
-            // Not the twin's bits: the device's answer must still pass the judge on the wall
-            // it names, and where it names another wall or none, the twin's must fail to
-            // be the only answer within the bound.
-            let body = &bodies[k];
-            match (hit(ours), hit(theirs)) {
-                (Some((w, t)), Some((v, s))) => {
-                    assert!(
-                        passes_judge(body, &walls[w as usize], Some(t), &options),
-                        "body {k}: {ours:?}"
-                    );
-                    assert!(
-                        w == v || (t - s).abs() <= 1e-5 * t.max(s).max(1e-3),
-                        "body {k}: {ours:?} {theirs:?}"
-                    );
-                }
-                (Some((w, t)), None) => {
-                    assert!(
-                        passes_judge(body, &walls[w as usize], Some(t), &options),
-                        "body {k}: {ours:?}"
-                    );
-                }
-                (None, Some((v, _))) => {
-                    assert!(
-                        passes_judge(body, &walls[v as usize], None, &options),
-                        "body {k}: {theirs:?}"
-                    );
-                }
-                (None, None) => panic!("body {k}: two misses that differ: {ours:?} {theirs:?}"),
+            if let Err(why) =
+                common::judge_earliest_wall(&bodies[k], &walls, &options, hit(ours), hit(theirs))
+            {
+                panic!("body {k}: {why}: {ours:?} against the twin's {theirs:?}");
             }
         }
         println!(
@@ -691,4 +598,28 @@ fn the_gpu_stage_checks_its_counts_and_walls() {
     assert_eq!(run(1, 0).impact.status, sweepcast::layout::STATUS_MISS);
     // No bodies: nothing runs, and the last answer stays.
     assert_eq!(run(0, 1).impact.status, sweepcast::layout::STATUS_MISS);
+}
+
+#[test]
+fn walls_in_the_cpu_step_are_the_earliest_wall_contacts() {
+    let (bodies, options) = testkit::Scene::Uniform.bodies(3_000, 3, 4);
+    let walls = Wall::box_interior(Vec3::splat(5.0), Vec3::splat(25.0));
+    let mut finder = cpu::ContactFinder::new();
+    let without = finder.find(&bodies, options).unwrap().clone();
+    assert!(without.earliest_walls().is_empty());
+    let with = finder.find_with_walls(&bodies, &walls, options).unwrap();
+    assert_eq!(with.contacts(), without.contacts());
+    let alone = cpu::earliest_wall_contacts(&bodies, &walls, options).unwrap();
+    assert_eq!(with.earliest_walls(), &alone[..]);
+    assert!(alone.iter().filter(|c| c.is_some()).count() > 100);
+    // A bad wall fails the step, and the finder works after it.
+    let bad = [Wall::plane(Vec3::ZERO, Vec3::ZERO)];
+    assert!(matches!(
+        finder.find_with_walls(&bodies, &bad, options),
+        Err(Error::InvalidWall { wall: 0, .. })
+    ));
+    assert_eq!(
+        finder.find(&bodies, options).unwrap().contacts(),
+        without.contacts()
+    );
 }

@@ -183,42 +183,65 @@ where
     B: Copy + Into<MovingSphere> + Sync,
 {
     crate::validate_bodies(bodies)?;
+    let mut records = Vec::new();
+    wall_records_into(walls, &mut records)?;
+    let bodies: Vec<BodyRecord> = bodies.iter().map(|&body| body.into().into()).collect();
+    let mut contacts = Vec::new();
+    wall_contacts_into(&bodies, &records, &options, &mut contacts);
+    Ok(contacts)
+}
+
+/// Validates `walls` and writes their records into `records`.
+///
+/// # Errors
+/// [`Error::InvalidWall`] for a bad wall, or more walls than `u32` indices name.
+pub(crate) fn wall_records_into(
+    walls: &[Wall],
+    records: &mut Vec<WallRecord>,
+) -> Result<(), Error> {
     crate::validate_walls(walls)?;
-    let body_count = u32::try_from(bodies.len()).map_err(|_| Error::TooManyBodies {
-        count: bodies.len(),
-        max: u32::MAX as usize,
-    })?;
-    let wall_count = u32::try_from(walls.len()).map_err(|_| Error::InvalidWall {
-        wall: u32::MAX as usize,
-        reason: "more walls than 32-bit indices name; split them",
-    })?;
-    let records: Vec<WallRecord> = walls.iter().map(WallRecord::from).collect();
-    let params = WallParams::new(&options, body_count, wall_count);
-    Ok(bodies
+    if u32::try_from(walls.len()).is_err() {
+        return Err(Error::InvalidWall {
+            wall: u32::MAX as usize,
+            reason: "more walls than 32-bit indices name; split them",
+        });
+    }
+    records.clear();
+    records.extend(walls.iter().map(WallRecord::from));
+    Ok(())
+}
+
+/// Each of `bodies`' earliest impact on `walls`, by the twin's entry point on each body, in
+/// parallel, into `contacts`.
+pub(crate) fn wall_contacts_into(
+    bodies: &[BodyRecord],
+    walls: &[WallRecord],
+    options: &SweepOptions,
+    contacts: &mut Vec<Option<WallContact>>,
+) {
+    // One body a call of the entry point: the parameters say one body, and every wall.
+    let params = WallParams::new(options, 1, walls.len() as u32);
+    bodies
         .par_iter()
-        .map(|&body| {
-            let body = BodyRecord::from(body.into());
+        .map(|body| {
             let mut contact = [WallContactRecord::default()];
-            walls::main(
-                0,
-                std::slice::from_ref(&body),
-                &records,
-                &mut contact,
-                &WallParams {
-                    body_count: 1,
-                    ..params
-                },
-            );
-            let [contact] = contact;
-            contact
-                .impact
-                .to_impact(&body, &BodyRecord::default())
-                .map(|impact| WallContact {
-                    wall: contact.wall,
-                    impact,
-                })
+            walls::main(0, std::slice::from_ref(body), walls, &mut contact, &params);
+            WallContact::from_record(&contact[0], body)
         })
-        .collect())
+        .collect_into_vec(contacts);
+}
+
+impl WallContact {
+    /// The contact of `body`'s record from the walls stage (or its twin), `None` for a miss.
+    pub(crate) fn from_record(record: &WallContactRecord, body: &BodyRecord) -> Option<Self> {
+        record
+            .impact
+            .to_impact(body, &BodyRecord::default())
+            .map(|impact| Self {
+                wall: record.wall,
+                impact,
+            })
+    }
 }
 
 /// Static proximity test: whether two stationary spheres (or circles) overlap or touch.

@@ -14,10 +14,10 @@ use glam::Vec3;
 
 use super::bvh::{Bvh, PACKET};
 use super::sweep::nearest_image;
-use super::{World, scatter_to_places};
+use super::{WallContact, World, scatter_to_places, wall_contacts_into, wall_records_into};
 use crate::error::Error;
-use crate::geometry::{Impact, MovingSphere};
-use crate::layout::{FLAG_PERIODIC, TimeOfImpact};
+use crate::geometry::{Impact, MovingSphere, Wall};
+use crate::layout::{FLAG_PERIODIC, TimeOfImpact, WallRecord};
 use crate::options::SweepOptions;
 
 /// One contact of the step: a pair of bodies that touch during it (or overlap at its start).
@@ -51,6 +51,7 @@ pub struct Contacts {
     contacts: Vec<Contact>,
     earliest: Vec<Option<Earliest>>,
     candidates: usize,
+    walls: Vec<Option<WallContact>>,
 }
 
 impl Contacts {
@@ -82,6 +83,14 @@ impl Contacts {
         Some(&self.contacts[earliest.contact as usize])
     }
 
+    /// Per body (by index), its earliest impact on the step's walls (the lowest wall index
+    /// among equal times), as [`super::earliest_wall_contacts`] gives it; `None` for a body
+    /// that meets no wall. Empty when the step had no walls.
+    #[must_use]
+    pub fn earliest_walls(&self) -> &[Option<WallContact>] {
+        &self.walls
+    }
+
     /// How many candidate pairs the broad phase gave the narrow phase (at least the number
     /// of contacts).
     #[must_use]
@@ -99,7 +108,14 @@ impl Contacts {
             contacts,
             earliest,
             candidates,
+            walls: Vec::new(),
         }
+    }
+
+    /// These contacts with each body's earliest wall (the GPU pipeline's decoding).
+    pub(crate) fn with_walls(mut self, walls: Vec<Option<WallContact>>) -> Self {
+        self.walls = walls;
+        self
     }
 }
 
@@ -143,6 +159,8 @@ pub struct ContactFinder {
     /// Per body, the index of its first contact in order and its partner there, as
     /// `index << 32 | partner` (`u64::MAX` for none).
     first: Scratch,
+    /// The step's walls, as their records.
+    walls: Vec<WallRecord>,
     contacts: Contacts,
     stage_times: StageTimes,
 }
@@ -195,9 +213,51 @@ impl ContactFinder {
     where
         B: Copy + Into<MovingSphere>,
     {
+        self.find_with_walls(bodies, &[], options)
+    }
+
+    /// The contacts of the step of `bodies` with `options`, as [`find`](Self::find) gives
+    /// them, and each body's earliest impact on `walls`, static segments and planes
+    /// ([`Contacts::earliest_walls`]; empty without walls). The walls are a short list: each
+    /// body is swept against every one.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::{Vec2, Vec3};
+    /// use sweepcast::{cpu, MovingCircle, SweepOptions, Wall};
+    ///
+    /// let table = Wall::rectangle_interior(Vec2::ZERO, Vec2::new(20.0, 10.0));
+    /// let balls = [
+    ///     MovingCircle::new(Vec2::new(10.0, 5.0), 1.0, Vec2::new(12.0, 0.0)),
+    ///     MovingCircle::new(Vec2::new(14.0, 5.0), 1.0, Vec2::ZERO),
+    /// ];
+    /// let mut finder = cpu::ContactFinder::new();
+    /// let contacts = finder.find_with_walls(&balls, &table, SweepOptions::default())?;
+    /// assert_eq!(contacts.earliest().map(|c| c.impact.time_of_impact), Some(1.0 / 6.0));
+    /// assert_eq!(contacts.earliest_walls()[0].map(|w| w.wall), Some(1)); // x = 20, at 0.75
+    /// assert!(contacts.earliest_walls()[1].is_none());
+    /// # Ok::<(), sweepcast::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`find`](Self::find), and [`Error::InvalidWall`] for a bad wall.
+    ///
+    /// # Panics
+    /// As [`find`](Self::find).
+    pub fn find_with_walls<B>(
+        &mut self,
+        bodies: &[B],
+        walls: &[Wall],
+        options: SweepOptions,
+    ) -> Result<&Contacts, Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
         self.contacts.contacts.clear();
         self.contacts.earliest.clear();
+        self.contacts.walls.clear();
         self.contacts.candidates = 0;
+        wall_records_into(walls, &mut self.walls)?;
         if bodies.len() > MAX_BODIES {
             return Err(Error::TooManyBodies {
                 count: bodies.len(),
@@ -209,6 +269,14 @@ impl ContactFinder {
         // The rest on one of rayon's threads: each parallel stage below then splits from
         // within the pool, rather than handing its work to the pool and waiting for it.
         rayon::scope(|_| self.find_in_pool(start));
+        if !walls.is_empty() {
+            wall_contacts_into(
+                self.world.bodies(),
+                &self.walls,
+                &options,
+                &mut self.contacts.walls,
+            );
+        }
         Ok(&self.contacts)
     }
 
@@ -309,6 +377,8 @@ impl ContactFinder {
             + bytes(&self.first.0)
             + bytes(&self.contacts.contacts)
             + bytes(&self.contacts.earliest)
+            + bytes(&self.walls)
+            + bytes(&self.contacts.walls)
     }
 }
 

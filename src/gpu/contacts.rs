@@ -12,16 +12,24 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::WallBuffers;
 use super::buffers::{DeviceWaiter, ErrorScopes, Upload, create_buffer};
 use super::context::GpuContext;
 use super::pipeline::DEFAULT_POLL_TIMEOUT;
 use super::sweep::{
     SweepBuffers, SweepStage, Workgroups, compute_pipeline, dispatch, group_entry, layout_entry,
 };
-use crate::cpu::{Contact, Contacts, Earliest};
+use super::walls::WallStage;
+use crate::cpu::{Contact, Contacts, Earliest, WallContact, wall_contacts_into, wall_records_into};
 use crate::error::Error;
-use crate::geometry::MovingSphere;
-use crate::layout::{BodyRecord, ContactRecord, MORTON_BITS, StepParams, SweepDispatch};
+use crate::geometry::{MovingSphere, Wall};
+use crate::layout::{
+    BodyRecord, ContactRecord, MORTON_BITS, StepParams, SweepDispatch, WallContactRecord,
+    WallRecord,
+};
+
+/// Bytes of a [`WallContactRecord`].
+const WALL_CONTACT_SIZE: u64 = size_of::<WallContactRecord>() as u64;
 use crate::options::SweepOptions;
 use crate::validate::pack_batch;
 
@@ -111,6 +119,7 @@ pub struct ContactPipeline {
     queue: wgpu::Queue,
     waiter: DeviceWaiter,
     sweep: SweepStage,
+    walls: WallStage,
     /// The broad phase's kernels: those that build the tree on one bind group layout, the
     /// queries on another (`query_layout`), as GL allows 16 storage buffers a stage.
     broad_phase: Kernels<7>,
@@ -185,6 +194,16 @@ struct State {
     /// Whether `find` submits and times each stage on its own.
     profiling: bool,
     stage_times: Vec<(&'static str, Duration)>,
+    /// The step's walls as records, and the walls stage's buffers over the step's bodies.
+    wall_records: Vec<WallRecord>,
+    walls: Option<StepWalls>,
+}
+
+/// The walls stage's buffers of a step: its walls and contacts, bound over the step's
+/// bodies, and the contacts' readback.
+struct StepWalls {
+    buffers: WallBuffers,
+    readback: wgpu::Buffer,
 }
 
 /// What a step's buffers hold, and how many times a step resumes the queries that ran out of
@@ -294,6 +313,7 @@ impl ContactPipeline {
         let device = context.device().clone();
         let queue = context.queue().clone();
         let sweep = SweepStage::new(&device)?;
+        let walls = WallStage::new(&device)?;
         let scopes = ErrorScopes::push(&device);
         let created = Self::create(&device);
         let sorter =
@@ -313,6 +333,7 @@ impl ContactPipeline {
             device,
             queue,
             sweep,
+            walls,
             broad_phase,
             query_layout,
             outputs,
@@ -333,6 +354,8 @@ impl ContactPipeline {
                 elapsed: Duration::ZERO,
                 profiling: false,
                 stage_times: Vec::new(),
+                wall_records: Vec::new(),
+                walls: None,
             }),
         })
     }
@@ -560,6 +583,11 @@ impl ContactPipeline {
             + state.buffers.as_ref().map_or(0, |buffers| {
                 buffers.all.iter().map(wgpu::Buffer::size).sum::<u64>()
             })
+            + state.walls.as_ref().map_or(0, |walls| {
+                walls.buffers.walls().size()
+                    + walls.buffers.contacts().size()
+                    + walls.readback.size()
+            })
     }
 
     /// The contacts of the step of `bodies` with `options`, as [`crate::cpu::find_contacts`]
@@ -579,19 +607,56 @@ impl ContactPipeline {
     where
         B: Copy + Into<MovingSphere>,
     {
+        self.find_with_walls(bodies, &[], options)
+    }
+
+    /// The contacts of the step, as [`find`](Self::find) gives them, and each body's earliest
+    /// impact on `walls` ([`Contacts::earliest_walls`]), as
+    /// [`crate::cpu::ContactFinder::find_with_walls`] gives them: the walls stage
+    /// ([`WallStage`]) runs on the step's bodies in the same submission, and its contacts
+    /// come back with the step's. (A world of one body has no step to join: its walls are
+    /// swept by the stage's CPU twin.)
+    ///
+    /// # Errors
+    /// As [`find`](Self::find), and [`Error::InvalidWall`] for a bad wall or more walls than
+    /// one binding holds.
+    pub fn find_with_walls<B>(
+        &self,
+        bodies: &[B],
+        walls: &[Wall],
+        options: SweepOptions,
+    ) -> Result<Contacts, Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
         let start = Instant::now();
         let mut state = self.lock();
         let state = &mut *state;
         self.waiter.check_loss()?;
         pack_batch(bodies, &[], &options, self.max_bodies(), &mut state.packed)?;
+        wall_records_into(walls, &mut state.wall_records)?;
+        if walls.len() as u64 > self.walls.max_walls() {
+            return Err(Error::InvalidWall {
+                wall: walls.len(),
+                reason: "more walls than one binding of this device holds",
+            });
+        }
         state.reruns = 0;
         if bodies.len() < 2 {
             state.elapsed = start.elapsed();
-            return Ok(Contacts::from_parts(
-                Vec::new(),
-                vec![None; bodies.len()],
-                0,
-            ));
+            let mut earliest_walls = Vec::new();
+            if !walls.is_empty() {
+                wall_contacts_into(
+                    &state.packed,
+                    &state.wall_records,
+                    &options,
+                    &mut earliest_walls,
+                );
+            }
+            return Ok(
+                Contacts::from_parts(Vec::new(), vec![None; bodies.len()], 0)
+                    .with_walls(earliest_walls),
+            );
         }
         let scopes = ErrorScopes::push(&self.device);
         let result = self.run(state, &options);
@@ -604,6 +669,7 @@ impl ContactPipeline {
             // reported.
             let scopes = ErrorScopes::push(&self.device);
             state.buffers = None;
+            state.walls = None;
             state.upload = body_upload(&self.device);
             let _ = pollster::block_on(scopes.finish());
         }
@@ -641,6 +707,32 @@ impl ContactPipeline {
                 last: Instant::now(),
             };
             encoder.copy_buffer_to_buffer(state.upload.buffer(), 0, &buffers.bodies, 0, n * 32);
+            // The walls first, on the bodies as uploaded.
+            let wall_count = state.wall_records.len() as u32;
+            if wall_count > 0 {
+                let walls =
+                    self.step_walls(&mut state.walls, &buffers.bodies, u64::from(wall_count))?;
+                self.queue.write_buffer(
+                    walls.buffers.walls(),
+                    0,
+                    bytemuck::cast_slice(&state.wall_records),
+                );
+                self.walls.record(
+                    &self.queue,
+                    &mut encoder,
+                    &walls.buffers,
+                    n as u32,
+                    wall_count,
+                    options,
+                )?;
+                encoder.copy_buffer_to_buffer(
+                    walls.buffers.contacts(),
+                    0,
+                    &walls.readback,
+                    0,
+                    n * WALL_CONTACT_SIZE,
+                );
+            }
             let resume_passes = state.capacities.resume_passes;
             let step = Step {
                 buffers,
@@ -680,13 +772,83 @@ impl ContactPipeline {
                     .push(("readback", readback_start.elapsed()));
             }
             match decoded.map_err(|error| Error::Mapping(error.to_string()))? {
-                Ok(contacts) => return Ok(contacts),
+                Ok(contacts) => {
+                    let walls = match (&state.walls, state.wall_records.is_empty()) {
+                        (Some(walls), false) => self.read_walls(walls, &state.packed)?,
+                        _ => Vec::new(),
+                    };
+                    return Ok(contacts.with_walls(walls));
+                }
                 Err(counts) => {
                     state.capacities = self.next_capacities(state.capacities, &held, &counts)?;
                     state.reruns += 1;
                 }
             }
         }
+    }
+
+    /// The walls stage's buffers over the step's `bodies` for `wall_count` walls: those of
+    /// the last step, or new ones where the bodies' buffer was replaced or the walls outgrew
+    /// them.
+    fn step_walls<'a>(
+        &self,
+        walls: &'a mut Option<StepWalls>,
+        bodies: &wgpu::Buffer,
+        wall_count: u64,
+    ) -> Result<&'a StepWalls, Error> {
+        let fits = walls.as_ref().is_some_and(|held| {
+            held.buffers.bodies() == bodies && held.buffers.wall_capacity() >= wall_count
+        });
+        if !fits {
+            use wgpu::BufferUsages as Usage;
+            let body_capacity = bodies.size() / 32;
+            let wall_capacity = wall_count.next_power_of_two().max(16);
+            let scopes = ErrorScopes::push(&self.device);
+            let buffer = |label, size, usage| create_buffer(&self.device, label, usage, size);
+            let wall_buffer = buffer(
+                "step walls",
+                32 * wall_capacity,
+                Usage::STORAGE | Usage::COPY_DST,
+            );
+            let contacts = buffer(
+                "step wall contacts",
+                WALL_CONTACT_SIZE * body_capacity,
+                Usage::STORAGE | Usage::COPY_SRC,
+            );
+            let readback = buffer(
+                "step wall readback",
+                WALL_CONTACT_SIZE * body_capacity,
+                Usage::MAP_READ | Usage::COPY_DST,
+            );
+            pollster::block_on(scopes.finish())?;
+            let buffers = self
+                .walls
+                .bind_buffers(&self.device, bodies, &wall_buffer, &contacts)?;
+            *walls = Some(StepWalls { buffers, readback });
+        }
+        Ok(walls.as_ref().expect("made above"))
+    }
+
+    /// Each body's earliest wall, read back from the walls stage's contacts.
+    fn read_walls(
+        &self,
+        walls: &StepWalls,
+        bodies: &[BodyRecord],
+    ) -> Result<Vec<Option<WallContact>>, Error> {
+        let slice = walls
+            .readback
+            .slice(..WALL_CONTACT_SIZE * bodies.len() as u64);
+        pollster::block_on(self.waiter.map(&slice, wgpu::MapMode::Read))?;
+        let decoded = slice.get_mapped_range().map(|view| {
+            let records: &[WallContactRecord] = bytemuck::cast_slice(&view);
+            records
+                .par_iter()
+                .zip(bodies)
+                .map(|(record, body)| WallContact::from_record(record, body))
+                .collect()
+        });
+        walls.readback.unmap();
+        decoded.map_err(|error| Error::Mapping(error.to_string()))
     }
 
     /// The capacities for the rerun of a step that `counts` says was incomplete with

@@ -207,6 +207,32 @@ pub(super) fn dispatch(
     }
 }
 
+/// Checks a caller's buffer for one binding of `element_size`-byte elements: usage
+/// `STORAGE`, a whole number (at least one) of elements, within the device's largest binding.
+pub(super) fn check_binding(
+    name: &'static str,
+    buffer: &wgpu::Buffer,
+    element_size: u64,
+    largest_binding: u64,
+) -> Result<(), Error> {
+    let reason = if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
+        format!("usage {:?} lacks STORAGE", buffer.usage())
+    } else if buffer.size() < element_size || !buffer.size().is_multiple_of(element_size) {
+        format!(
+            "{} bytes is not a whole number of {element_size}-byte elements",
+            buffer.size()
+        )
+    } else if buffer.size() > largest_binding {
+        format!(
+            "{} bytes exceed this device's largest storage binding of {largest_binding} bytes",
+            buffer.size()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidBuffer { name, reason })
+}
+
 pub(super) fn group_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
     wgpu::BindGroupEntry {
         binding,
@@ -424,25 +450,7 @@ impl SweepStage {
             ("pairs", pairs, PAIR_SIZE),
             (output.name(), output_buffer, output.size()),
         ] {
-            let reason = if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
-                Some(format!("usage {:?} lacks STORAGE", buffer.usage()))
-            } else if buffer.size() < element_size || !buffer.size().is_multiple_of(element_size) {
-                Some(format!(
-                    "{} bytes is not a whole number of {element_size}-byte elements",
-                    buffer.size()
-                ))
-            } else if buffer.size() > self.largest_binding {
-                Some(format!(
-                    "{} bytes exceed this device's largest storage binding of {} bytes",
-                    buffer.size(),
-                    self.largest_binding
-                ))
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
-                return Err(Error::InvalidBuffer { name, reason });
-            }
+            check_binding(name, buffer, element_size, self.largest_binding)?;
         }
         let scopes = ErrorScopes::push(device);
         let buffers = self.bind(

@@ -4,7 +4,9 @@
 //! same answers on the CPU.
 
 use super::buffers::{ErrorScopes, create_buffer};
-use super::sweep::{BODY_SIZE, Workgroups, compute_pipeline, dispatch, group_entry, layout_entry};
+use super::sweep::{
+    BODY_SIZE, Workgroups, check_binding, compute_pipeline, dispatch, group_entry, layout_entry,
+};
 use crate::error::Error;
 use crate::geometry::Wall;
 use crate::layout::{SweepDispatch, WallContactRecord, WallParams, WallRecord};
@@ -151,47 +153,77 @@ impl WallStage {
         }
         use wgpu::BufferUsages as Usage;
         let scopes = ErrorScopes::push(device);
-        let (body_capacity, wall_capacity) = (body_capacity.max(1), wall_capacity.max(1));
         let buffer = |label, size, usage| create_buffer(device, label, usage, size);
         let bodies = buffer(
             "walls bodies",
-            body_capacity * BODY_SIZE,
+            body_capacity.max(1) * BODY_SIZE,
             Usage::STORAGE | Usage::COPY_DST,
         );
         let walls = buffer(
             "walls walls",
-            wall_capacity * WALL_SIZE,
+            wall_capacity.max(1) * WALL_SIZE,
             Usage::STORAGE | Usage::COPY_DST,
         );
         let contacts = buffer(
             "walls contacts",
-            body_capacity * CONTACT_SIZE,
+            body_capacity.max(1) * CONTACT_SIZE,
             Usage::STORAGE | Usage::COPY_SRC,
         );
-        let params = buffer(
+        pollster::block_on(scopes.finish())?;
+        self.bind_buffers(device, &bodies, &walls, &contacts)
+    }
+
+    /// Binds the caller's own buffers: bodies as [`BodyRecord`](crate::layout::BodyRecord)s,
+    /// walls as [`WallRecord`]s and contacts as [`WallContactRecord`]s, each with usage
+    /// `STORAGE` (and `COPY_DST` on the walls for [`WallBuffers::write_walls`]). The
+    /// capacity is what they hold: the smaller of `bodies.size() / 32` and
+    /// `contacts.size() / 48` bodies, and `walls.size() / 32` walls.
+    ///
+    /// # Errors
+    /// [`Error::InvalidBuffer`] when a buffer lacks `STORAGE`, is not a whole number (at
+    /// least one) of its elements, or is larger than one binding of this device;
+    /// [`Error::Device`] when the device rejects the bind group.
+    pub fn bind_buffers(
+        &self,
+        device: &wgpu::Device,
+        bodies: &wgpu::Buffer,
+        walls: &wgpu::Buffer,
+        contacts: &wgpu::Buffer,
+    ) -> Result<WallBuffers, Error> {
+        for (name, buffer, element_size) in [
+            ("bodies", bodies, BODY_SIZE),
+            ("walls", walls, WALL_SIZE),
+            ("wall contacts", contacts, CONTACT_SIZE),
+        ] {
+            check_binding(name, buffer, element_size, self.largest_binding)?;
+        }
+        use wgpu::BufferUsages as Usage;
+        let scopes = ErrorScopes::push(device);
+        let params = create_buffer(
+            device,
             "walls params",
-            PARAMS_SIZE,
             Usage::UNIFORM | Usage::COPY_DST,
+            PARAMS_SIZE,
         );
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("walls"),
             layout: &self.layout,
             entries: &[
-                group_entry(0, &bodies),
-                group_entry(1, &walls),
-                group_entry(2, &contacts),
+                group_entry(0, bodies),
+                group_entry(1, walls),
+                group_entry(2, contacts),
                 group_entry(3, &params),
             ],
         });
         pollster::block_on(scopes.finish())?;
         Ok(WallBuffers {
-            bodies,
-            walls,
-            contacts,
+            body_capacity: (bodies.size() / BODY_SIZE).min(contacts.size() / CONTACT_SIZE),
+            wall_capacity: walls.size() / WALL_SIZE,
+            bodies: bodies.clone(),
+            walls: walls.clone(),
+            contacts: contacts.clone(),
             params,
             group,
-            body_capacity,
-            wall_capacity,
         })
     }
 

@@ -7,6 +7,10 @@ use sweepcast::layout::{StepParams, WORKGROUP_SIZE};
 use wgpu::BufferUsages as Usage;
 use wgpu::util::DeviceExt;
 
+use glam::{DVec3, Vec3};
+use sweepcast::reference::{self, Body};
+use sweepcast::{MovingSphere, SweepOptions, Wall};
+
 /// The context every GPU test uses, or `None` (after a loud message) when no adapter exists
 /// and `SWEEPCAST_REQUIRE_GPU` is not `1`.
 #[allow(dead_code)]
@@ -190,4 +194,112 @@ pub fn cast<T: bytemuck::Pod>(bytes: &[u8], count: usize) -> Vec<T> {
 #[allow(dead_code)]
 pub fn unwritten_twin<T: bytemuck::Pod>(count: usize) -> Vec<T> {
     bytemuck::pod_collect_to_vec(&vec![UNWRITTEN; count * size_of::<T>()])
+}
+
+// The walls' judge, shared by `tests/walls.rs` and `tests/gpu_contacts.rs`.
+
+/// The squared distance from `point` to `wall` in f64, exactly as far as f64 goes (for a
+/// plane, its height above it, squared, negative behind it).
+#[allow(dead_code)]
+pub fn distance_squared_to(point: DVec3, wall: &Wall) -> f64 {
+    match *wall {
+        Wall::Plane { point: on, normal } => {
+            let height = normal.as_dvec3().normalize().dot(point - on.as_dvec3());
+            height * height.abs()
+        }
+        Wall::Segment { start, end } => {
+            let (start, edge) = (start.as_dvec3(), (end - start).as_dvec3());
+            let along = if edge.length_squared() > 0.0 {
+                (edge.dot(point - start) / edge.length_squared()).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            (start + edge * along - point).length_squared()
+        }
+    }
+}
+
+/// The scale of a body and a wall: the largest component of the wall's points relative to
+/// the body's centre, of its displacement, and its radius (what the f32 path rescales by).
+#[allow(dead_code)]
+pub fn scale_of(body: &MovingSphere, wall: &Wall) -> f64 {
+    let largest = |v: Vec3| f64::from(v.abs().max_element());
+    let (first, second) = match *wall {
+        Wall::Segment { start, end } => (start - body.center, end - body.center),
+        Wall::Plane { point, .. } => (body.center - point, Vec3::ZERO),
+    };
+    largest(first)
+        .max(largest(second))
+        .max(largest(body.displacement))
+        .max(f64::from(body.radius))
+}
+
+/// The backward-error bound of the walls' f32 path, in units of ε s² (ε = 2⁻²⁴, s the
+/// [`scale_of`] the case): at the reported time, the exact squared distance from the centre
+/// to the wall is within this of r². The pair sweep's bound is 8 (see `sweepcast::parity`);
+/// a wall's side adds the projection across the edge (a quotient, a product and a difference
+/// a component, three roundings of s), a plane its unit normal's rounding (about one ε) and
+/// the product with it, which together at most double it. 32 leaves a margin the test prints.
+#[allow(dead_code)]
+pub const WALL_BOUND: f64 = 32.0;
+
+/// Whether the f32 answer `time` (or a miss) of `body` against `wall` passes the judge of
+/// `tests/walls.rs`'s f32 test: a hit within [`WALL_BOUND`] of
+/// touching at its time; a hit or miss that the oracle contradicts only where the oracle with
+/// the squared radius moved by the bound agrees.
+#[allow(dead_code)]
+pub fn passes_judge(
+    body: &MovingSphere,
+    wall: &Wall,
+    time: Option<f32>,
+    options: &SweepOptions,
+) -> bool {
+    let epsilon = f64::from(f32::EPSILON) / 2.0;
+    let bound = WALL_BOUND * epsilon * scale_of(body, wall).powi(2);
+    let radius_squared = f64::from(body.radius).powi(2);
+    let oracle_with = |extra: f64| {
+        let mut widened = Body::from(*body);
+        widened.radius = (radius_squared + extra).max(0.0).sqrt();
+        reference::sweep_sphere_wall(&widened, wall, options)
+    };
+    match time {
+        Some(t) => {
+            let t = f64::from(t);
+            let center = body.center.as_dvec3() + body.displacement.as_dvec3() * t;
+            let gap = distance_squared_to(center, wall) - radius_squared;
+            (gap.abs() <= bound || (t == 0.0 && gap <= bound)) && oracle_with(bound).is_some()
+        }
+        None => oracle_with(-bound).is_none(),
+    }
+}
+
+/// Where a path's earliest wall of `body` (`ours`: the wall and time, or a miss) is not
+/// another's (`theirs`), whether the difference is one the judge allows: ours passes the
+/// judge on the wall it names; a hit on another wall only at the same time within 10⁻⁵
+/// (a near tie); a miss only where their hit is within the bound of grazing.
+#[allow(dead_code)]
+pub fn judge_earliest_wall(
+    body: &MovingSphere,
+    walls: &[Wall],
+    options: &SweepOptions,
+    ours: Option<(u32, f32)>,
+    theirs: Option<(u32, f32)>,
+) -> Result<(), &'static str> {
+    match (ours, theirs) {
+        (Some((w, t)), theirs) => {
+            if !passes_judge(body, &walls[w as usize], Some(t), options) {
+                return Err("the time is beyond the bound on its wall");
+            }
+            if let Some((v, s)) = theirs
+                && v != w
+                && (t - s).abs() > 1e-5 * t.max(s).max(1e-3)
+            {
+                return Err("another wall, not at the same time");
+            }
+            Ok(())
+        }
+        (None, Some((v, _))) if passes_judge(body, &walls[v as usize], None, options) => Ok(()),
+        (None, Some(_)) => Err("a miss where the other path's hit is beyond the bound"),
+        (None, None) => Err("two misses that differ"),
+    }
 }
