@@ -123,6 +123,33 @@ pub enum Error {
         /// What is wrong with it, and what to do.
         reason: &'static str,
     },
+    /// A body of an event loop ([`crate::events`]) whose mass is NaN, zero or negative
+    /// (`f64::INFINITY` is allowed: a body that nothing moves).
+    #[error(
+        "body {body}: mass {mass} is not positive; give a mass above 0 (infinity for a body that nothing moves)"
+    )]
+    InvalidMass {
+        /// Index of the offending body.
+        body: usize,
+        /// The mass given.
+        mass: f64,
+    },
+    /// An event loop's step is NaN, infinite or negative.
+    #[error("the step {step} is not a finite duration of at least 0")]
+    InvalidStep {
+        /// The step given.
+        step: f64,
+    },
+    /// An event loop's step needed more events than its limit: bodies caught in a cascade of
+    /// collisions (a tight cluster resolved with little restitution collapses into ever
+    /// closer collisions), or a step far longer than the time between collisions.
+    #[error(
+        "more than {limit} events in one step; take shorter steps, or raise the limit with EventLoop::with_max_events if the scene really has that many"
+    )]
+    TooManyEvents {
+        /// The limit that was reached.
+        limit: usize,
+    },
     /// More pairs than the buffers of a GPU stage hold.
     #[error(
         "{pairs} pairs exceed the capacity of {capacity} of the stage's buffers; create buffers for at least {pairs} pairs"

@@ -18,6 +18,8 @@
 //! * [`gpu`]: [`gpu::GpuContext`], the stages that record into a caller's encoder
 //!   ([`gpu::SweepStage`]), the blocking [`gpu::SweepPipeline`], and the whole step from the
 //!   bodies alone ([`gpu::ContactPipeline`]: broad phase, sweep, ordered contacts).
+//! * [`events`]: an event loop within a step in f64 (advance to the earliest impact, resolve
+//!   it, sweep again), with an elastic response, for event-driven simulations.
 //! * [`parity`]: the backward-error judge the f32 paths are held to, for checking any
 //!   driver's answers against the oracle.
 //!
@@ -46,6 +48,7 @@
 
 pub mod cpu;
 mod error;
+pub mod events;
 pub mod geometry;
 pub mod gpu;
 pub mod layout;
