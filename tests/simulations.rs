@@ -1,8 +1,11 @@
 //! Short deterministic runs of the examples' simulations, with their own checks: the pool
-//! break of `examples/pool_break.rs` (its table and rack in `examples/pool/mod.rs`).
+//! break of `examples/pool_break.rs` (its table and rack in `examples/pool/mod.rs`) and the
+//! projectiles of `examples/tunneling.rs` (in `examples/tunnel/mod.rs`).
 
 #[path = "../examples/pool/mod.rs"]
 mod pool;
+#[path = "../examples/tunnel/mod.rs"]
+mod tunnel;
 
 use sweepcast::events::Event;
 
@@ -52,4 +55,42 @@ fn the_pool_break_conserves_energy_and_never_overlaps() {
     let again = pool::simulate(speed, 0.002, 1.0, 1.0 / 240.0).unwrap();
     assert_eq!(again.events, result.events);
     assert_eq!(again.pocketed, result.pocketed);
+}
+
+#[test]
+fn the_swept_test_stops_every_projectile_that_the_time_sliced_method_lets_through() {
+    let (targets, projectiles) = (tunnel::targets(), tunnel::projectiles());
+    let (mut first_hits, mut through) = (0, [0, 0]);
+    for projectile in &projectiles {
+        let (ours, oracle) = tunnel::swept(projectile, &targets);
+        // sweepcast's f32 answer is the oracle's: the same first target, the same time.
+        match (ours, oracle) {
+            (None, None) => continue,
+            (Some((t, a)), Some((s, b))) => {
+                assert_eq!(a, b, "{projectile:?}");
+                assert!(
+                    (f64::from(t) - s).abs() <= 1e-5,
+                    "{projectile:?}: {t} against {s}"
+                );
+            }
+            _ => panic!("{projectile:?}: {ours:?} against the oracle's {oracle:?}"),
+        }
+        first_hits += 1;
+        let (_, first) = ours.expect("a hit");
+        for (k, slices) in [4, 150].into_iter().enumerate() {
+            match tunnel::time_sliced(projectile, &targets, slices) {
+                // Detected on the right target: never after the true time, by at most a
+                // slice before it (it reports the slice's start).
+                Some((t, target)) if target == first => {
+                    let (truth, _) = ours.expect("a hit");
+                    assert!(t <= truth && truth - t <= 1.0 / slices as f32 + 1e-6);
+                }
+                _ => through[k] += 1,
+            }
+        }
+    }
+    // The scene is made so that every method is tested: many first hits, all of them
+    // missed with four slices and most with 150.
+    assert_eq!(first_hits, 17);
+    assert_eq!(through, [17, 13]);
 }
