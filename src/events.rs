@@ -12,11 +12,16 @@
 //!
 //! The method is the classic one of event-driven molecular dynamics: a priority queue of
 //! predicted events, each stamped with its bodies' collision counts so that an event
-//! outdated by an earlier collision of one of its bodies is skipped when it comes up. All
-//! bodies are advanced to each event's time (O(N) an event) and a resolved body is swept
-//! against every other body and wall (O(N) an event): the loop is meant for the hundreds to
-//! few thousands of bodies of a table or a small gas; for larger worlds the candidates would
-//! come from the step's broad phase ([`crate::cpu::ContactFinder`]).
+//! outdated by an earlier collision of one of its bodies is skipped when it comes up. Only
+//! the bodies an event involves are moved (each keeps its own time), and a resolved body is
+//! swept again against its possible partners only: the pairs a [`BroadPhase`] gives at the
+//! step's start, those whose spheres, grown by how far any body can travel in the step,
+//! touch. [`AllPairs`] (every pair: for a table's few bodies), the CPU step
+//! ([`crate::cpu::ContactFinder`]) and the GPU step ([`crate::gpu::ContactPipeline`]) are
+//! broad phases; the same pairs give the same events, to the bit. A body that becomes faster
+//! than the pairs allow for (twice the fastest speed at the step's start) makes the loop ask
+//! for them again. In a periodic box ([`EventLoop::with_periodic_box`]) pairs meet at their
+//! nearest image and positions are wrapped back into the box.
 //!
 //! # Example
 //! ```
@@ -45,8 +50,8 @@ use std::collections::BinaryHeap;
 use glam::DVec3;
 
 use crate::error::{BodyField, Error};
-use crate::geometry::Wall;
-use crate::options::SweepOptions;
+use crate::geometry::{MovingSphere, Wall};
+use crate::options::{PeriodicBox, SweepOptions};
 use crate::reference::{self, Body};
 
 /// A body of an event loop, in f64.
@@ -212,13 +217,145 @@ impl Ord for Predicted {
     }
 }
 
-/// The event loop's memory, kept from step to step: its queue and each body's collision
-/// count. See the [module](self).
+/// A body's state at the moment of an event: what the loop hands to the callback of
+/// [`EventLoop::advance`]. The loop moves only the bodies an event involves (each keeps the
+/// time it was last moved to); this view gives any body where it is at the event's time.
+#[derive(Copy, Clone, Debug)]
+pub struct Moment<'a> {
+    bodies: &'a [EventBody],
+    times: &'a [f64],
+    time: f64,
+}
+
+impl Moment<'_> {
+    /// The event's time, from the start of the step.
+    #[must_use]
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// How many bodies there are.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.bodies.len()
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.bodies.is_empty()
+    }
+
+    /// Body `index` at the event's time (its position moved along its velocity to it; in a
+    /// periodic box not wrapped back into it).
+    ///
+    /// # Panics
+    /// If `index` is out of range.
+    #[must_use]
+    pub fn body(&self, index: usize) -> EventBody {
+        let body = self.bodies[index];
+        EventBody {
+            position: body.position + body.velocity * (self.time - self.times[index]),
+            ..body
+        }
+    }
+
+    /// Every body at the event's time.
+    pub fn bodies(&self) -> impl Iterator<Item = EventBody> + '_ {
+        (0..self.bodies.len()).map(|index| self.body(index))
+    }
+}
+
+/// Where the event loop gets the pairs of bodies that may meet: every pair that can come
+/// within reach during what is left of a step. The loop asks for the pairs of spheres
+/// (centred on the bodies, at rest, each grown by how far any body can travel in the rest
+/// of the step) that touch or overlap; only those pairs are swept.
+pub trait BroadPhase {
+    /// Writes into `pairs` every pair of `spheres` that touch or overlap (each once, in any
+    /// order), with `options`' periodic box.
+    ///
+    /// # Errors
+    /// The broad phase's own (validation, the device).
+    fn touching_pairs(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<(), Error>;
+}
+
+/// Every pair: no broad phase, for a few hundred bodies or fewer.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct AllPairs;
+
+impl BroadPhase for AllPairs {
+    fn touching_pairs(
+        &mut self,
+        spheres: &[MovingSphere],
+        _: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<(), Error> {
+        pairs.clear();
+        let n = spheres.len() as u32;
+        pairs.extend((0..n).flat_map(|a| (a + 1..n).map(move |b| [a, b])));
+        Ok(())
+    }
+}
+
+/// The CPU step's broad phase and sweep: the pairs of its contacts.
+impl BroadPhase for crate::cpu::ContactFinder {
+    fn touching_pairs(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<(), Error> {
+        let contacts = self.find(spheres, options)?;
+        pairs.clear();
+        pairs.extend(contacts.contacts().iter().map(|contact| contact.pair));
+        Ok(())
+    }
+}
+
+/// The GPU step: the pairs of its contacts.
+impl BroadPhase for &crate::gpu::ContactPipeline {
+    fn touching_pairs(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<(), Error> {
+        let contacts = self.find(spheres, options)?;
+        pairs.clear();
+        pairs.extend(contacts.contacts().iter().map(|contact| contact.pair));
+        Ok(())
+    }
+}
+
+/// How much faster than the fastest body at its start any body may become within what the
+/// broad phase covers: an elastic impact of equal masses leaves each at most √2 times the
+/// faster one's speed; a body that exceeds this makes the loop ask for the pairs again.
+const SPEED_MARGIN: f64 = 2.0;
+
+/// The event loop's memory, kept from step to step: its queue, each body's collision count
+/// and time, and the pairs that may meet. See the [module](self).
 #[derive(Clone, Debug)]
 pub struct EventLoop {
     queue: BinaryHeap<Predicted>,
     counts: Vec<u64>,
+    /// Per body, the time (from the start of the step) its position is at.
+    times: Vec<f64>,
+    /// Per body, its possible partners: `partners[starts[i]..starts[i + 1]]`.
+    starts: Vec<usize>,
+    partners: Vec<u32>,
+    pairs: Vec<[u32; 2]>,
+    spheres: Vec<MovingSphere>,
+    /// The speed no body may exceed for the pairs to hold.
+    speed_bound: f64,
+    periodic_box: Option<PeriodicBox>,
     max_events: usize,
+    /// How many times the pairs were asked for in the last step.
+    rebuilds: usize,
 }
 
 impl Default for EventLoop {
@@ -228,13 +365,21 @@ impl Default for EventLoop {
 }
 
 impl EventLoop {
-    /// A loop that allows up to 1,000,000 events a step.
+    /// A loop that allows up to 1,000,000 events a step, in open space.
     #[must_use]
     pub fn new() -> Self {
         Self {
             queue: BinaryHeap::new(),
             counts: Vec::new(),
+            times: Vec::new(),
+            starts: Vec::new(),
+            partners: Vec::new(),
+            pairs: Vec::new(),
+            spheres: Vec::new(),
+            speed_bound: 0.0,
+            periodic_box: None,
             max_events: 1_000_000,
+            rebuilds: 0,
         }
     }
 
@@ -245,33 +390,69 @@ impl EventLoop {
         self
     }
 
-    /// Advances `bodies` by `step` units of time among `walls`: each impact in time order is
-    /// resolved by `response` and then reported to `on_event` with the bodies as they are
-    /// right after it (at the event's time); at the end every body has moved to the end of
-    /// the step. Returns how many events there were.
+    /// This loop in a periodic box: bodies meet across its faces (each pair at its nearest
+    /// image), and positions are wrapped back into it. Each body's radius plus the distance
+    /// any body travels in a step must stay below a quarter of the period
+    /// ([`Error::PeriodicBoxTooSmall`] otherwise). Walls are not repeated.
+    #[must_use]
+    pub fn with_periodic_box(mut self, periodic_box: PeriodicBox) -> Self {
+        self.periodic_box = Some(periodic_box);
+        self
+    }
+
+    /// How many times the last step asked its broad phase for pairs: once, and once more
+    /// each time a body became faster than the pairs allowed for.
+    #[must_use]
+    pub fn broad_phase_runs(&self) -> usize {
+        self.rebuilds
+    }
+
+    /// [`advance_with`](Self::advance_with) with every pair swept ([`AllPairs`]): for a few
+    /// hundred bodies or fewer.
     ///
     /// # Errors
-    /// [`Error::NonFinite`] or [`Error::NegativeRadius`] for a bad position, velocity or
-    /// radius, [`Error::InvalidMass`], [`Error::InvalidStep`], [`Error::InvalidWall`] (the
-    /// bodies are unchanged), or [`Error::TooManyEvents`] (the bodies are left at the last
-    /// event's time).
+    /// As [`advance_with`](Self::advance_with).
     pub fn advance(
         &mut self,
         bodies: &mut [EventBody],
         walls: &[Wall],
         step: f64,
         response: &mut impl Response,
-        mut on_event: impl FnMut(&Event, &[EventBody]),
+        on_event: impl FnMut(&Event, &Moment<'_>),
+    ) -> Result<usize, Error> {
+        self.advance_with(bodies, walls, step, response, &mut AllPairs, on_event)
+    }
+
+    /// Advances `bodies` by `step` units of time among `walls`: each impact in time order is
+    /// resolved by `response` and then reported to `on_event` with the bodies as they are
+    /// right after it ([`Moment`]); at the end every body has moved to the end of the step
+    /// (wrapped into the periodic box, if there is one). Only the pairs that `broad_phase`
+    /// gives are swept: those within reach of each other for the rest of the step, asked for
+    /// at its start and again whenever a body has become faster than they allow. Returns how
+    /// many events there were.
+    ///
+    /// # Errors
+    /// [`Error::NonFinite`] or [`Error::NegativeRadius`] for a bad position, velocity or
+    /// radius, [`Error::InvalidMass`], [`Error::InvalidStep`], [`Error::InvalidWall`] (the
+    /// bodies are unchanged); the broad phase's errors, and [`Error::TooManyEvents`] (the
+    /// bodies are then left where they were at the last event).
+    pub fn advance_with(
+        &mut self,
+        bodies: &mut [EventBody],
+        walls: &[Wall],
+        step: f64,
+        response: &mut impl Response,
+        broad_phase: &mut impl BroadPhase,
+        mut on_event: impl FnMut(&Event, &Moment<'_>),
     ) -> Result<usize, Error> {
         validate(bodies, step)?;
         crate::validate_walls(walls)?;
-        self.queue.clear();
         self.counts.clear();
         self.counts.resize(bodies.len(), 0);
-        let mut now = 0.0;
-        for first in 0..bodies.len() {
-            self.predict(bodies, walls, first, first + 1, now, step);
-        }
+        self.times.clear();
+        self.times.resize(bodies.len(), 0.0);
+        self.rebuilds = 0;
+        self.rebuild(bodies, walls, 0.0, step, broad_phase)?;
         let mut events = 0;
         while let Some(next) = self.queue.pop() {
             if next.time > step {
@@ -289,13 +470,15 @@ impl EventLoop {
                 continue;
             }
             if events == self.max_events {
+                let last = self.times.iter().copied().fold(0.0, f64::max);
+                self.move_all(bodies, last);
                 return Err(Error::TooManyEvents {
                     limit: self.max_events,
                 });
             }
             events += 1;
-            move_all(bodies, next.time - now);
-            now = next.time;
+            let now = next.time;
+            self.move_to(bodies, next.first, now);
             let event = if next.is_wall {
                 response.wall(&mut bodies[next.first], next.normal);
                 Event::Wall {
@@ -306,6 +489,7 @@ impl EventLoop {
                     normal: next.normal,
                 }
             } else {
+                self.move_to(bodies, next.second, now);
                 let (low, high) = bodies.split_at_mut(next.second);
                 response.pair(&mut low[next.first], &mut high[0], next.normal);
                 self.counts[next.second] += 1;
@@ -317,52 +501,142 @@ impl EventLoop {
                 }
             };
             self.counts[next.first] += 1;
-            on_event(&event, bodies);
-            self.predict(bodies, walls, next.first, 0, now, step);
-            if !next.is_wall {
-                self.predict(bodies, walls, next.second, 0, now, step);
+            on_event(
+                &event,
+                &Moment {
+                    bodies,
+                    times: &self.times,
+                    time: now,
+                },
+            );
+            let involved = [
+                next.first,
+                if next.is_wall {
+                    next.first
+                } else {
+                    next.second
+                },
+            ];
+            if involved
+                .iter()
+                .any(|&body| bodies[body].velocity.length() > self.speed_bound)
+            {
+                // Faster than the pairs allow for: ask for them again from here.
+                self.rebuild(bodies, walls, now, step, broad_phase)?;
+            } else {
+                for body in involved {
+                    self.predict(bodies, walls, body, false, now, step);
+                }
             }
         }
-        move_all(bodies, step - now);
+        self.move_all(bodies, step);
         Ok(events)
     }
 
-    /// Sweeps body `first` from `now` to the end of the step against the bodies from
-    /// `others_from` on (all but itself) and every wall, and queues what it meets.
+    /// Moves every body to `now`, asks `broad_phase` for the pairs that may meet before
+    /// `step`, and predicts every event from `now` again.
+    fn rebuild(
+        &mut self,
+        bodies: &mut [EventBody],
+        walls: &[Wall],
+        now: f64,
+        step: f64,
+        broad_phase: &mut impl BroadPhase,
+    ) -> Result<(), Error> {
+        self.rebuilds += 1;
+        self.move_all(bodies, now);
+        self.queue.clear();
+        let fastest = bodies
+            .iter()
+            .map(|body| body.velocity.length())
+            .fold(0.0, f64::max);
+        self.speed_bound = SPEED_MARGIN * fastest;
+        // Every body grown by how far any may travel in the rest of the step, and a little
+        // more for the spheres' rounding to f32 (a relative 2⁻²⁰ of their coordinates).
+        let reach = self.speed_bound * (step - now);
+        self.spheres.clear();
+        self.spheres.extend(bodies.iter().map(|body| {
+            let slack = body.position.abs().max_element().max(body.radius + reach) * 1e-6;
+            MovingSphere::new(
+                body.position.as_vec3(),
+                (body.radius + reach + slack) as f32,
+                glam::Vec3::ZERO,
+            )
+        }));
+        let options = SweepOptions {
+            periodic_box: self.periodic_box,
+            ..SweepOptions::DEFAULT
+        };
+        broad_phase.touching_pairs(&self.spheres, options, &mut self.pairs)?;
+        // Each body's partners, both ways, in one array.
+        self.starts.clear();
+        self.starts.resize(bodies.len() + 1, 0);
+        for &[a, b] in &self.pairs {
+            self.starts[a as usize + 1] += 1;
+            self.starts[b as usize + 1] += 1;
+        }
+        for k in 1..self.starts.len() {
+            self.starts[k] += self.starts[k - 1];
+        }
+        self.partners.clear();
+        self.partners.resize(self.starts[bodies.len()], 0);
+        let mut next = self.starts.clone();
+        for &[a, b] in &self.pairs {
+            self.partners[next[a as usize]] = b;
+            next[a as usize] += 1;
+            self.partners[next[b as usize]] = a;
+            next[b as usize] += 1;
+        }
+        for body in 0..bodies.len() {
+            self.predict(bodies, walls, body, true, now, step);
+        }
+        Ok(())
+    }
+
+    /// Sweeps body `first`, from `now` to the end of the step, against its partners (only
+    /// those after it in index where `later_only`, so that a full prediction sweeps each
+    /// pair once) and every wall, and queues what it meets.
     fn predict(
         &mut self,
         bodies: &[EventBody],
         walls: &[Wall],
         first: usize,
-        others_from: usize,
+        later_only: bool,
         now: f64,
         step: f64,
     ) {
         let remaining = step - now;
-        let swept = |body: &EventBody| Body {
-            center: body.position,
-            radius: body.radius,
-            displacement: body.velocity * remaining,
+        let options = SweepOptions {
+            periodic_box: self.periodic_box,
+            ..SweepOptions::event_driven()
         };
-        let options = SweepOptions::event_driven();
-        let own = swept(&bodies[first]);
+        let swept = |index: usize| {
+            let body = bodies[index];
+            Body {
+                center: body.position + body.velocity * (now - self.times[index]),
+                radius: body.radius,
+                displacement: body.velocity * remaining,
+            }
+        };
+        let own = swept(first);
         let at = |fraction: f64| now + fraction * remaining;
-        for (other, body) in bodies.iter().enumerate().skip(others_from) {
-            if other == first {
+        for &other in &self.partners[self.starts[first]..self.starts[first + 1]] {
+            let other = other as usize;
+            if later_only && other < first {
                 continue;
             }
-            if let Some(impact) = reference::sweep_sphere_sphere(&own, &swept(body), &options) {
+            let theirs = swept(other);
+            if let Some(impact) = reference::sweep_sphere_sphere(&own, &theirs, &options) {
                 // Kept as the pair (lower, higher), its normal from the lower's centre.
                 let (low, high, normal, point) = if first < other {
                     (first, other, impact.normal, impact.point)
                 } else {
-                    let centre =
-                        body.position + body.velocity * (impact.time_of_impact * remaining);
+                    let centre = theirs.center + theirs.displacement * impact.time_of_impact;
                     (
                         other,
                         first,
                         -impact.normal,
-                        centre - impact.normal * body.radius,
+                        centre - impact.normal * theirs.radius,
                     )
                 };
                 self.queue.push(Predicted {
@@ -390,13 +664,26 @@ impl EventLoop {
             }
         }
     }
-}
 
-/// Moves every body along its velocity for `duration`.
-fn move_all(bodies: &mut [EventBody], duration: f64) {
-    if duration > 0.0 {
-        for body in bodies {
-            body.position += body.velocity * duration;
+    /// Moves body `index` along its velocity to `time`, wrapped into the periodic box.
+    fn move_to(&mut self, bodies: &mut [EventBody], index: usize, time: f64) {
+        let body = &mut bodies[index];
+        body.position += body.velocity * (time - self.times[index]);
+        self.times[index] = time;
+        if let Some(periodic_box) = &self.periodic_box {
+            let period = periodic_box.period().as_dvec3();
+            for axis in 0..3 {
+                if periodic_box.wraps(axis) {
+                    body.position[axis] = body.position[axis].rem_euclid(period[axis]);
+                }
+            }
+        }
+    }
+
+    /// Moves every body to `time`.
+    fn move_all(&mut self, bodies: &mut [EventBody], time: f64) {
+        for index in 0..bodies.len() {
+            self.move_to(bodies, index, time);
         }
     }
 }

@@ -156,9 +156,10 @@ pub fn simulate(
                     Event::Wall { body, .. } => [body, body],
                 };
                 for body in involved {
-                    paths[body].push(now[body].position);
+                    paths[body].push(now.body(body).position);
                 }
-                smallest = smallest.min(smallest_gap(now, &on_table, &cushions));
+                let now: Vec<EventBody> = now.bodies().collect();
+                smallest = smallest.min(smallest_gap(&now, &on_table, &cushions));
             },
         )?;
         smallest = smallest.min(smallest_gap(&bodies, &on_table, &cushions));
