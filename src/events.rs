@@ -310,9 +310,7 @@ impl BroadPhase for crate::cpu::ContactFinder {
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        let contacts = self.find(spheres, options)?;
-        pairs.clear();
-        pairs.extend(contacts.contacts().iter().map(|contact| contact.pair));
+        contact_pairs(self.find(spheres, options)?, pairs);
         Ok(())
     }
 }
@@ -325,11 +323,15 @@ impl BroadPhase for &crate::gpu::ContactPipeline {
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        let contacts = self.find(spheres, options)?;
-        pairs.clear();
-        pairs.extend(contacts.contacts().iter().map(|contact| contact.pair));
+        contact_pairs(&self.find(spheres, options)?, pairs);
         Ok(())
     }
+}
+
+/// The pairs of a step's contacts, into `pairs`.
+fn contact_pairs(contacts: &crate::cpu::Contacts, pairs: &mut Vec<[u32; 2]>) {
+    pairs.clear();
+    pairs.extend(contacts.contacts().iter().map(|contact| contact.pair));
 }
 
 /// How much faster than the fastest body at its start any body may become within what the

@@ -8,6 +8,17 @@ use sweepcast::glam::{DVec3, Vec3};
 use sweepcast::{Error, PeriodicBox, Wall, cpu};
 use testkit::SplitMix64;
 
+/// The pairs of `events`, which must all be between bodies.
+fn pairs_of(events: &[Event]) -> Vec<[usize; 2]> {
+    events
+        .iter()
+        .map(|event| match event {
+            Event::Pair { bodies, .. } => *bodies,
+            Event::Wall { .. } => panic!("no walls here"),
+        })
+        .collect()
+}
+
 fn ball(x: f64, velocity: f64) -> EventBody {
     EventBody::new(
         DVec3::new(x, 0.0, 0.0),
@@ -32,13 +43,7 @@ fn a_newtons_cradle_passes_the_velocity_along() {
         )
         .unwrap();
     assert_eq!(count, 2);
-    let pairs: Vec<[usize; 2]> = seen
-        .iter()
-        .map(|event| match event {
-            Event::Pair { bodies, .. } => *bodies,
-            Event::Wall { .. } => panic!("no walls here"),
-        })
-        .collect();
+    let pairs = pairs_of(&seen);
     assert_eq!(pairs, [[0, 1], [1, 2]]);
     assert!((seen[0].time() - 0.001).abs() < 1e-12);
     assert!((seen[1].time() - 0.002).abs() < 1e-12);
@@ -373,13 +378,7 @@ fn a_body_faster_than_the_pairs_allow_asks_for_them_again() {
         )
         .unwrap();
     assert_eq!(events.broad_phase_runs(), 2);
-    let pairs: Vec<[usize; 2]> = seen
-        .iter()
-        .map(|event| match event {
-            Event::Pair { bodies, .. } => *bodies,
-            Event::Wall { .. } => unreachable!(),
-        })
-        .collect();
+    let pairs = pairs_of(&seen);
     assert_eq!(pairs[..2], [[0, 1], [1, 2]]);
     let mut everything = Vec::new();
     EventLoop::new()
