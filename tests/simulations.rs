@@ -1,7 +1,10 @@
 //! Short deterministic runs of the examples' simulations, with their own checks: the pool
-//! break of `examples/pool_break.rs` (its table and rack in `examples/pool/mod.rs`) and the
-//! projectiles of `examples/tunneling.rs` (in `examples/tunnel/mod.rs`).
+//! break of `examples/pool_break.rs` (its table and rack in `examples/pool/mod.rs`), the
+//! projectiles of `examples/tunneling.rs` (in `examples/tunnel/mod.rs`) and the hard-sphere
+//! gas of `examples/gas.rs` (in `examples/hard_spheres/mod.rs`).
 
+#[path = "../examples/hard_spheres/mod.rs"]
+mod hard_spheres;
 #[path = "../examples/pool/mod.rs"]
 mod pool;
 #[path = "../examples/tunnel/mod.rs"]
@@ -93,4 +96,72 @@ fn the_swept_test_stops_every_projectile_that_the_time_sliced_method_lets_throug
     // missed with four slices and most with 150.
     assert_eq!(first_hits, 17);
     assert_eq!(through, [17, 13]);
+}
+
+#[test]
+fn a_small_hard_sphere_gas_conserves_energy_and_gives_kolafas_pressure() {
+    use sweepcast::events::AllPairs;
+    // 256 spheres at η = 0.3: 15 collisions a body to leave the lattice, then 60 measured,
+    // with the CPU step as the broad phase and with every pair.
+    let run_with =
+        |broad_phase: &mut dyn FnMut(&mut hard_spheres::Gas, f64) -> hard_spheres::Block| {
+            let mut gas = hard_spheres::Gas::new(256, 0.3, 2);
+            let rate = hard_spheres::enskog_rate(0.3, gas.density(), 1.0);
+            broad_phase(&mut gas, 15.0 / rate);
+            let kt = hard_spheres::temperature(&gas.bodies);
+            let block = broad_phase(&mut gas, 60.0 / rate);
+            (gas, block, kt)
+        };
+    let (on_cpu, block, kt) = run_with(&mut |gas, duration| {
+        let mut events = gas.event_loop().unwrap();
+        let step = gas.step();
+        hard_spheres::run(
+            gas,
+            &mut events,
+            &mut sweepcast::cpu::ContactFinder::new(),
+            duration,
+            step,
+            |_, _| {},
+        )
+        .unwrap()
+    });
+    let (all, all_block, _) = run_with(&mut |gas, duration| {
+        let mut events = gas.event_loop().unwrap();
+        let step = gas.step();
+        hard_spheres::run(gas, &mut events, &mut AllPairs, duration, step, |_, _| {}).unwrap()
+    });
+    // The broad phase changes nothing: the same collisions, the same bodies, to the bit.
+    assert_eq!(block.virial.collisions, all_block.virial.collisions);
+    assert_eq!(on_cpu.bodies, all.bodies);
+    // Elastic: kT (the kinetic energy) is conserved; 1 at the start by construction.
+    let drift = (hard_spheres::temperature(&on_cpu.bodies) - 1.0).abs();
+    assert!(drift < 1e-12, "energy drift {drift:e}");
+    assert!((kt - 1.0).abs() < 1e-12);
+    // No two bodies overlap (every pair, at the nearest image).
+    let n = on_cpu.bodies.len() as u32;
+    let pairs: Vec<[u32; 2]> = (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| [a, b]))
+        .collect();
+    let gap = hard_spheres::smallest_gap(&on_cpu, &pairs);
+    assert!(gap > -1e-9, "an overlap of {gap:e}");
+    // The pressure and the collision rate: 7,700 collisions of 256 bodies carry a
+    // statistical error of a few per cent, and 256 bodies a finite-size one of about one:
+    // within 8% of Kolafa's equation and of Enskog's rate.
+    let z = block.compressibility(256, kt);
+    let expected = hard_spheres::kolafa(0.3);
+    assert!(
+        (z - expected).abs() < 0.08 * expected,
+        "Z = {z}, Kolafa {expected}"
+    );
+    let rate = block.collision_rate(256);
+    let enskog = hard_spheres::enskog_rate(0.3, on_cpu.density(), kt);
+    assert!(
+        (rate - enskog).abs() < 0.08 * enskog,
+        "rate {rate}, Enskog {enskog}"
+    );
+    assert!(
+        block.virial.collisions > 5_000,
+        "{}",
+        block.virial.collisions
+    );
 }
