@@ -301,40 +301,14 @@ fn mean_and_error(values: &[f64]) -> (f64, f64) {
     (mean, (variance / n).sqrt())
 }
 
+/// A solid paint of `rgb`.
 fn paint(rgb: [u8; 3]) -> Paint<'static> {
-    let mut paint = Paint::default();
-    paint.set_color_rgba8(rgb[0], rgb[1], rgb[2], 255);
-    paint.anti_alias = true;
-    paint
+    common::picture::paint(rgb, 255)
 }
 
-/// `text` in the 8×8 font, each font pixel `scale` pixels square, from (x, y) at its top
-/// left.
-fn text(pixmap: &mut Pixmap, text: &str, x: f32, y: f32, scale: f32) {
-    use font8x8::UnicodeFonts;
-    let ink = paint([30, 30, 40]);
-    for (k, ch) in text.chars().enumerate() {
-        let Some(rows) = font8x8::BASIC_FONTS
-            .get(ch)
-            .or_else(|| font8x8::GREEK_FONTS.get(ch))
-        else {
-            continue;
-        };
-        for (row, bits) in rows.iter().enumerate() {
-            for column in 0..8 {
-                if bits & (1 << column) != 0
-                    && let Some(rect) = Rect::from_xywh(
-                        x + (k as f32 * 8.0 + column as f32) * scale,
-                        y + row as f32 * scale,
-                        scale,
-                        scale,
-                    )
-                {
-                    pixmap.fill_rect(rect, &ink, Transform::identity(), None);
-                }
-            }
-        }
-    }
+/// Dark text, as the plots write it.
+fn text(pixmap: &mut Pixmap, words: &str, x: f32, y: f32, scale: f32) {
+    common::picture::text(pixmap, words, x, y, scale, [30, 30, 40]);
 }
 
 /// A plot's frame: the picture, and a map from (x, y) in the data's units to pixels.

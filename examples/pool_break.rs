@@ -18,6 +18,7 @@ mod pool;
 
 use std::process::ExitCode;
 
+use common::picture::paint;
 use common::{bad_options, parse};
 use pool::{Break, LENGTH, WIDTH};
 use sweepcast::events::Event;
@@ -148,13 +149,6 @@ fn pixel(p: DVec3) -> (f32, f32) {
         MARGIN + p.x as f32 * SCALE,
         MARGIN + (WIDTH - p.y) as f32 * SCALE,
     )
-}
-
-fn paint(rgb: [u8; 3], alpha: u8) -> Paint<'static> {
-    let mut paint = Paint::default();
-    paint.set_color_rgba8(rgb[0], rgb[1], rgb[2], alpha);
-    paint.anti_alias = true;
-    paint
 }
 
 fn circle(pixmap: &mut Pixmap, centre: DVec3, radius: f32, fill: &Paint, outline: Option<&Paint>) {

@@ -10,7 +10,7 @@
 //!
 //! Prints, per method, how many projectiles it found a hit for and how many it let through a
 //! target (tunnelled), and writes `pictures/tunneling.png`: three panels, top to bottom
-//! k = 4, k = 150 and sweepcast; each projectile's path from the left, ending in a green dot
+//! k = 4, k = 150 and sweepcast, each named in its corner; each projectile's path from the left, ending in a green dot
 //! where the method detected its first hit, or drawn on in red, with a red ring where it
 //! passed through a target undetected (and an orange dot where a target behind stopped it). Exits 1 if sweepcast's f32 answer is not the f64 oracle's
 //! (hit or miss, target, time to 10⁻⁵), or if a time-sliced hit has no swept hit behind it.
@@ -21,9 +21,10 @@ mod tunnel;
 use std::process::ExitCode;
 
 use common::bad_options;
+use common::picture::paint;
 use sweepcast::glam::Vec3;
 use sweepcast::{MovingCircle, Wall};
-use tiny_skia::{Color, FillRule, Mask, Paint, PathBuilder, Pixmap, Stroke, Transform};
+use tiny_skia::{Color, FillRule, Mask, PathBuilder, Pixmap, Stroke, Transform};
 use tunnel::{FIELD, Hit, Target, projectiles, swept, targets, time_sliced};
 
 fn main() -> ExitCode {
@@ -89,7 +90,7 @@ fn main() -> ExitCode {
             "{name:>24}: {} of {truth} first hits detected, {through} projectiles tunnelled through a target; worst time error {late:.4} of the frame",
             truth - through
         );
-        panels.push(found);
+        panels.push((name, found));
     }
     if let Err(error) = draw(&projectiles, &targets, &panels, &out) {
         eprintln!("could not write {out}: {error}");
@@ -107,20 +108,13 @@ fn main() -> ExitCode {
 const SCALE: f32 = 9.0;
 const MARGIN: f32 = 14.0;
 
-fn paint(rgb: [u8; 3], alpha: u8) -> Paint<'static> {
-    let mut paint = Paint::default();
-    paint.set_color_rgba8(rgb[0], rgb[1], rgb[2], alpha);
-    paint.anti_alias = true;
-    paint
-}
-
 /// Per projectile, the method's first hit and sweepcast's.
 type Answers = Vec<(Hit<f32>, Hit<f32>)>;
 
 fn draw(
     projectiles: &[MovingCircle],
     targets: &[Target],
-    panels: &[Answers],
+    panels: &[(String, Answers)],
     out: &str,
 ) -> Result<(), String> {
     let panel_height = FIELD.y * SCALE + 2.0 * MARGIN;
@@ -128,7 +122,7 @@ fn draw(
     let height = (panel_height * panels.len() as f32).ceil() as u32;
     let mut pixmap = Pixmap::new(width, height).ok_or("the picture's size")?;
     pixmap.fill(Color::from_rgba8(250, 250, 247, 255));
-    for (p, answers) in panels.iter().enumerate() {
+    for (p, (name, answers)) in panels.iter().enumerate() {
         let top = p as f32 * panel_height;
         let at = |v: Vec3| (MARGIN + v.x * SCALE, top + MARGIN + (FIELD.y - v.y) * SCALE);
         let frame =
@@ -225,6 +219,15 @@ fn draw(
                 (None, None) => line(&mut pixmap, start, start + motion, [150, 150, 160], 1.0),
             }
         }
+        // The panel's method, over everything else.
+        common::picture::text(
+            &mut pixmap,
+            name,
+            MARGIN + 8.0,
+            top + MARGIN + 8.0,
+            2.0,
+            [20, 20, 30],
+        );
     }
     if let Some(folder) = std::path::Path::new(out).parent() {
         std::fs::create_dir_all(folder).map_err(|e| e.to_string())?;

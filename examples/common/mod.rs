@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each example takes what it needs
 
+pub mod picture;
+
 use std::time::{Duration, Instant};
 
 /// Reports options that could not be parsed: the message on stderr, and the exit code every
