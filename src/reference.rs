@@ -201,8 +201,9 @@ pub fn sweep_sphere_wall(
 ) -> Option<ReferenceImpact> {
     let (c, v, r) = (body.center, body.displacement, body.radius);
     // The wall as seen from the body: `towards` is the direction from the centre to the
-    // wall at t = 0 (for the separating option and an overlap's normal).
-    let (time_of_impact, towards, separation_at) = match *wall {
+    // wall at t = 0 (for the separating option and an overlap's normal), `gap` the distance
+    // from the body's surface to the wall then (below 0: an overlap).
+    let (time_of_impact, towards, gap, separation_at) = match *wall {
         Wall::Plane { point, normal } => {
             let n = normal.as_dvec3().try_normalize()?;
             let height = n.dot(c - point.as_dvec3());
@@ -214,7 +215,7 @@ pub fn sweep_sphere_wall(
             } else {
                 return None;
             };
-            (time, -n, Separation::Fixed(-n))
+            (time, -n, height - r, Separation::Fixed(-n))
         }
         Wall::Segment { start, end } => {
             let (start, end) = (start.as_dvec3(), end.as_dvec3());
@@ -240,7 +241,12 @@ pub fn sweep_sphere_wall(
             // At t = 0: the nearest point of the segment.
             let nearest = to_start + edge * along(-to_start);
             if nearest.length() <= r {
-                (0.0, nearest, Separation::Fixed(nearest))
+                (
+                    0.0,
+                    nearest,
+                    nearest.length() - r,
+                    Separation::Fixed(nearest),
+                )
             } else {
                 let mut best: Option<(f64, Separation)> = None;
                 let mut consider = |time: f64, separation: Separation| {
@@ -265,7 +271,7 @@ pub fn sweep_sphere_wall(
                     }
                 }
                 let (time, separation) = best?;
-                (time, nearest, separation)
+                (time, nearest, nearest.length() - r, separation)
             }
         }
     };
@@ -273,12 +279,6 @@ pub fn sweep_sphere_wall(
         ImpactStatus::Contact
     } else {
         // Touching or overlapping at t = 0: the gap is zero or below.
-        let gap = match *wall {
-            Wall::Plane { point, normal } => {
-                normal.as_dvec3().normalize().dot(c - point.as_dvec3()) - r
-            }
-            Wall::Segment { .. } => towards.length() - r,
-        };
         if !options.stop_at_penetration && towards.dot(v) <= 0.0 {
             return None;
         }
