@@ -393,9 +393,10 @@ impl EventLoop {
     }
 
     /// This loop in a periodic box: bodies meet across its faces (each pair at its nearest
-    /// image), and positions are wrapped back into it. Each body's radius plus the distance
-    /// any body travels in a step must stay below a quarter of the period
-    /// ([`Error::PeriodicBoxTooSmall`] otherwise). Walls are not repeated.
+    /// image), and positions are wrapped back into it. Each body's radius plus the reach of the
+    /// step's pairs (twice the fastest speed at its start, times the step) must stay below a
+    /// quarter of the period ([`Error::PeriodicBoxTooSmall`] otherwise, whatever the broad
+    /// phase): take shorter steps in a small box. Walls are not repeated.
     #[must_use]
     pub fn with_periodic_box(mut self, periodic_box: PeriodicBox) -> Self {
         self.periodic_box = Some(periodic_box);
@@ -569,6 +570,11 @@ impl EventLoop {
             periodic_box: self.periodic_box,
             ..SweepOptions::DEFAULT
         };
+        // Each grown sphere within a quarter period: only the nearest image of a partner is
+        // swept, whatever the broad phase (every pair checks nothing itself).
+        if let Some(periodic_box) = &self.periodic_box {
+            crate::validate_periodic_reach(&self.spheres, periodic_box)?;
+        }
         broad_phase.touching_pairs(&self.spheres, options, &mut self.pairs)?;
         // Each body's partners, both ways, in one array.
         self.starts.clear();

@@ -265,6 +265,22 @@ fn bad_bodies_steps_and_walls_are_typed_errors() {
         Err(Error::InvalidWall { wall: 0, .. })
     ));
     assert_eq!(bodies[0], good, "an error leaves the bodies as they were");
+    // A periodic box too small for how far the bodies may travel in the step: a typed
+    // error, with every pair as the broad phase too (it checks nothing itself).
+    let mut events = EventLoop::new().with_periodic_box(PeriodicBox::cube(10.0).unwrap());
+    let mut fast = [EventBody::new(
+        DVec3::splat(5.0),
+        DVec3::new(3.0, 0.0, 0.0),
+        0.5,
+        1.0,
+    )];
+    let error = events
+        .advance(&mut fast, &[], 1.0, &mut Elastic::perfect(), |_, _| {})
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::PeriodicBoxTooSmall { body: 0, .. }),
+        "{error}"
+    );
     // No bodies, and a step of 0: nothing happens.
     assert_eq!(run(&mut [], &[], 1.0).unwrap(), 0);
     let mut still = [good];
@@ -393,7 +409,8 @@ fn a_body_faster_than_the_pairs_allow_asks_for_them_again() {
 #[test]
 fn bodies_meet_across_the_periodic_box() {
     // Side 10: a body at x = 9.5 moving +x meets one at rest at x = 0.6 across the face
-    // (gap 0.1 at speed 1: t = 0.1), and comes back wrapped into the box.
+    // (gap 0.1 at speed 1: t = 0.1), and stops there; the other leaves at speed 1 and is at
+    // x = 1.0 when the step of 0.5 ends.
     let mut bodies = [
         EventBody::new(
             DVec3::new(9.5, 5.0, 5.0),
@@ -409,7 +426,7 @@ fn bodies_meet_across_the_periodic_box() {
         .advance(
             &mut bodies,
             &[],
-            1.0,
+            0.5,
             &mut Elastic::perfect(),
             |event, _| seen.push(*event),
         )
@@ -420,7 +437,7 @@ fn bodies_meet_across_the_periodic_box() {
         assert!((normal - DVec3::X).length() < 1e-12);
     }
     assert!((bodies[0].position.x - 9.6).abs() < 1e-12);
-    assert!((bodies[1].position.x - 1.5).abs() < 1e-12);
+    assert!((bodies[1].position.x - 1.0).abs() < 1e-12);
 }
 
 #[test]

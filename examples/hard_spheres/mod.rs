@@ -69,7 +69,7 @@ impl Gas {
     }
 
     /// A step that is half of Enskog's mean time between a body's collisions (of the steps
-    /// tried, 1/8 to 1 of it, the fastest on the step bench's machine: longer steps widen the
+    /// tried, 1/8 to 1 of it, the fastest on a 2-core AMD EPYC (Zen 4): longer steps widen the
     /// pairs, shorter ones run the broad phase more often).
     pub fn step(&self) -> f64 {
         0.5 / enskog_rate(self.packing, self.density(), 1.0)
