@@ -140,6 +140,13 @@ pub enum Error {
         /// The step given.
         step: f64,
     },
+    /// An event loop's skin ([`crate::events::EventLoop::with_skin`]) is NaN, infinite, zero
+    /// or negative.
+    #[error("the skin {skin} is not a finite distance above 0")]
+    InvalidSkin {
+        /// The skin given.
+        skin: f64,
+    },
     /// An event loop's step needed more events than its limit: bodies caught in a cascade of
     /// collisions (a tight cluster resolved with little restitution collapses into ever
     /// closer collisions), or a step far longer than the time between collisions.

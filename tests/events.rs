@@ -3,7 +3,7 @@
 //! collisions on random scenes (energy always, momentum without walls), no overlap at any
 //! event, and the typed errors.
 
-use sweepcast::events::{AllPairs, BroadPhase, Elastic, Event, EventBody, EventLoop};
+use sweepcast::events::{AllPairs, BroadPhase, Cells, Elastic, Event, EventBody, EventLoop};
 use sweepcast::glam::{DVec3, Vec3};
 use sweepcast::{Error, PeriodicBox, Wall, cpu};
 use testkit::SplitMix64;
@@ -265,22 +265,43 @@ fn bad_bodies_steps_and_walls_are_typed_errors() {
         Err(Error::InvalidWall { wall: 0, .. })
     ));
     assert_eq!(bodies[0], good, "an error leaves the bodies as they were");
-    // A periodic box too small for how far the bodies may travel in the step: a typed
-    // error, with every pair as the broad phase too (it checks nothing itself).
-    let mut events = EventLoop::new().with_periodic_box(PeriodicBox::cube(10.0).unwrap());
-    let mut fast = [EventBody::new(
-        DVec3::splat(5.0),
-        DVec3::new(3.0, 0.0, 0.0),
-        0.5,
-        1.0,
-    )];
+    // A periodic box too small for a radius plus twice the skin: a typed error, with every
+    // pair as the broad phase too (it checks nothing itself).
+    let mut events = EventLoop::new()
+        .with_periodic_box(PeriodicBox::cube(10.0).unwrap())
+        .with_skin(1.0);
+    let mut big = [EventBody::new(DVec3::splat(5.0), DVec3::X, 0.5, 1.0)];
     let error = events
-        .advance(&mut fast, &[], 1.0, &mut Elastic::perfect(), |_, _| {})
+        .advance(&mut big, &[], 1.0, &mut Elastic::perfect(), |_, _| {})
         .unwrap_err();
     assert!(
         matches!(error, Error::PeriodicBoxTooSmall { body: 0, .. }),
         "{error}"
     );
+    // The default skin shrinks to fit the box; a radius that does not fit is an error.
+    let mut fits = [EventBody::new(DVec3::splat(5.0), DVec3::X, 2.4, 1.0)];
+    let mut events = EventLoop::new().with_periodic_box(PeriodicBox::cube(10.0).unwrap());
+    assert_eq!(
+        events
+            .advance(&mut fits, &[], 1.0, &mut Elastic::perfect(), |_, _| {})
+            .unwrap(),
+        0
+    );
+    let mut too_big = [EventBody::new(DVec3::splat(5.0), DVec3::X, 2.6, 1.0)];
+    assert!(matches!(
+        events.advance(&mut too_big, &[], 1.0, &mut Elastic::perfect(), |_, _| {}),
+        Err(Error::PeriodicBoxTooSmall { body: 0, .. })
+    ));
+    // A skin that is not a finite distance above 0.
+    for skin in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let mut bodies = [good];
+        let error = EventLoop::new()
+            .with_skin(skin)
+            .advance(&mut bodies, &[], 1.0, &mut Elastic::perfect(), |_, _| {})
+            .unwrap_err();
+        assert!(matches!(error, Error::InvalidSkin { .. }), "{error}");
+        assert_eq!(bodies[0], good);
+    }
     // No bodies, and a step of 0: nothing happens.
     assert_eq!(run(&mut [], &[], 1.0).unwrap(), 0);
     let mut still = [good];
@@ -362,14 +383,41 @@ fn a_broad_phase_gives_the_events_of_every_pair() {
     );
 }
 
+/// Runs `bodies` for `steps` steps of `step` with `events` and `broad_phase`: every event,
+/// and how many times the broad phase was asked for pairs.
+fn run_loop(
+    events: &mut EventLoop,
+    bodies: &mut [EventBody],
+    steps: usize,
+    step: f64,
+    broad_phase: &mut impl BroadPhase,
+) -> (Vec<Event>, usize) {
+    let mut seen = Vec::new();
+    let mut runs = 0;
+    for _ in 0..steps {
+        events
+            .advance_with(
+                bodies,
+                &[],
+                step,
+                &mut Elastic::perfect(),
+                broad_phase,
+                |event, _| seen.push(*event),
+            )
+            .unwrap();
+        runs += events.broad_phase_runs();
+    }
+    (seen, runs)
+}
+
 #[test]
-fn a_body_faster_than_the_pairs_allow_asks_for_them_again() {
+fn a_body_that_leaves_its_skin_finds_its_new_partners() {
     // A heavy body at speed 1 meets a light one coming at 0.5: the light one leaves at about
-    // 2.5, beyond twice the fastest speed at the step's start, so the pairs are asked for
-    // again from the impact on; it then meets a third body, and the events are those of
-    // sweeping every pair. (The pairs' reach counts both bodies' bound, so the first pairs
-    // would have held here too: the rebuild is the guarantee for larger jumps in speed.)
-    let mut bodies = [
+    // 2.5 and, far beyond the thin skin of the pairs first asked for, meets a third body 3.5
+    // away. The loop asks for the pairs again each time a body leaves its skin (or, with
+    // local skins, finds the body's new partners itself) and gives the events of sweeping
+    // every pair, to the bit.
+    let start = [
         EventBody::new(DVec3::ZERO, DVec3::new(1.0, 0.0, 0.0), 0.5, 1000.0),
         EventBody::new(
             DVec3::new(1.5, 0.0, 0.0),
@@ -379,31 +427,227 @@ fn a_body_faster_than_the_pairs_allow_asks_for_them_again() {
         ),
         EventBody::new(DVec3::new(5.0, 0.0, 0.0), DVec3::ZERO, 0.5, 1.0),
     ];
-    let mut all = bodies;
-    let mut finder = cpu::ContactFinder::new();
+    let thin = || EventLoop::new().with_skin(0.1);
+    let mut all = start;
+    let (everything, _) = run_loop(&mut thin(), &mut all, 1, 2.0, &mut AllPairs);
+    assert_eq!(pairs_of(&everything)[..2], [[0, 1], [1, 2]]);
+    let mut global = start;
+    let (events, runs) = run_loop(
+        &mut thin(),
+        &mut global,
+        1,
+        2.0,
+        &mut cpu::ContactFinder::new(),
+    );
+    assert!(runs > 2, "the skins of 0.1 were left many times: {runs}");
+    assert_eq!(events, everything);
+    assert_eq!(global, all);
+    let mut local = start;
+    let (events, runs) = run_loop(
+        &mut thin().with_local_skins(),
+        &mut local,
+        1,
+        2.0,
+        &mut Cells::new(),
+    );
+    assert_eq!(runs, 1, "local skins ask the broad phase only at the start");
+    assert_eq!(events, everything);
+    assert_eq!(local, all);
+}
+
+#[test]
+fn every_broad_phase_and_skin_gives_the_same_events_in_steps_of_any_length() {
+    // A periodic gas of 400 bodies for one unit of time: every pair, the CPU step or the
+    // cells as the broad phase, with the skins renewed together or each alone, in 40 steps
+    // of 0.025 or 4 of 0.25. In steps of the same length: the same events and bodies, to
+    // the bit. In steps of the other length: the same impacts in the same order, at the
+    // same times from the start to within the rounding of adding up the steps. The loop's
+    // predictions depend neither on the pairs beyond a body's skin nor on where steps end.
+    let side = 13.0;
+    let start = periodic_gas(400, side, 11);
+    let periodic = || EventLoop::new().with_periodic_box(PeriodicBox::cube(side as f32).unwrap());
+    // Each event's time from the start of the run.
+    let timed = |events: &mut EventLoop,
+                 bodies: &mut Vec<EventBody>,
+                 steps: usize,
+                 broad_phase: &mut dyn BroadPhase|
+     -> Vec<(f64, Event)> {
+        let step = 1.0 / steps as f64;
+        let mut seen = Vec::new();
+        for k in 0..steps {
+            let (events, _) = run_loop(events, bodies, 1, step, &mut &mut *broad_phase);
+            seen.extend(
+                events
+                    .into_iter()
+                    .map(|event| (k as f64 * step + event.time(), event)),
+            );
+        }
+        seen
+    };
+    let mut reference = start.clone();
+    let everything = timed(&mut periodic(), &mut reference, 40, &mut AllPairs);
+    assert!(everything.len() > 300, "{}", everything.len());
+    let cases: [(&str, EventLoop, usize, Box<dyn BroadPhase>); 5] = [
+        (
+            "CPU step",
+            periodic(),
+            40,
+            Box::new(cpu::ContactFinder::new()),
+        ),
+        ("cells", periodic(), 40, Box::new(Cells::new())),
+        (
+            "cells, local skins",
+            periodic().with_local_skins(),
+            40,
+            Box::new(Cells::new()),
+        ),
+        ("cells, 4 steps", periodic(), 4, Box::new(Cells::new())),
+        (
+            "every pair, local skins, 4 steps",
+            periodic().with_local_skins(),
+            4,
+            Box::new(AllPairs),
+        ),
+    ];
+    for (name, mut events, steps, mut broad_phase) in cases {
+        let mut bodies = start.clone();
+        let seen = timed(&mut events, &mut bodies, steps, &mut *broad_phase);
+        if steps == 40 {
+            assert_eq!(seen, everything, "{name}");
+            assert_eq!(bodies, reference, "{name}");
+            continue;
+        }
+        let event_pairs = |events: &[(f64, Event)]| {
+            pairs_of(&events.iter().map(|(_, event)| *event).collect::<Vec<_>>())
+        };
+        assert_eq!(event_pairs(&seen), event_pairs(&everything), "{name}");
+        for ((time, _), (expected, _)) in seen.iter().zip(&everything) {
+            assert!(
+                (time - expected).abs() < 1e-12,
+                "{name}: {time} against {expected}"
+            );
+        }
+        for (body, expected) in bodies.iter().zip(&reference) {
+            assert!(
+                (body.position - expected.position).length() < 1e-12,
+                "{name}"
+            );
+            assert_eq!(body.velocity, expected.velocity, "{name}");
+        }
+    }
+}
+
+#[test]
+fn bodies_changed_between_steps_make_the_loop_start_afresh() {
+    // Two balls head on, 2 apart at speed 1 each: they would meet at t = 1. Stopped after a
+    // step of 0.5 (the caller's change), the first is met by the second at t = 1.5.
+    let mut bodies = [ball(0.0, 1.0), ball(4.0, -1.0)];
     let mut events = EventLoop::new();
     let mut seen = Vec::new();
     events
-        .advance_with(
-            &mut bodies,
-            &[],
-            2.0,
-            &mut Elastic::perfect(),
-            &mut finder,
-            |event, _| seen.push(*event),
-        )
-        .unwrap();
-    assert_eq!(events.broad_phase_runs(), 2);
-    let pairs = pairs_of(&seen);
-    assert_eq!(pairs[..2], [[0, 1], [1, 2]]);
-    let mut everything = Vec::new();
-    EventLoop::new()
-        .advance(&mut all, &[], 2.0, &mut Elastic::perfect(), |event, _| {
-            everything.push(*event)
+        .advance(&mut bodies, &[], 0.5, &mut Elastic::perfect(), |e, _| {
+            seen.push(*e)
         })
         .unwrap();
-    assert_eq!(seen, everything);
-    assert_eq!(bodies, all);
+    assert!(seen.is_empty());
+    bodies[0].velocity = DVec3::ZERO;
+    events
+        .advance(&mut bodies, &[], 1.5, &mut Elastic::perfect(), |e, _| {
+            seen.push(*e)
+        })
+        .unwrap();
+    assert_eq!(seen.len(), 1);
+    // From the second step's start: the gap of 1 closed at speed 1.
+    assert!((seen[0].time() - 1.0).abs() < 1e-12, "{:?}", seen[0]);
+    assert_eq!(bodies[0].velocity.x, -1.0);
+    assert_eq!(bodies[1].velocity.x, 0.0);
+}
+
+#[test]
+fn each_impact_time_is_where_the_bodies_touch() {
+    // 20,000 random pairs, each alone in a loop: where it reports an impact, the centres at
+    // that time are the sum of the radii apart, to a backward error of a few ulps of the
+    // distances involved; where it reports none, the f64 oracle finds none either (or only
+    // a graze within that bound). The bound: the separation at the impact is formed from
+    // positions of size up to |p| + |v| t and rounded about eight times.
+    let mut random = SplitMix64::new(5);
+    let mut impacts = 0;
+    for _ in 0..20_000 {
+        let body = |random: &mut SplitMix64| {
+            EventBody::new(
+                random.in_ball(3.0, 3).as_dvec3(),
+                random.in_ball(4.0, 3).as_dvec3(),
+                random.range(0.01, 1.0),
+                1.0,
+            )
+        };
+        let (a, b) = (body(&mut random), body(&mut random));
+        if (a.position - b.position).length() <= a.radius + b.radius {
+            continue;
+        }
+        let mut bodies = [a, b];
+        let mut seen = None;
+        EventLoop::new()
+            .advance(
+                &mut bodies,
+                &[],
+                1.0,
+                &mut Elastic::perfect(),
+                |event, now| {
+                    if seen.is_none() {
+                        seen = Some((*event, now.body(0), now.body(1)));
+                    }
+                },
+            )
+            .unwrap();
+        let oracle = sweepcast::reference::sweep_sphere_sphere(
+            &sweepcast::reference::Body {
+                center: a.position,
+                radius: a.radius,
+                displacement: a.velocity,
+            },
+            &sweepcast::reference::Body {
+                center: b.position,
+                radius: b.radius,
+                displacement: b.velocity,
+            },
+            &sweepcast::SweepOptions::event_driven(),
+        );
+        let scale = a
+            .position
+            .abs()
+            .max_element()
+            .max(b.position.abs().max_element())
+            + a.velocity.length()
+            + b.velocity.length()
+            + a.radius
+            + b.radius;
+        let bound = 16.0 * f64::EPSILON * scale;
+        match (seen, oracle) {
+            (Some((event, at_a, at_b)), _) => {
+                impacts += 1;
+                // The velocities after the impact do not matter: the positions at it do.
+                let gap = (at_b.position - at_a.position).length() - a.radius - b.radius;
+                assert!(gap.abs() <= bound, "gap {gap:e} beyond {bound:e}");
+                if let Some(oracle) = oracle {
+                    assert!(
+                        (event.time() - oracle.time_of_impact).abs() <= 1e-9,
+                        "{} against the oracle's {}",
+                        event.time(),
+                        oracle.time_of_impact
+                    );
+                }
+            }
+            (None, Some(oracle)) => {
+                // A graze at most: the oracle's contact within the bound of a miss.
+                let at = |body: &EventBody| body.position + body.velocity * oracle.time_of_impact;
+                let gap = (at(&b) - at(&a)).length() - a.radius - b.radius;
+                assert!(gap.abs() <= bound, "missed an impact: gap {gap:e}");
+            }
+            (None, None) => {}
+        }
+    }
+    assert!(impacts > 500, "{impacts}");
 }
 
 #[test]
@@ -456,4 +700,80 @@ fn the_gpu_step_as_the_broad_phase_gives_the_cpu_steps_events() {
     assert!(cpu.len() > 50, "the gas must collide: {}", cpu.len());
     assert_eq!(gpu, cpu);
     assert_eq!(on_gpu, on_cpu);
+}
+
+#[test]
+fn the_cells_find_every_touching_pair() {
+    // Random spheres of similar and of mixed sizes, in open space (3D and in a plane) and in
+    // periodic boxes from one cell a side (every body its own neighbour across the faces)
+    // to many: the cells give every pair whose spheres touch or overlap (at the nearest
+    // image), each once, as testing every pair in f64 does.
+    use sweepcast::MovingSphere;
+    let mut random = SplitMix64::new(21);
+    let mut cells = Cells::new();
+    let mut pairs = Vec::new();
+    for case in 0..60 {
+        let n = 1 + (random.next_u64() % 300) as usize;
+        let side = random.range(2.0, 30.0) as f32;
+        let periodic = case % 3 != 0;
+        let planar = case % 5 == 0;
+        let largest = if case % 2 == 0 { 0.5 } else { 2.0 };
+        let spheres: Vec<MovingSphere> = (0..n)
+            .map(|_| {
+                let mut coordinate = || random.range(0.0, f64::from(side)) as f32;
+                let mut centre = Vec3::new(
+                    coordinate(),
+                    coordinate(),
+                    if planar { 0.0 } else { coordinate() },
+                );
+                if !periodic {
+                    centre -= Vec3::splat(side / 2.0);
+                }
+                let radius = (random.range(0.05, largest) as f32).min(side / 4.0 * 0.99);
+                MovingSphere::new(centre, radius, Vec3::ZERO)
+            })
+            .collect();
+        let mut options = sweepcast::SweepOptions::default();
+        if periodic {
+            options = options.with_periodic_box(PeriodicBox::cube(side).unwrap());
+        }
+        cells.touching_pairs(&spheres, options, &mut pairs).unwrap();
+        let mut found: Vec<[u32; 2]> = pairs.iter().map(|&[a, b]| [a.min(b), a.max(b)]).collect();
+        found.sort_unstable();
+        let length = found.len();
+        found.dedup();
+        assert_eq!(found.len(), length, "case {case}: a pair found twice");
+        let side = f64::from(side);
+        let mut expected = Vec::new();
+        for a in 0..n {
+            for b in a + 1..n {
+                let mut offset = spheres[b].center.as_dvec3() - spheres[a].center.as_dvec3();
+                if periodic {
+                    offset -= (offset / side).round() * side;
+                }
+                let reach = f64::from(spheres[a].radius) + f64::from(spheres[b].radius);
+                if offset.length_squared() <= reach * reach {
+                    expected.push([a as u32, b as u32]);
+                }
+            }
+        }
+        assert_eq!(
+            found, expected,
+            "case {case}: n {n}, side {side}, periodic {periodic}"
+        );
+    }
+    // No spheres, no pairs; a bad sphere is a typed error.
+    cells
+        .touching_pairs(&[], sweepcast::SweepOptions::default(), &mut pairs)
+        .unwrap();
+    assert!(pairs.is_empty());
+    let bad = [MovingSphere::new(
+        Vec3::new(f32::NAN, 0.0, 0.0),
+        1.0,
+        Vec3::ZERO,
+    )];
+    assert!(matches!(
+        cells.touching_pairs(&bad, sweepcast::SweepOptions::default(), &mut pairs),
+        Err(Error::NonFinite { body: 0, .. })
+    ));
 }

@@ -102,7 +102,8 @@ fn the_swept_test_stops_every_projectile_that_the_time_sliced_method_lets_throug
 fn a_small_hard_sphere_gas_conserves_energy_and_gives_kolafas_pressure() {
     use sweepcast::events::AllPairs;
     // 256 spheres at η = 0.3: 15 collisions a body to leave the lattice, then 60 measured,
-    // with the CPU step as the broad phase and with every pair.
+    // with the CPU step as the broad phase (asked again whenever a body leaves its skin),
+    // and with every pair and each body renewing its own skin.
     let run_with =
         |broad_phase: &mut dyn FnMut(&mut hard_spheres::Gas, f64) -> hard_spheres::Block| {
             let mut gas = hard_spheres::Gas::new(256, 0.3, 2);
@@ -113,7 +114,7 @@ fn a_small_hard_sphere_gas_conserves_energy_and_gives_kolafas_pressure() {
             (gas, block, kt)
         };
     let (on_cpu, block, kt) = run_with(&mut |gas, duration| {
-        let mut events = gas.event_loop().unwrap();
+        let mut events = gas.event_loop(false).unwrap();
         let step = gas.step();
         hard_spheres::run(
             gas,
@@ -126,11 +127,12 @@ fn a_small_hard_sphere_gas_conserves_energy_and_gives_kolafas_pressure() {
         .unwrap()
     });
     let (all, all_block, _) = run_with(&mut |gas, duration| {
-        let mut events = gas.event_loop().unwrap();
+        let mut events = gas.event_loop(true).unwrap();
         let step = gas.step();
         hard_spheres::run(gas, &mut events, &mut AllPairs, duration, step, |_, _| {}).unwrap()
     });
-    // The broad phase changes nothing: the same collisions, the same bodies, to the bit.
+    // Neither the broad phase nor the skins change anything: the same collisions, the same
+    // bodies, to the bit.
     assert_eq!(block.virial.collisions, all_block.virial.collisions);
     assert_eq!(on_cpu.bodies, all.bodies);
     // Elastic: kT (the kinetic energy) is conserved; 1 at the start by construction.

@@ -1,0 +1,1347 @@
+//! An event loop, in f64: advance to the earliest impact, resolve it, predict again what
+//! the bodies it changed will meet, and repeat, to the end of the step; and on from there in
+//! the next step.
+//!
+//! This is what an event-driven simulation does with the swept test (a pool table, a
+//! hard-sphere gas, a projectile against thin targets), written once: the bodies carry a
+//! position, a velocity, a radius and a mass; the walls are [`Wall`]s; the collision
+//! response is the caller's ([`Response`]), and [`Elastic`] offers the impulse of two rigid
+//! spheres with a restitution. Walls are swept with the f64 oracle
+//! ([`crate::reference::sweep_sphere_wall`]); pairs with the same algebra in the form an
+//! event loop needs (from velocities, with no horizon: see `pair_time` in the source), both
+//! with the separating option (a pair just resolved, touching and moving apart, is not
+//! collided again), so that a simulation conserves energy to f64's rounding.
+//!
+//! # The method
+//!
+//! That of event-driven molecular dynamics with neighbour lists (Allen and Tildesley,
+//! *Computer Simulation of Liquids*, 2nd ed., ch. 3 and §5.3; Smallenburg, *Efficient
+//! event-driven simulations of hard spheres*, Eur. Phys. J. E 45, 22 (2022)):
+//!
+//! * **Skins.** Each body has a skin: a sphere of radius [`EventLoop::with_skin`] around
+//!   where it was when its partners were last found. Its partners are the bodies whose
+//!   skins' spheres, grown by the radii, touch its own; while two bodies stay in their
+//!   skins, only partners can meet. Leaving its skin is an event of the body.
+//! * **Partners.** Found by a [`BroadPhase`] over the bodies grown by the skin: [`AllPairs`]
+//!   (every pair: for a table's few bodies), [`Cells`] (a grid, for bodies of similar size),
+//!   the CPU step ([`crate::cpu::ContactFinder`]) or the GPU step
+//!   ([`crate::gpu::ContactPipeline`]). When a body leaves its skin, the broad phase is asked
+//!   again for every body; or, with [`EventLoop::with_local_skins`], only that body renews
+//!   its skin and finds its new partners in the loop's own grid of skin centres.
+//! * **One event a body.** Each body keeps its next event (the earliest of its impacts with
+//!   its partners and walls and its leaving its skin) in a queue ordered by time. A pair's
+//!   event stays right until either body is struck again: each body's impact count, noted
+//!   when the event was predicted, tells an outdated one, and its body is then predicted
+//!   again. Only the bodies an event involves are moved.
+//! * **One clock.** Every time the loop keeps is counted from where it started afresh, and
+//!   what it predicts depends on the two bodies' states alone: so the same bodies give the
+//!   same events, to the bit, whatever the broad phase, the skins, or the steps' lengths
+//!   (the tests check it). The loop goes on across steps while the caller hands back the
+//!   bodies it was given; changed bodies make it start afresh. (The clock's rounding grows
+//!   with it: after a time `T`, about `T · 2⁻⁵²` of time, so a loop that runs for very long
+//!   may be started afresh from time to time by the caller.)
+//!
+//! In a periodic box ([`EventLoop::with_periodic_box`]) pairs meet at their nearest image and
+//! positions are wrapped back into the box.
+//!
+//! # Example
+//! ```
+//! use sweepcast::events::{Elastic, EventBody, EventLoop};
+//! use sweepcast::glam::DVec3;
+//!
+//! // Two equal balls head on: an elastic collision exchanges their velocities.
+//! let mut bodies = [
+//!     EventBody::new(DVec3::ZERO, DVec3::new(1.0, 0.0, 0.0), 0.5, 1.0),
+//!     EventBody::new(DVec3::new(3.0, 0.0, 0.0), DVec3::new(-1.0, 0.0, 0.0), 0.5, 1.0),
+//! ];
+//! let mut events = EventLoop::new();
+//! let mut seen = Vec::new();
+//! events.advance(&mut bodies, &[], 2.0, &mut Elastic::perfect(), |event, _| seen.push(*event))?;
+//! assert_eq!(seen.len(), 1);
+//! assert_eq!(seen[0].time(), 1.0); // the gap of 2 closes at 2 a unit of time
+//! assert_eq!(bodies[0].velocity, DVec3::new(-1.0, 0.0, 0.0));
+//! assert_eq!(bodies[1].velocity, DVec3::new(1.0, 0.0, 0.0));
+//! assert_eq!(bodies[0].position, DVec3::new(0.0, 0.0, 0.0)); // back where it started
+//! # Ok::<(), sweepcast::Error>(())
+//! ```
+
+mod cells;
+mod queue;
+
+pub use cells::Cells;
+use cells::SkinGrid;
+use queue::EventQueue;
+
+use std::cmp::Ordering;
+
+use glam::DVec3;
+
+use crate::error::{BodyField, Error};
+use crate::geometry::{MovingSphere, Wall};
+use crate::options::{PeriodicBox, SweepOptions};
+use crate::reference::{self, Body};
+
+/// A body of an event loop, in f64.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct EventBody {
+    /// The centre now.
+    pub position: DVec3,
+    /// Distance a unit of time.
+    pub velocity: DVec3,
+    /// Radius (at least 0).
+    pub radius: f64,
+    /// Mass (above 0; `f64::INFINITY` for a body that nothing moves).
+    pub mass: f64,
+}
+
+impl EventBody {
+    /// A body at `position` moving at `velocity`.
+    #[must_use]
+    pub const fn new(position: DVec3, velocity: DVec3, radius: f64, mass: f64) -> Self {
+        Self {
+            position,
+            velocity,
+            radius,
+            mass,
+        }
+    }
+
+    /// Its kinetic energy, `m v² / 2` (0 for a body of infinite mass at rest).
+    #[must_use]
+    pub fn kinetic_energy(&self) -> f64 {
+        let speed_squared = self.velocity.length_squared();
+        if speed_squared == 0.0 {
+            0.0
+        } else {
+            0.5 * self.mass * speed_squared
+        }
+    }
+}
+
+/// One resolved impact of a step.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Event {
+    /// Two bodies met.
+    Pair {
+        /// When, from the start of the step.
+        time: f64,
+        /// The two bodies, the lower index first.
+        bodies: [usize; 2],
+        /// The first body's surface point facing the second.
+        point: DVec3,
+        /// Unit normal from the first body's centre towards the second's.
+        normal: DVec3,
+    },
+    /// A body met a wall.
+    Wall {
+        /// When, from the start of the step.
+        time: f64,
+        /// The body.
+        body: usize,
+        /// The wall's index.
+        wall: usize,
+        /// The body's surface point facing the wall.
+        point: DVec3,
+        /// Unit normal from the body's centre towards the wall.
+        normal: DVec3,
+    },
+}
+
+impl Event {
+    /// When it happened, from the start of the step.
+    #[must_use]
+    pub fn time(&self) -> f64 {
+        match *self {
+            Self::Pair { time, .. } | Self::Wall { time, .. } => time,
+        }
+    }
+}
+
+/// What happens at an impact: the velocities (or anything else of the bodies) after it. The
+/// loop calls it with the bodies touching, at the impact's time.
+pub trait Response {
+    /// Two bodies touch; `normal` points from `a`'s centre towards `b`'s.
+    fn pair(&mut self, a: &mut EventBody, b: &mut EventBody, normal: DVec3);
+    /// A body touches a wall; `normal` points from its centre towards the wall.
+    fn wall(&mut self, body: &mut EventBody, normal: DVec3);
+}
+
+/// The impulse of smooth rigid spheres: along the normal, the approach speed comes back
+/// times `restitution` (1: elastic, energy conserved; 0: perfectly inelastic), momentum
+/// conserved; walls are of infinite mass. Bodies that are not approaching are left alone.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Elastic {
+    /// The coefficient of restitution, from 0 to 1.
+    pub restitution: f64,
+}
+
+impl Elastic {
+    /// Restitution 1: energy is conserved.
+    #[must_use]
+    pub const fn perfect() -> Self {
+        Self { restitution: 1.0 }
+    }
+}
+
+impl Response for Elastic {
+    fn pair(&mut self, a: &mut EventBody, b: &mut EventBody, normal: DVec3) {
+        let approach = (a.velocity - b.velocity).dot(normal);
+        let inverse_masses = a.mass.recip() + b.mass.recip();
+        if approach <= 0.0 || inverse_masses == 0.0 {
+            return;
+        }
+        let impulse = (1.0 + self.restitution) * approach / inverse_masses;
+        a.velocity -= normal * (impulse / a.mass);
+        b.velocity += normal * (impulse / b.mass);
+    }
+
+    fn wall(&mut self, body: &mut EventBody, normal: DVec3) {
+        let approach = body.velocity.dot(normal);
+        if approach > 0.0 && body.mass.is_finite() {
+            body.velocity -= normal * ((1.0 + self.restitution) * approach);
+        }
+    }
+}
+
+/// What a body's next event is: a pair, a wall, leaving its skin (the pairs must then be
+/// asked for again), or nothing (it is at rest, no partner coming).
+#[derive(Copy, Clone, Debug, PartialEq)]
+enum Kind {
+    /// With body `other`, predicted when `other` had collided `count` times: outdated if it
+    /// has collided since.
+    Pair { other: u32, count: u64 },
+    /// With wall `wall`.
+    Wall {
+        wall: u32,
+        point: DVec3,
+        normal: DVec3,
+    },
+    /// The body leaves its skin: every pair is asked for again.
+    Skin,
+    /// Nothing.
+    Nothing,
+}
+
+impl Kind {
+    /// Ties in time go to pairs, then walls, then skins, then by index, so that the order of
+    /// the events depends on nothing but the bodies.
+    fn rank(&self) -> (u8, u32) {
+        match *self {
+            Self::Pair { other, .. } => (0, other),
+            Self::Wall { wall, .. } => (1, wall),
+            Self::Skin => (2, 0),
+            Self::Nothing => (3, 0),
+        }
+    }
+}
+
+/// A body's next event: the earliest of its collisions with its partners, its walls and its
+/// leaving the skin.
+#[derive(Copy, Clone, Debug, PartialEq)]
+struct Next {
+    time: f64,
+    kind: Kind,
+}
+
+impl Next {
+    const NOTHING: Self = Self {
+        time: f64::INFINITY,
+        kind: Kind::Nothing,
+    };
+
+    fn is_before(&self, other: &Self) -> bool {
+        self.time
+            .total_cmp(&other.time)
+            .then_with(|| self.kind.rank().cmp(&other.kind.rank()))
+            == Ordering::Less
+    }
+}
+
+/// What a sweep reads of a body, in one cache line: where it is at its own time (from the
+/// start of the step), its velocity and its radius.
+#[derive(Copy, Clone, Debug, PartialEq)]
+#[repr(C, align(64))]
+struct Motion {
+    position: DVec3,
+    time: f64,
+    velocity: DVec3,
+    radius: f64,
+}
+
+impl Motion {
+    /// Where it is at `time` (not wrapped).
+    fn at(&self, time: f64) -> DVec3 {
+        self.position + self.velocity * (time - self.time)
+    }
+}
+
+/// A body's state at the moment of an event: what the loop hands to the callback of
+/// [`EventLoop::advance`]. The loop moves only the bodies an event involves (each keeps the
+/// time it was last moved to); this view gives any body where it is at the event's time.
+#[derive(Copy, Clone, Debug)]
+pub struct Moment<'a> {
+    motions: &'a [Motion],
+    masses: &'a [f64],
+    /// The event's time on the loop's clock, and the step's start on it.
+    time: f64,
+    start: f64,
+}
+
+impl Moment<'_> {
+    /// The event's time, from the start of the step.
+    #[must_use]
+    pub fn time(&self) -> f64 {
+        self.time - self.start
+    }
+
+    /// How many bodies there are.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.motions.len()
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.motions.is_empty()
+    }
+
+    /// Body `index` at the event's time (its position moved along its velocity to it; in a
+    /// periodic box not wrapped back into it).
+    ///
+    /// # Panics
+    /// If `index` is out of range.
+    #[must_use]
+    pub fn body(&self, index: usize) -> EventBody {
+        let motion = &self.motions[index];
+        EventBody {
+            position: motion.at(self.time),
+            velocity: motion.velocity,
+            radius: motion.radius,
+            mass: self.masses[index],
+        }
+    }
+
+    /// Every body at the event's time.
+    pub fn bodies(&self) -> impl Iterator<Item = EventBody> + '_ {
+        (0..self.motions.len()).map(|index| self.body(index))
+    }
+}
+
+/// Where the event loop gets the pairs of bodies that may meet: every pair that can come
+/// within reach during what is left of a step. The loop asks for the pairs of spheres
+/// (centred on the bodies, at rest, each grown by how far any body can travel in the rest
+/// of the step) that touch or overlap; only those pairs are swept.
+pub trait BroadPhase {
+    /// Writes into `pairs` every pair of `spheres` that touch or overlap (each once, in any
+    /// order), with `options`' periodic box.
+    ///
+    /// # Errors
+    /// The broad phase's own (validation, the device).
+    fn touching_pairs(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<(), Error>;
+}
+
+/// A broad phase behind a mutable reference (a `&mut dyn BroadPhase` chosen at run time).
+impl<B: BroadPhase + ?Sized> BroadPhase for &mut B {
+    fn touching_pairs(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<(), Error> {
+        (**self).touching_pairs(spheres, options, pairs)
+    }
+}
+
+/// A boxed broad phase.
+impl<B: BroadPhase + ?Sized> BroadPhase for Box<B> {
+    fn touching_pairs(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<(), Error> {
+        (**self).touching_pairs(spheres, options, pairs)
+    }
+}
+
+/// Every pair: no broad phase, for a few hundred bodies or fewer.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct AllPairs;
+
+impl BroadPhase for AllPairs {
+    fn touching_pairs(
+        &mut self,
+        spheres: &[MovingSphere],
+        _: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<(), Error> {
+        pairs.clear();
+        let n = spheres.len() as u32;
+        pairs.extend((0..n).flat_map(|a| (a + 1..n).map(move |b| [a, b])));
+        Ok(())
+    }
+}
+
+/// The CPU step's broad phase and sweep: the pairs of its contacts.
+impl BroadPhase for crate::cpu::ContactFinder {
+    fn touching_pairs(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<(), Error> {
+        contact_pairs(self.find(spheres, options)?, pairs);
+        Ok(())
+    }
+}
+
+/// The GPU step: the pairs of its contacts.
+impl BroadPhase for &crate::gpu::ContactPipeline {
+    fn touching_pairs(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<(), Error> {
+        contact_pairs(&self.find(spheres, options)?, pairs);
+        Ok(())
+    }
+}
+
+/// The pairs of a step's contacts, into `pairs`.
+fn contact_pairs(contacts: &crate::cpu::Contacts, pairs: &mut Vec<[u32; 2]>) {
+    pairs.clear();
+    pairs.extend(contacts.contacts().iter().map(|contact| contact.pair));
+}
+
+/// The event loop's memory, kept from step to step: the bodies as it knows them (each at its
+/// own time), each body's next event and the queue of them, the skins and the pairs. See the
+/// [module](self).
+#[derive(Clone, Debug)]
+pub struct EventLoop {
+    periodic_box: Option<PeriodicBox>,
+    /// Per axis, the period, infinite where the axis does not wrap.
+    period: DVec3,
+    box_: Images,
+    skin_setting: Option<f64>,
+    max_events: usize,
+    /// The skin of this run of steps.
+    skin: f64,
+    /// The time of the step's start, counted from where the loop last started afresh: every
+    /// time the loop keeps is on this clock, so that what it predicts does not depend on
+    /// the step in which it predicted it.
+    clock: f64,
+    /// The bodies as the loop knows them, each at its own time: moved only at its impacts,
+    /// so that what the loop predicts depends on the bodies alone.
+    motions: Vec<Motion>,
+    masses: Vec<f64>,
+    /// Per body, how many impacts it has had.
+    counts: Vec<u64>,
+    /// Per body, its next event, and the earliest of its pairs' (which may come after it).
+    next: Vec<Next>,
+    next_pair: Vec<Next>,
+    queue: EventQueue,
+    /// Per body, the centre of its skin: where it was at `centre_times[i]`, when its
+    /// partners were last found.
+    centres: Vec<DVec3>,
+    centre_times: Vec<f64>,
+    /// Per body, its partners: the bodies whose skins touch its own; the last ones, to
+    /// tell the new pairs.
+    lists: Partners,
+    old_lists: Partners,
+    /// Per body, a mark of the last pass that saw it, and the pass's own.
+    marks: Vec<u32>,
+    stamp: u32,
+    /// Whether each body renews its skin on its own, in `grid`.
+    local: bool,
+    grid: SkinGrid,
+    near: Vec<u32>,
+    pairs: Vec<[u32; 2]>,
+    spheres: Vec<MovingSphere>,
+    /// The bodies and walls as the last step left them: the state goes on if the next step
+    /// gets them unchanged.
+    handed: Vec<EventBody>,
+    walls: Vec<Wall>,
+    live: bool,
+    /// How many times the pairs were asked for in the last step.
+    rebuilds: usize,
+}
+
+impl Default for EventLoop {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventLoop {
+    /// A loop that allows up to 1,000,000 events a step, in open space, with the default skin.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            periodic_box: None,
+            period: DVec3::INFINITY,
+            box_: Images::new(DVec3::INFINITY),
+            skin_setting: None,
+            max_events: 1_000_000,
+            skin: 0.0,
+            clock: 0.0,
+            motions: Vec::new(),
+            masses: Vec::new(),
+            counts: Vec::new(),
+            next: Vec::new(),
+            next_pair: Vec::new(),
+            queue: EventQueue::default(),
+            centres: Vec::new(),
+            centre_times: Vec::new(),
+            lists: Partners::default(),
+            old_lists: Partners::default(),
+            marks: Vec::new(),
+            stamp: 0,
+            local: false,
+            grid: SkinGrid::default(),
+            near: Vec::new(),
+            pairs: Vec::new(),
+            spheres: Vec::new(),
+            handed: Vec::new(),
+            walls: Vec::new(),
+            live: false,
+            rebuilds: 0,
+        }
+    }
+
+    /// This loop with at most `max_events` events a step.
+    #[must_use]
+    pub fn with_max_events(mut self, max_events: usize) -> Self {
+        self.max_events = max_events;
+        self
+    }
+
+    /// This loop in a periodic box: bodies meet across its faces (each pair at its nearest
+    /// image), and positions are wrapped back into it. Each body's radius plus twice the
+    /// skin must stay below a quarter of the period ([`Error::PeriodicBoxTooSmall`]
+    /// otherwise, whatever the broad phase; the default skin shrinks to fit). Walls are not
+    /// repeated.
+    #[must_use]
+    pub fn with_periodic_box(mut self, periodic_box: PeriodicBox) -> Self {
+        self.periodic_box = Some(periodic_box);
+        self.period = periodic_box.period().as_dvec3();
+        self.box_ = Images::new(self.period);
+        self
+    }
+
+    /// This loop with the skin `skin` (a distance above 0; [`Error::InvalidSkin`] otherwise):
+    /// the broad phase is asked for the pairs of the bodies grown by it, and again whenever a
+    /// body has moved that far from where it was then. A thicker skin asks less often and
+    /// sweeps more partners at each impact. The default is half the largest radius (where
+    /// every radius is 0, the distance the fastest body covers in the step), shrunk in a
+    /// periodic box to fit it.
+    #[must_use]
+    pub fn with_skin(mut self, skin: f64) -> Self {
+        self.skin_setting = Some(skin);
+        self
+    }
+
+    /// This loop with each body renewing its skin on its own when it leaves it: its new
+    /// partners are found in the loop's own grid of skin centres (cells as wide as the
+    /// largest radius sum plus twice the skin), and the broad phase is asked for pairs only
+    /// where the loop starts afresh. A skin then costs the bodies around it rather than
+    /// every body: the choice for many bodies of similar size (a gas), where the fastest of
+    /// them would otherwise make the loop ask for every pair again many times a collision
+    /// time. Bodies of very different sizes crowd the grid's cells: there, keep the default,
+    /// which asks the broad phase for every pair whenever the first body leaves its skin.
+    #[must_use]
+    pub fn with_local_skins(mut self) -> Self {
+        self.local = true;
+        self
+    }
+
+    /// How many times the last step asked its broad phase for pairs: once where the loop
+    /// started afresh, and (without [local skins](Self::with_local_skins)) once each time a
+    /// body left its skin.
+    #[must_use]
+    pub fn broad_phase_runs(&self) -> usize {
+        self.rebuilds
+    }
+
+    /// [`advance_with`](Self::advance_with) with every pair swept ([`AllPairs`]): for a few
+    /// hundred bodies or fewer.
+    ///
+    /// # Errors
+    /// As [`advance_with`](Self::advance_with).
+    pub fn advance(
+        &mut self,
+        bodies: &mut [EventBody],
+        walls: &[Wall],
+        step: f64,
+        response: &mut impl Response,
+        on_event: impl FnMut(&Event, &Moment<'_>),
+    ) -> Result<usize, Error> {
+        self.advance_with(bodies, walls, step, response, &mut AllPairs, on_event)
+    }
+
+    /// Advances `bodies` by `step` units of time among `walls`: each impact in time order is
+    /// resolved by `response` and then reported to `on_event` with the bodies as they are
+    /// right after it ([`Moment`]); at the end every body has moved to the end of the step
+    /// (wrapped into the periodic box, if there is one). Only the pairs that `broad_phase`
+    /// gives are swept: those of the bodies grown by the skin, asked for where the loop
+    /// starts and again whenever a body has left its skin. Returns how many impacts there
+    /// were.
+    ///
+    /// The loop goes on from where the last step left it (its predictions, its pairs) when
+    /// it gets back the bodies and walls it handed out, to the bit; bodies changed between
+    /// steps (moved, sped up, removed) make it start afresh. The step is then only how often
+    /// the caller sees the bodies: a step need not be short.
+    ///
+    /// # Errors
+    /// [`Error::NonFinite`] or [`Error::NegativeRadius`] for a bad position, velocity or
+    /// radius, [`Error::InvalidMass`], [`Error::InvalidStep`], [`Error::InvalidWall`],
+    /// [`Error::InvalidSkin`], [`Error::PeriodicBoxTooSmall`] (the bodies are unchanged);
+    /// the broad phase's errors, and [`Error::TooManyEvents`] (the bodies are then left where
+    /// they were at the last impact).
+    pub fn advance_with(
+        &mut self,
+        bodies: &mut [EventBody],
+        walls: &[Wall],
+        step: f64,
+        response: &mut impl Response,
+        broad_phase: &mut impl BroadPhase,
+        mut on_event: impl FnMut(&Event, &Moment<'_>),
+    ) -> Result<usize, Error> {
+        validate(bodies, step)?;
+        crate::validate_walls(walls)?;
+        if let Some(skin) = self.skin_setting
+            && !(skin.is_finite() && skin > 0.0)
+        {
+            return Err(Error::InvalidSkin { skin });
+        }
+        self.rebuilds = 0;
+        if !(self.live && self.handed.as_slice() == &*bodies && self.walls.as_slice() == walls) {
+            self.live = false;
+            self.start(bodies, walls, step, broad_phase)?;
+        }
+        // Until the step ends well: an error leaves the loop to start afresh.
+        self.live = false;
+        let mut events = 0;
+        // Each pass predicts the body's next event again, which moves it in the queue.
+        while let Some((body, now)) = self.queue.first() {
+            if now > self.clock + step {
+                break;
+            }
+            match self.next[body].kind {
+                Kind::Nothing => {}
+                Kind::Skin if self.local => self.renew(walls, body, now),
+                Kind::Skin => {
+                    if let Err(error) = self.rebuild(walls, now, false, broad_phase) {
+                        self.hand_out(bodies, now);
+                        return Err(error);
+                    }
+                }
+                Kind::Pair { other, count } if self.counts[other as usize] != count => {
+                    // Its partner has collided since: predict it again.
+                    self.predict(walls, body, now);
+                }
+                kind => {
+                    if events == self.max_events {
+                        self.hand_out(bodies, now);
+                        return Err(Error::TooManyEvents {
+                            limit: self.max_events,
+                        });
+                    }
+                    events += 1;
+                    let (event, involved, moved) = self.resolve(body, kind, now, response);
+                    on_event(
+                        &event,
+                        &Moment {
+                            motions: &self.motions,
+                            masses: &self.masses,
+                            time: now,
+                            start: self.clock,
+                        },
+                    );
+                    if moved {
+                        // The response moved a body or changed a radius: the pairs are
+                        // asked for again, and every event predicted again.
+                        if let Err(error) = self.rebuild(walls, now, true, broad_phase) {
+                            self.hand_out(bodies, now);
+                            return Err(error);
+                        }
+                    } else {
+                        self.predict(walls, involved[0], now);
+                        if involved[1] != involved[0] {
+                            self.predict(walls, involved[1], now);
+                        }
+                    }
+                }
+            }
+        }
+        self.hand_out(bodies, self.clock + step);
+        self.finish(bodies, walls, step);
+        Ok(events)
+    }
+
+    /// Starts afresh from `bodies`, at the start of the step.
+    fn start(
+        &mut self,
+        bodies: &[EventBody],
+        walls: &[Wall],
+        step: f64,
+        broad_phase: &mut impl BroadPhase,
+    ) -> Result<(), Error> {
+        let n = bodies.len();
+        self.skin = self
+            .skin_setting
+            .unwrap_or_else(|| default_skin(bodies, step, self.period));
+        self.motions.clear();
+        self.motions.extend(bodies.iter().map(|body| Motion {
+            position: wrap(body.position, self.period),
+            time: 0.0,
+            velocity: body.velocity,
+            radius: body.radius,
+        }));
+        self.masses.clear();
+        self.masses.extend(bodies.iter().map(|body| body.mass));
+        self.counts.clear();
+        self.counts.resize(n, 0);
+        self.next.clear();
+        self.next.resize(n, Next::NOTHING);
+        self.next_pair.clear();
+        self.next_pair.resize(n, Next::NOTHING);
+        self.centres.clear();
+        self.centres.resize(n, DVec3::ZERO);
+        self.centre_times.clear();
+        self.centre_times.resize(n, 0.0);
+        self.queue.clear(n);
+        self.clock = 0.0;
+        self.rebuild(walls, 0.0, true, broad_phase)
+    }
+
+    /// Centres every body's skin where it is at `now`, asks `broad_phase` for the pairs of
+    /// the bodies grown by the skin, and predicts again what may have changed: the next
+    /// event of each body that was to leave its skin, the skins' new times, and the pairs
+    /// that are new (`afresh`: every event of every body).
+    fn rebuild(
+        &mut self,
+        walls: &[Wall],
+        now: f64,
+        afresh: bool,
+        broad_phase: &mut impl BroadPhase,
+    ) -> Result<(), Error> {
+        self.rebuilds += 1;
+        let n = self.motions.len();
+        let skin = self.skin;
+        self.spheres.clear();
+        self.centre_times.fill(now);
+        for index in 0..n {
+            let motion = &self.motions[index];
+            let position = wrap(motion.at(now), self.period);
+            self.centres[index] = position;
+            // Grown by the skin, and a little more for the spheres' rounding to f32 (a
+            // relative 2⁻²⁰ of their coordinates). The displacement of twice the skin is
+            // only for the check below.
+            let slack = position.abs().max_element().max(motion.radius + skin) * 1e-6;
+            self.spheres.push(MovingSphere::new(
+                position.as_vec3(),
+                (motion.radius + skin + slack) as f32,
+                glam::Vec3::splat(skin as f32),
+            ));
+        }
+        // Each body's radius plus twice the skin within a quarter period: while every body
+        // stays in its skin, a pair that can touch is nearest at the image that touches,
+        // whatever the broad phase (every pair checks nothing itself).
+        if let Some(periodic_box) = &self.periodic_box {
+            crate::validate_periodic_reach(&self.spheres, periodic_box)?;
+        }
+        for sphere in &mut self.spheres {
+            sphere.displacement = glam::Vec3::ZERO;
+        }
+        let options = SweepOptions {
+            periodic_box: self.periodic_box,
+            ..SweepOptions::DEFAULT
+        };
+        broad_phase.touching_pairs(&self.spheres, options, &mut self.pairs)?;
+        std::mem::swap(&mut self.lists, &mut self.old_lists);
+        if afresh {
+            self.old_lists.clear(n);
+            self.queue.clear(n);
+            self.next_pair.fill(Next::NOTHING);
+            if self.local {
+                let largest = self.motions.iter().map(|m| m.radius).fold(0.0, f64::max);
+                let width = (2.0 * (largest + skin)) * (1.0 + 1e-9);
+                let radii: Vec<f64> = self.motions.iter().map(|m| m.radius).collect();
+                self.grid.build(&self.centres, &radii, width, self.period);
+            }
+        }
+        self.partner_lists(n);
+        // The skins. A body that was to leave its skin takes the earliest of its pairs
+        // (still right if its partner has not collided since; else it is predicted again),
+        // its walls and its new skin; any other may now leave its new skin first.
+        for index in 0..n {
+            if afresh || self.next[index].kind == Kind::Skin {
+                let pair = self.next_pair[index];
+                if self.is_current(&pair) {
+                    let own = self.own_events(walls, index, now);
+                    self.set_next(index, if pair.is_before(&own) { pair } else { own });
+                } else {
+                    self.predict(walls, index, now);
+                }
+            } else {
+                let exit = Next {
+                    time: self.skin_exit(index).max(now),
+                    kind: Kind::Skin,
+                };
+                self.offer(index, exit);
+            }
+        }
+        // The new pairs (every pair, afresh): each is offered to both bodies.
+        for first in 0..n {
+            let stamp = self.next_stamp();
+            for &other in self.old_lists.of(first) {
+                self.marks[other as usize] = stamp;
+            }
+            for slot in 0..self.lists.of(first).len() {
+                let other = self.lists.of(first)[slot] as usize;
+                if other > first
+                    && self.marks[other] != stamp
+                    && let Some(time) = self.pair_time(first, other)
+                {
+                    let time = time.max(now);
+                    self.offer_pair(first, other, time);
+                    self.offer_pair(other, first, time);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Each body's partners, both ways, from the broad phase's pairs.
+    fn partner_lists(&mut self, n: usize) {
+        self.lists.clear(n);
+        for &[a, b] in &self.pairs {
+            self.lists.push(a as usize, b);
+            self.lists.push(b as usize, a);
+        }
+    }
+
+    /// A mark no body has yet.
+    fn next_stamp(&mut self) -> u32 {
+        let n = self.motions.len();
+        if self.marks.len() != n || self.stamp == u32::MAX {
+            self.marks.clear();
+            self.marks.resize(n, 0);
+            self.stamp = 0;
+        }
+        self.stamp += 1;
+        self.stamp
+    }
+
+    /// Body `index` has left its skin (local skins): its skin is centred where it is at
+    /// `now`, its partners found again in the grid (those whose skins touch its new one),
+    /// each new one offered their pair's impact, and its own next event predicted.
+    fn renew(&mut self, walls: &[Wall], index: usize, now: f64) {
+        let centre = wrap(self.motions[index].at(now), self.period);
+        self.centres[index] = centre;
+        self.centre_times[index] = now;
+        self.grid.relocate(index, centre);
+        let mut near = std::mem::take(&mut self.near);
+        near.clear();
+        let reach = self.motions[index].radius + 2.0 * self.skin;
+        self.grid.near(index, centre, reach, self.period, &mut near);
+        // Its earliest pair stands (its motion has not changed) if its partner has not
+        // collided since; the new partners may come first.
+        let kept = self.next_pair[index];
+        let mut pair = if self.is_current(&kept) {
+            kept
+        } else {
+            Next::NOTHING
+        };
+        let old = self.next_stamp();
+        for &other in self.lists.of(index) {
+            self.marks[other as usize] = old;
+        }
+        let new = self.next_stamp();
+        for &other in &near {
+            let other = other as usize;
+            if self.marks[other] != old {
+                self.lists.push(other, index as u32);
+                if let Some(time) = self.pair_time(index, other) {
+                    let time = time.max(now);
+                    self.offer_pair(other, index, time);
+                    let candidate = Next {
+                        time,
+                        kind: Kind::Pair {
+                            other: other as u32,
+                            count: self.counts[other],
+                        },
+                    };
+                    if candidate.is_before(&pair) {
+                        pair = candidate;
+                    }
+                }
+            }
+            self.marks[other] = new;
+        }
+        for slot in 0..self.lists.of(index).len() {
+            let other = self.lists.of(index)[slot] as usize;
+            if self.marks[other] != new {
+                self.lists.remove(other, index as u32);
+            }
+        }
+        self.lists.replace(index, &near);
+        self.near = near;
+        if self.is_current(&kept) {
+            self.next_pair[index] = pair;
+            let own = self.own_events(walls, index, now);
+            self.set_next(index, if pair.is_before(&own) { pair } else { own });
+        } else {
+            self.predict(walls, index, now);
+        }
+    }
+
+    /// The body `index` as the response sees it.
+    fn body(&self, index: usize) -> EventBody {
+        let motion = &self.motions[index];
+        EventBody {
+            position: motion.position,
+            velocity: motion.velocity,
+            radius: motion.radius,
+            mass: self.masses[index],
+        }
+    }
+
+    /// Takes back what the response made of body `index`: whether it moved the body or
+    /// changed its radius (what the pairs depend on).
+    fn take_back(&mut self, index: usize, body: &EventBody) -> bool {
+        let motion = &mut self.motions[index];
+        let moved = motion.position != body.position || motion.radius != body.radius;
+        motion.position = body.position;
+        motion.velocity = body.velocity;
+        motion.radius = body.radius;
+        self.masses[index] = body.mass;
+        moved
+    }
+
+    /// Resolves `body`'s event `kind` at `now` with `response`: the event, the bodies it
+    /// involved, and whether the response moved one of them or changed its radius.
+    fn resolve(
+        &mut self,
+        body: usize,
+        kind: Kind,
+        now: f64,
+        response: &mut impl Response,
+    ) -> (Event, [usize; 2], bool) {
+        match kind {
+            Kind::Wall {
+                wall,
+                point,
+                normal,
+            } => {
+                self.move_to(body, now);
+                let mut own = self.body(body);
+                response.wall(&mut own, normal);
+                self.counts[body] += 1;
+                let event = Event::Wall {
+                    time: now - self.clock,
+                    body,
+                    wall: wall as usize,
+                    point,
+                    normal,
+                };
+                (event, [body, body], self.take_back(body, &own))
+            }
+            Kind::Pair { other, .. } => {
+                let other = other as usize;
+                let (low, high) = (body.min(other), body.max(other));
+                self.move_to(low, now);
+                self.move_to(high, now);
+                let (mut a, mut b) = (self.body(low), self.body(high));
+                let normal = self
+                    .box_
+                    .nearest(b.position - a.position)
+                    .try_normalize()
+                    .or_else(|| (a.velocity - b.velocity).try_normalize())
+                    .unwrap_or(DVec3::X);
+                let point = a.position + normal * a.radius;
+                response.pair(&mut a, &mut b, normal);
+                self.counts[low] += 1;
+                self.counts[high] += 1;
+                let event = Event::Pair {
+                    time: now - self.clock,
+                    bodies: [low, high],
+                    point,
+                    normal,
+                };
+                let moved = self.take_back(low, &a) | self.take_back(high, &b);
+                (event, [low, high], moved)
+            }
+            Kind::Skin | Kind::Nothing => unreachable!("not an impact"),
+        }
+    }
+
+    /// Whether `next`, a pair's event or nothing, is still right: its partner has not
+    /// collided since it was predicted.
+    fn is_current(&self, next: &Next) -> bool {
+        match next.kind {
+            Kind::Pair { other, count } => self.counts[other as usize] == count,
+            Kind::Nothing => true,
+            Kind::Wall { .. } | Kind::Skin => false,
+        }
+    }
+
+    /// Predicts body `index`'s next event from `now`: its partners, its walls, its skin.
+    fn predict(&mut self, walls: &[Wall], index: usize, now: f64) {
+        // The earliest pair: by time, then by partner (the order of the partners does not
+        // matter).
+        let (mut time, mut partner) = (f64::INFINITY, u32::MAX);
+        for &other in self.lists.of(index) {
+            if let Some(at) = self.pair_time(index, other as usize) {
+                let at = at.max(now);
+                if at < time || (at == time && other < partner) {
+                    (time, partner) = (at, other);
+                }
+            }
+        }
+        let pair = if partner == u32::MAX {
+            Next::NOTHING
+        } else {
+            Next {
+                time,
+                kind: Kind::Pair {
+                    other: partner,
+                    count: self.counts[partner as usize],
+                },
+            }
+        };
+        self.next_pair[index] = pair;
+        let own = self.own_events(walls, index, now);
+        self.set_next(index, if pair.is_before(&own) { pair } else { own });
+    }
+
+    /// The earliest of body `index`'s leaving its skin and meeting a wall before that.
+    fn own_events(&self, walls: &[Wall], index: usize, now: f64) -> Next {
+        let exit = self.skin_exit(index);
+        if !exit.is_finite() {
+            return Next::NOTHING;
+        }
+        let mut best = Next {
+            time: exit.max(now),
+            kind: Kind::Skin,
+        };
+        // Each wall swept from the body's own time to its leaving the skin, with the f64
+        // oracle and the separating option.
+        let motion = &self.motions[index];
+        let horizon = exit - motion.time;
+        let swept = Body {
+            center: motion.position,
+            radius: motion.radius,
+            displacement: motion.velocity * horizon,
+        };
+        let options = SweepOptions::event_driven();
+        for (wall_index, wall) in walls.iter().enumerate() {
+            if let Some(impact) = reference::sweep_sphere_wall(&swept, wall, &options) {
+                let candidate = Next {
+                    time: (motion.time + impact.time_of_impact * horizon).max(now),
+                    kind: Kind::Wall {
+                        wall: wall_index as u32,
+                        point: impact.point,
+                        normal: impact.normal,
+                    },
+                };
+                if candidate.is_before(&best) {
+                    best = candidate;
+                }
+            }
+        }
+        best
+    }
+
+    /// When bodies `a` and `b` touch while approaching, from their motions (each at its own
+    /// time): `None` if they never do. In f64, in relative coordinates: with `s` the
+    /// separation from `a` to `b` and `w` the velocity of `a` relative to `b`, they touch at
+    /// `|s - w t| = R` (the sum of the radii), the smaller root of
+    /// `w² t² - 2 (s·w) t + s² - R² = 0`, taken as `(s² - R²) / (s·w + √D)` with
+    /// `D = w² R² - |s × w|²` (the same root without cancellation, and `D` from the cross
+    /// product rather than from `(s·w)² - w² (s² - R²)`). Not approaching (`s·w <= 0`):
+    /// never, whatever the distance (the separating option); touching or overlapping while
+    /// approaching: at once.
+    #[inline(always)]
+    fn pair_time(&self, a: usize, b: usize) -> Option<f64> {
+        let (a, b) = (&self.motions[a], &self.motions[b]);
+        let from = a.time.max(b.time);
+        let separation = self.box_.nearest(b.at(from) - a.at(from));
+        let velocity = a.velocity - b.velocity;
+        let approach = separation.dot(velocity);
+        let reach = a.radius + b.radius;
+        let gap = separation.length_squared() - reach * reach;
+        let discriminant = velocity.length_squared() * (reach * reach)
+            - separation.cross(velocity).length_squared();
+        // Every quantity first, then the choice (fewer unpredictable branches: half of the
+        // pairs of a gas separate).
+        let time = from + gap / (approach + discriminant.max(0.0).sqrt());
+        let time = if gap <= 0.0 { from } else { time };
+        (approach > 0.0 && (gap <= 0.0 || discriminant >= 0.0)).then_some(time)
+    }
+
+    /// When body `index` leaves its skin (its centre `skin` from the skin's centre), from its
+    /// motion: `|d + v t| = skin` for the offset `d` from the centre (at the later of the
+    /// skin's time and the body's), the positive root taken without cancellation; infinite
+    /// for a body at rest.
+    fn skin_exit(&self, index: usize) -> f64 {
+        let motion = &self.motions[index];
+        let speed_squared = motion.velocity.length_squared();
+        if speed_squared == 0.0 {
+            return f64::INFINITY;
+        }
+        let from = motion.time.max(self.centre_times[index]);
+        let offset = self.box_.nearest(motion.at(from) - self.centres[index]);
+        let room = self.skin * self.skin - offset.length_squared();
+        if room <= 0.0 {
+            return from;
+        }
+        let outward = offset.dot(motion.velocity);
+        let root = (outward * outward + speed_squared * room).sqrt();
+        let duration = if outward >= 0.0 {
+            room / (outward + root)
+        } else {
+            (root - outward) / speed_squared
+        };
+        from + duration
+    }
+
+    /// Makes `next` body `index`'s next event, and queues it.
+    fn set_next(&mut self, index: usize, next: Next) {
+        self.next[index] = next;
+        self.queue.set(index, next.time);
+    }
+
+    /// Makes `candidate` body `index`'s next event if it comes first.
+    fn offer(&mut self, index: usize, candidate: Next) {
+        if candidate.is_before(&self.next[index]) {
+            self.set_next(index, candidate);
+        }
+    }
+
+    /// Offers body `index` its impact on `other` at `time`: kept as its earliest pair's if
+    /// it comes first, and as its next event if it comes first.
+    fn offer_pair(&mut self, index: usize, other: usize, time: f64) {
+        let candidate = Next {
+            time,
+            kind: Kind::Pair {
+                other: other as u32,
+                count: self.counts[other],
+            },
+        };
+        if candidate.is_before(&self.next_pair[index]) {
+            self.next_pair[index] = candidate;
+        }
+        self.offer(index, candidate);
+    }
+
+    /// Moves body `index` along its velocity to `time`, wrapped into the periodic box.
+    fn move_to(&mut self, index: usize, time: f64) {
+        let motion = &mut self.motions[index];
+        motion.position = wrap(motion.at(time), self.period);
+        motion.time = time;
+    }
+
+    /// Writes every body, moved to `time`, into `bodies`.
+    fn hand_out(&self, bodies: &mut [EventBody], time: f64) {
+        for (index, body) in bodies.iter_mut().enumerate() {
+            *body = EventBody {
+                position: wrap(self.motions[index].at(time), self.period),
+                ..self.body(index)
+            };
+        }
+    }
+
+    /// Ends a step of `step`: the clock moves to the next step's start, and what was handed
+    /// out is kept to tell whether the next step goes on from it.
+    fn finish(&mut self, bodies: &[EventBody], walls: &[Wall], step: f64) {
+        self.clock += step;
+        self.handed.clear();
+        self.handed.extend_from_slice(bodies);
+        self.walls.clear();
+        self.walls.extend_from_slice(walls);
+        self.live = true;
+    }
+}
+
+/// Each body's partners, side by side in one array: body `i`'s are
+/// `slots[i * capacity..][..degree[i]]` (one read where a list of its own would take two);
+/// the capacity doubles when a body has more.
+#[derive(Clone, Debug, Default)]
+struct Partners {
+    capacity: usize,
+    degree: Vec<u32>,
+    slots: Vec<u32>,
+}
+
+impl Partners {
+    /// `n` bodies with no partners.
+    fn clear(&mut self, n: usize) {
+        self.capacity = self.capacity.max(16);
+        self.degree.clear();
+        self.degree.resize(n, 0);
+        self.slots.resize(n * self.capacity, 0);
+    }
+
+    fn of(&self, body: usize) -> &[u32] {
+        &self.slots[body * self.capacity..][..self.degree[body] as usize]
+    }
+
+    fn push(&mut self, body: usize, other: u32) {
+        let degree = self.degree[body] as usize;
+        if degree == self.capacity {
+            self.grow();
+        }
+        self.slots[body * self.capacity + degree] = other;
+        self.degree[body] += 1;
+    }
+
+    /// Takes `other` out of `body`'s partners (the last one takes its place).
+    fn remove(&mut self, body: usize, other: u32) {
+        let start = body * self.capacity;
+        let degree = self.degree[body] as usize;
+        if let Some(at) = self.slots[start..start + degree]
+            .iter()
+            .position(|&partner| partner == other)
+        {
+            self.slots[start + at] = self.slots[start + degree - 1];
+            self.degree[body] -= 1;
+        }
+    }
+
+    fn replace(&mut self, body: usize, partners: &[u32]) {
+        while partners.len() > self.capacity {
+            self.grow();
+        }
+        self.slots[body * self.capacity..][..partners.len()].copy_from_slice(partners);
+        self.degree[body] = partners.len() as u32;
+    }
+
+    /// Doubles the capacity, each body's partners moved to their new place.
+    fn grow(&mut self) {
+        let (old, capacity) = (self.capacity, 2 * self.capacity);
+        let n = self.degree.len();
+        self.slots.resize(n * capacity, 0);
+        for body in (0..n).rev() {
+            let degree = self.degree[body] as usize;
+            self.slots
+                .copy_within(body * old..body * old + degree, body * capacity);
+        }
+        self.capacity = capacity;
+    }
+}
+
+/// Nearest images in a box: per axis the period and its inverse, 0 where the axis does not
+/// wrap.
+#[derive(Copy, Clone, Debug)]
+struct Images {
+    period: DVec3,
+    inverse: DVec3,
+}
+
+impl Images {
+    fn new(period: DVec3) -> Self {
+        let wraps = period.is_finite_mask();
+        Self {
+            period: DVec3::select(wraps, period, DVec3::ZERO),
+            inverse: DVec3::select(wraps, period.recip(), DVec3::ZERO),
+        }
+    }
+
+    /// `offset` at its nearest image: whole periods taken away, `L round(s / L)`, the
+    /// rounding done by adding and taking away 1.5 × 2⁵² (exact for quotients below 2⁵¹,
+    /// with no call to a rounding function): one multiplication and three additions an
+    /// axis. An offset left beyond half a period (a quotient beyond 2⁵¹) takes the slow way.
+    #[inline(always)]
+    fn nearest(&self, offset: DVec3) -> DVec3 {
+        const ROUND: f64 = 6_755_399_441_055_744.0;
+        let quotient = offset * self.inverse;
+        let wrapped = offset - self.period * ((quotient + ROUND) - ROUND);
+        let wraps = self.period.cmpgt(DVec3::ZERO);
+        if ((wrapped.abs() * 2.0).cmpgt(self.period) & wraps).any() {
+            DVec3::select(wraps, offset - self.period * quotient.round(), offset)
+        } else {
+            wrapped
+        }
+    }
+}
+
+/// `position` wrapped into the box of `period` (infinite where an axis does not wrap): a
+/// period added or taken away where it is within one of the box (the usual case: two
+/// comparisons an axis), else the remainder.
+fn wrap(position: DVec3, period: DVec3) -> DVec3 {
+    let mut wrapped = position;
+    for axis in 0..3 {
+        let (x, period) = (position[axis], period[axis]);
+        if (0.0..period).contains(&x) || !period.is_finite() {
+            continue;
+        }
+        let shifted = if x < 0.0 { x + period } else { x - period };
+        wrapped[axis] = if (0.0..period).contains(&shifted) {
+            shifted
+        } else {
+            x.rem_euclid(period)
+        };
+    }
+    wrapped
+}
+
+/// Half the largest radius; where every radius is 0, the distance the fastest body covers in
+/// the step (1 if nothing moves). In a periodic box, shrunk so that every radius plus twice
+/// the skin stays within 90% of a quarter period.
+fn default_skin(bodies: &[EventBody], step: f64, period: DVec3) -> f64 {
+    let largest = bodies.iter().map(|body| body.radius).fold(0.0, f64::max);
+    let mut skin = if largest > 0.0 {
+        0.5 * largest
+    } else {
+        let fastest = bodies
+            .iter()
+            .map(|body| body.velocity.length())
+            .fold(0.0, f64::max);
+        let reach = fastest * step;
+        if reach > 0.0 { reach } else { 1.0 }
+    };
+    let room = 0.45 * (period.min_element() / 4.0 - largest);
+    if room > 0.0 {
+        skin = skin.min(room);
+    }
+    skin
+}
+
+fn validate(bodies: &[EventBody], step: f64) -> Result<(), Error> {
+    if !(step.is_finite() && step >= 0.0) {
+        return Err(Error::InvalidStep { step });
+    }
+    for (index, body) in bodies.iter().enumerate() {
+        let fields = [
+            (BodyField::Center, body.position.is_finite()),
+            (BodyField::Displacement, body.velocity.is_finite()),
+            (BodyField::Radius, body.radius.is_finite()),
+        ];
+        for (field, finite) in fields {
+            if !finite {
+                return Err(Error::NonFinite { body: index, field });
+            }
+        }
+        if body.radius < 0.0 {
+            return Err(Error::NegativeRadius {
+                body: index,
+                radius: body.radius as f32,
+            });
+        }
+        if body.mass.is_nan() || body.mass <= 0.0 {
+            return Err(Error::InvalidMass {
+                body: index,
+                mass: body.mass,
+            });
+        }
+    }
+    Ok(())
+}
