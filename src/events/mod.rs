@@ -1256,20 +1256,16 @@ impl Images {
     }
 
     /// `offset` at its nearest image: whole periods taken away, `L round(s / L)`, the
-    /// rounding done by adding and taking away 1.5 × 2⁵² (exact for quotients below 2⁵¹,
-    /// with no call to a rounding function): one multiplication and three additions an
-    /// axis. An offset left beyond half a period (a quotient beyond 2⁵¹) takes the slow way.
+    /// rounding done by adding and taking away 1.5 × 2⁵² (round to nearest, exact for
+    /// quotients below 2⁵¹ periods, far beyond any offset of two bodies in the box or of a
+    /// body from its skin's centre), with no call to a rounding function: one multiplication
+    /// and three additions an axis.
     #[inline(always)]
     fn nearest(&self, offset: DVec3) -> DVec3 {
         const ROUND: f64 = 6_755_399_441_055_744.0;
         let quotient = offset * self.inverse;
-        let wrapped = offset - self.period * ((quotient + ROUND) - ROUND);
-        let wraps = self.period.cmpgt(DVec3::ZERO);
-        if ((wrapped.abs() * 2.0).cmpgt(self.period) & wraps).any() {
-            DVec3::select(wraps, offset - self.period * quotient.round(), offset)
-        } else {
-            wrapped
-        }
+        debug_assert!(quotient.abs().max_element() < ROUND / 3.0);
+        offset - self.period * ((quotient + ROUND) - ROUND)
     }
 }
 
