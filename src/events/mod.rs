@@ -328,10 +328,10 @@ impl Moment<'_> {
     }
 }
 
-/// Where the event loop gets the pairs of bodies that may meet: every pair that can come
-/// within reach during what is left of a step. The loop asks for the pairs of spheres
-/// (centred on the bodies, at rest, each grown by how far any body can travel in the rest
-/// of the step) that touch or overlap; only those pairs are swept.
+/// Where the event loop gets the pairs of bodies that may meet: the loop asks for the pairs
+/// of spheres (centred on the bodies, at rest, each grown by the skin and a hair for f32's
+/// rounding) that touch or overlap; only those pairs are swept until a body leaves its skin.
+/// A broad phase may give more pairs than that (every pair, say): never fewer.
 pub trait BroadPhase {
     /// Writes into `pairs` every pair of `spheres` that touch or overlap (each once, in any
     /// order), with `options`' periodic box.
@@ -464,9 +464,8 @@ pub struct EventLoop {
     near: Vec<u32>,
     pairs: Vec<[u32; 2]>,
     spheres: Vec<MovingSphere>,
-    /// The bodies and walls as the last step left them: the state goes on if the next step
-    /// gets them unchanged.
-    handed: Vec<EventBody>,
+    /// The walls of the last step: the state goes on if the next step gets them, and the
+    /// bodies as the last step handed them out, unchanged.
     walls: Vec<Wall>,
     live: bool,
     /// How many times the pairs were asked for in the last step.
@@ -508,7 +507,6 @@ impl EventLoop {
             near: Vec::new(),
             pairs: Vec::new(),
             spheres: Vec::new(),
-            handed: Vec::new(),
             walls: Vec::new(),
             live: false,
             rebuilds: 0,
@@ -613,7 +611,9 @@ impl EventLoop {
         broad_phase: &mut impl BroadPhase,
         mut on_event: impl FnMut(&Event, &Moment<'_>),
     ) -> Result<usize, Error> {
-        validate(bodies, step)?;
+        if !(step.is_finite() && step >= 0.0) {
+            return Err(Error::InvalidStep { step });
+        }
         crate::validate_walls(walls)?;
         if let Some(skin) = self.skin_setting
             && !(skin.is_finite() && skin > 0.0)
@@ -621,7 +621,17 @@ impl EventLoop {
             return Err(Error::InvalidSkin { skin });
         }
         self.rebuilds = 0;
-        if !(self.live && self.handed.as_slice() == &*bodies && self.walls.as_slice() == walls) {
+        // Bodies just as the last step handed them out were valid then: only others are
+        // checked (one pass over the bodies a step where the loop goes on).
+        let goes_on = self.live
+            && self.walls.as_slice() == walls
+            && bodies.len() == self.motions.len()
+            && bodies
+                .iter()
+                .enumerate()
+                .all(|(index, body)| *body == self.handed_out(index, self.clock));
+        if !goes_on {
+            validate(bodies)?;
             self.live = false;
             self.start(bodies, walls, step, broad_phase)?;
         }
@@ -681,7 +691,7 @@ impl EventLoop {
             }
         }
         self.hand_out(bodies, self.clock + step);
-        self.finish(bodies, walls, step);
+        self.finish(walls, step);
         Ok(events)
     }
 
@@ -1149,22 +1159,25 @@ impl EventLoop {
         motion.time = time;
     }
 
-    /// Writes every body, moved to `time`, into `bodies`.
-    fn hand_out(&self, bodies: &mut [EventBody], time: f64) {
-        for (index, body) in bodies.iter_mut().enumerate() {
-            *body = EventBody {
-                position: wrap(self.motions[index].at(time), self.period),
-                ..self.body(index)
-            };
+    /// Body `index` as the loop hands it out at `time`: moved there and wrapped into the box.
+    fn handed_out(&self, index: usize, time: f64) -> EventBody {
+        EventBody {
+            position: wrap(self.motions[index].at(time), self.period),
+            ..self.body(index)
         }
     }
 
-    /// Ends a step of `step`: the clock moves to the next step's start, and what was handed
-    /// out is kept to tell whether the next step goes on from it.
-    fn finish(&mut self, bodies: &[EventBody], walls: &[Wall], step: f64) {
+    /// Writes every body, moved to `time`, into `bodies`.
+    fn hand_out(&self, bodies: &mut [EventBody], time: f64) {
+        for (index, body) in bodies.iter_mut().enumerate() {
+            *body = self.handed_out(index, time);
+        }
+    }
+
+    /// Ends a step of `step`: the clock moves to the next step's start (where the bodies were
+    /// handed out), and the walls are kept to tell whether the next step goes on.
+    fn finish(&mut self, walls: &[Wall], step: f64) {
         self.clock += step;
-        self.handed.clear();
-        self.handed.extend_from_slice(bodies);
         self.walls.clear();
         self.walls.extend_from_slice(walls);
         self.live = true;
@@ -1311,10 +1324,7 @@ fn default_skin(bodies: &[EventBody], step: f64, period: DVec3) -> f64 {
     skin
 }
 
-fn validate(bodies: &[EventBody], step: f64) -> Result<(), Error> {
-    if !(step.is_finite() && step >= 0.0) {
-        return Err(Error::InvalidStep { step });
-    }
+fn validate(bodies: &[EventBody]) -> Result<(), Error> {
     for (index, body) in bodies.iter().enumerate() {
         let fields = [
             (BodyField::Center, body.position.is_finite()),
