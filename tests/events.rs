@@ -223,6 +223,67 @@ fn without_walls_momentum_is_conserved_too() {
 }
 
 #[test]
+fn in_a_box_and_in_open_space_every_skin_gives_the_events_of_every_pair() {
+    // Mixed radii (0.2 to 0.8) and masses, in 2D and 3D: in a box of six walls, and in open
+    // space, where the bodies fly apart beyond the grid laid over where they started (its
+    // edge cells hold them). Thin skins (0.05), left often. The CPU step and the cells with
+    // the skins renewed together, and the cells and every pair with each body renewing its
+    // own: the events and bodies of every pair, to the bit.
+    for dimensions in [2, 3] {
+        for boxed in [true, false] {
+            let start = random_gas(60, dimensions, 13);
+            let walls: Vec<Wall> = if boxed {
+                Wall::box_interior(Vec3::splat(-6.0), Vec3::splat(6.0)).to_vec()
+            } else {
+                Vec::new()
+            };
+            let run = |events: EventLoop, broad_phase: &mut dyn BroadPhase| {
+                let mut events = events.with_skin(0.05);
+                let mut bodies = start.clone();
+                let mut seen = Vec::new();
+                for _ in 0..20 {
+                    events
+                        .advance_with(
+                            &mut bodies,
+                            &walls,
+                            0.1,
+                            &mut Elastic::perfect(),
+                            &mut &mut *broad_phase,
+                            |event, _| seen.push(*event),
+                        )
+                        .unwrap();
+                }
+                (seen, bodies)
+            };
+            let reference = run(EventLoop::new(), &mut AllPairs);
+            assert!(reference.0.len() > 20, "{}", reference.0.len());
+            let cases: [(&str, EventLoop, Box<dyn BroadPhase>); 4] = [
+                (
+                    "CPU step",
+                    EventLoop::new(),
+                    Box::new(cpu::ContactFinder::new()),
+                ),
+                ("cells", EventLoop::new(), Box::new(Cells::new())),
+                (
+                    "cells, local skins",
+                    EventLoop::new().with_local_skins(),
+                    Box::new(Cells::new()),
+                ),
+                (
+                    "every pair, local skins",
+                    EventLoop::new().with_local_skins(),
+                    Box::new(AllPairs),
+                ),
+            ];
+            for (name, events, mut broad_phase) in cases {
+                let got = run(events, &mut *broad_phase);
+                assert!(got == reference, "{name}, {dimensions}D, in a box: {boxed}");
+            }
+        }
+    }
+}
+
+#[test]
 fn bad_bodies_steps_and_walls_are_typed_errors() {
     let good = ball(0.0, 1.0);
     let mut events = EventLoop::new();

@@ -1042,17 +1042,20 @@ impl EventLoop {
             time: exit.max(now),
             kind: Kind::Skin,
         };
-        // Each wall swept from the body's own time to its leaving the skin, with the f64
-        // oracle and the separating option.
+        // Each wall swept from the body's own time over a horizon of its own motion (not to
+        // the skin's exit, which depends on where the skin was centred), with the f64 oracle
+        // and the separating option.
         let motion = &self.motions[index];
-        let horizon = exit - motion.time;
-        let swept = Body {
-            center: motion.position,
-            radius: motion.radius,
-            displacement: motion.velocity * horizon,
-        };
         let options = SweepOptions::event_driven();
         for (wall_index, wall) in walls.iter().enumerate() {
+            let Some(horizon) = wall_horizon(wall, motion) else {
+                continue;
+            };
+            let swept = Body {
+                center: motion.position,
+                radius: motion.radius,
+                displacement: motion.velocity * horizon,
+            };
             if let Some(impact) = reference::sweep_sphere_wall(&swept, wall, &options) {
                 let candidate = Next {
                     time: (motion.time + impact.time_of_impact * horizon).max(now),
@@ -1182,6 +1185,36 @@ impl EventLoop {
         self.walls.extend_from_slice(walls);
         self.live = true;
     }
+}
+
+/// How long to sweep `motion` against `wall` to be sure of its first impact, from the
+/// motion alone (so that the impact's time does not depend on when it was predicted): a
+/// plane, if approached, is met once the approach has closed the gap; a segment while the
+/// centre is within the radius of it, so before the centre has travelled the radius plus
+/// its distance to the segment's farther end (a segment's farthest point from anywhere is
+/// an end). Twice that, and a unit of travel more, so that the impact falls well within.
+/// `None` where the body is at rest or moves away from a plane: no impact.
+fn wall_horizon(wall: &Wall, motion: &Motion) -> Option<f64> {
+    let speed = motion.velocity.length();
+    let travel = match *wall {
+        Wall::Plane { point, normal } => {
+            let normal = normal.as_dvec3().normalize();
+            let approach = -normal.dot(motion.velocity);
+            if !(approach > 0.0) {
+                return None;
+            }
+            let height = normal.dot(motion.position - point.as_dvec3());
+            (height.abs() + motion.radius) * (speed / approach)
+        }
+        Wall::Segment { start, end } => {
+            let (start, end) = (start.as_dvec3(), end.as_dvec3());
+            let farther = (motion.position - start)
+                .length()
+                .max((motion.position - end).length());
+            farther + motion.radius
+        }
+    };
+    (speed > 0.0).then(|| (2.0 * travel + 1.0) / speed)
 }
 
 /// Each body's partners, side by side in one array: body `i`'s are
