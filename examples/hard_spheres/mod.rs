@@ -22,7 +22,9 @@ impl Gas {
     /// lattice (its spacing is above a diameter up to η = π/6), with velocities drawn from
     /// the Maxwell–Boltzmann distribution (seeded), no net momentum, and kT = 1 exactly.
     pub fn new(n: usize, packing: f64, seed: u64) -> Self {
-        let side = (n as f64 * std::f64::consts::PI / (6.0 * packing)).cbrt();
+        // The side as the periodic box holds it (an f32), so that the gas's own measures
+        // (the nearest image of `smallest_gap`) use the loop's period exactly.
+        let side = f64::from((n as f64 * std::f64::consts::PI / (6.0 * packing)).cbrt() as f32);
         let per_side = (n as f64).cbrt().ceil() as usize;
         let spacing = side / per_side as f64;
         let mut random = SplitMix64::new(seed);

@@ -218,6 +218,9 @@ enum Kind {
     },
     /// The body leaves its skin: every pair is asked for again.
     Skin,
+    /// In a periodic box, a partner's nearest image may change from now on: the body is
+    /// predicted again (from the image nearest then).
+    Recheck,
     /// Nothing.
     Nothing,
 }
@@ -230,9 +233,19 @@ impl Kind {
             Self::Pair { other, .. } => (0, other),
             Self::Wall { wall, .. } => (1, wall),
             Self::Skin => (2, 0),
-            Self::Nothing => (3, 0),
+            Self::Recheck => (3, 0),
+            Self::Nothing => (4, 0),
         }
     }
+}
+
+/// What a pair's sweep found: an impact at a time, a time from which the pair must be
+/// looked at again (a periodic box's nearest image may change), or neither.
+#[derive(Copy, Clone, Debug, PartialEq)]
+enum Prediction {
+    Impact(f64),
+    Recheck(f64),
+    Never,
 }
 
 /// A body's next event: the earliest of its collisions with its partners, its walls and its
@@ -645,6 +658,7 @@ impl EventLoop {
             }
             match self.next[body].kind {
                 Kind::Nothing => {}
+                Kind::Recheck => self.predict(walls, body, now),
                 Kind::Skin if self.local => self.renew(walls, body, now),
                 Kind::Skin => {
                     if let Err(error) = self.rebuild(walls, now, false, broad_phase) {
@@ -816,13 +830,10 @@ impl EventLoop {
             }
             for slot in 0..self.lists.of(first).len() {
                 let other = self.lists.of(first)[slot] as usize;
-                if other > first
-                    && self.marks[other] != stamp
-                    && let Some(time) = self.pair_time(first, other)
-                {
-                    let time = time.max(now);
-                    self.offer_pair(first, other, time);
-                    self.offer_pair(other, first, time);
+                if other > first && self.marks[other] != stamp {
+                    let prediction = self.pair_time(first, other, now);
+                    self.offer_pair(first, other, prediction, now);
+                    self.offer_pair(other, first, prediction, now);
                 }
             }
         }
@@ -879,19 +890,12 @@ impl EventLoop {
             let other = other as usize;
             if self.marks[other] != old {
                 self.lists.push(other, index as u32);
-                if let Some(time) = self.pair_time(index, other) {
-                    let time = time.max(now);
-                    self.offer_pair(other, index, time);
-                    let candidate = Next {
-                        time,
-                        kind: Kind::Pair {
-                            other: other as u32,
-                            count: self.counts[other],
-                        },
-                    };
-                    if candidate.is_before(&pair) {
-                        pair = candidate;
-                    }
+                let prediction = self.pair_time(index, other, now);
+                self.offer_pair(other, index, prediction, now);
+                if let Some(candidate) = self.pair_next(other, prediction, now)
+                    && candidate.is_before(&pair)
+                {
+                    pair = candidate;
                 }
             }
             self.marks[other] = new;
@@ -989,7 +993,7 @@ impl EventLoop {
                 let moved = self.take_back(low, &a) | self.take_back(high, &b);
                 (event, [low, high], moved)
             }
-            Kind::Skin | Kind::Nothing => unreachable!("not an impact"),
+            Kind::Skin | Kind::Recheck | Kind::Nothing => unreachable!("not an impact"),
         }
     }
 
@@ -998,25 +1002,29 @@ impl EventLoop {
     fn is_current(&self, next: &Next) -> bool {
         match next.kind {
             Kind::Pair { other, count } => self.counts[other as usize] == count,
-            Kind::Nothing => true,
+            Kind::Recheck | Kind::Nothing => true,
             Kind::Wall { .. } | Kind::Skin => false,
         }
     }
 
     /// Predicts body `index`'s next event from `now`: its partners, its walls, its skin.
     fn predict(&mut self, walls: &[Wall], index: usize, now: f64) {
-        // The earliest pair: by time, then by partner (the order of the partners does not
-        // matter).
-        let (mut time, mut partner) = (f64::INFINITY, u32::MAX);
+        // The earliest impact: by time, then by partner (the order of the partners does not
+        // matter); and the earliest recheck of an image.
+        let (mut time, mut partner, mut recheck) = (f64::INFINITY, u32::MAX, f64::INFINITY);
         for &other in self.lists.of(index) {
-            if let Some(at) = self.pair_time(index, other as usize) {
-                let at = at.max(now);
-                if at < time || (at == time && other < partner) {
-                    (time, partner) = (at, other);
+            match self.pair_time(index, other as usize, now) {
+                Prediction::Impact(at) => {
+                    let at = at.max(now);
+                    if at < time || (at == time && other < partner) {
+                        (time, partner) = (at, other);
+                    }
                 }
+                Prediction::Recheck(at) => recheck = recheck.min(at),
+                Prediction::Never => {}
             }
         }
-        let pair = if partner == u32::MAX {
+        let mut pair = if partner == u32::MAX {
             Next::NOTHING
         } else {
             Next {
@@ -1027,6 +1035,13 @@ impl EventLoop {
                 },
             }
         };
+        let again = Next {
+            time: recheck,
+            kind: Kind::Recheck,
+        };
+        if recheck.is_finite() && again.is_before(&pair) {
+            pair = again;
+        }
         self.next_pair[index] = pair;
         let own = self.own_events(walls, index, now);
         self.set_next(index, if pair.is_before(&own) { pair } else { own });
@@ -1074,22 +1089,37 @@ impl EventLoop {
     }
 
     /// When bodies `a` and `b` touch while approaching, from their motions (each at its own
-    /// time): `None` if they never do. In f64, in relative coordinates: with `s` the
-    /// separation from `a` to `b` and `w` the velocity of `a` relative to `b`, they touch at
-    /// `|s - w t| = R` (the sum of the radii), the smaller root of
-    /// `w² t² - 2 (s·w) t + s² - R² = 0`, taken as `(s² - R²) / (s·w + √D)` with
-    /// `D = w² R² - |s × w|²` (the same root without cancellation, and `D` from the cross
-    /// product rather than from `(s·w)² - w² (s² - R²)`). Not approaching (`s·w <= 0`):
-    /// never, whatever the distance (the separating option); touching or overlapping while
-    /// approaching: at once.
+    /// time). In f64, in relative coordinates: with `s` the separation from `a` to `b` and
+    /// `w` the velocity of `a` relative to `b`, they touch at `|s - w t| = R` (the sum of the
+    /// radii), the smaller root of `w² t² - 2 (s·w) t + s² - R² = 0`, taken as
+    /// `(s² - R²) / (s·w + √D)` with `D = w² R² - |s × w|²` (the same root without
+    /// cancellation, and `D` from the cross product rather than from `(s·w)² - w² (s² - R²)`).
+    /// Not approaching (`s·w <= 0`): never, whatever the distance (the separating option);
+    /// touching or overlapping while approaching: at once. `s` is taken at the later of the
+    /// two bodies' times, so that the answer depends on the two motions alone.
+    ///
+    /// In a periodic box, `s` is at the image of `b` nearest at `now`. That image alone can
+    /// touch until the relative motion has covered half the smallest period less `R` (any
+    /// other is at least that much further along some axis): an impact after that, or none,
+    /// is a [`Prediction::Recheck`] then. Which image is nearest changes only far from any
+    /// touching, so predictions made at different times agree.
     #[inline(always)]
-    fn pair_time(&self, a: usize, b: usize) -> Option<f64> {
+    fn pair_time(&self, a: usize, b: usize, now: f64) -> Prediction {
         let (a, b) = (&self.motions[a], &self.motions[b]);
         let from = a.time.max(b.time);
-        let separation = self.box_.nearest(b.at(from) - a.at(from));
         let velocity = a.velocity - b.velocity;
-        let approach = separation.dot(velocity);
         let reach = a.radius + b.radius;
+        let offset = b.at(from) - a.at(from);
+        let (separation, until) = if self.box_.wraps {
+            let shift = self.box_.shift(b.at(now) - a.at(now));
+            (
+                offset - shift,
+                now + (self.box_.half - reach) / velocity.length(),
+            )
+        } else {
+            (offset, f64::INFINITY)
+        };
+        let approach = separation.dot(velocity);
         let gap = separation.length_squared() - reach * reach;
         let discriminant = velocity.length_squared() * (reach * reach)
             - separation.cross(velocity).length_squared();
@@ -1097,7 +1127,14 @@ impl EventLoop {
         // pairs of a gas separate).
         let time = from + gap / (approach + discriminant.max(0.0).sqrt());
         let time = if gap <= 0.0 { from } else { time };
-        (approach > 0.0 && (gap <= 0.0 || discriminant >= 0.0)).then_some(time)
+        let meets = approach > 0.0 && (gap <= 0.0 || discriminant >= 0.0);
+        if meets && time <= until {
+            Prediction::Impact(time)
+        } else if until.is_finite() {
+            Prediction::Recheck(until)
+        } else {
+            Prediction::Never
+        }
     }
 
     /// When body `index` leaves its skin (its centre `skin` from the skin's centre), from its
@@ -1139,15 +1176,29 @@ impl EventLoop {
         }
     }
 
-    /// Offers body `index` its impact on `other` at `time`: kept as its earliest pair's if
-    /// it comes first, and as its next event if it comes first.
-    fn offer_pair(&mut self, index: usize, other: usize, time: f64) {
-        let candidate = Next {
-            time,
-            kind: Kind::Pair {
-                other: other as u32,
-                count: self.counts[other],
-            },
+    /// Body `index`'s event of `prediction` for its pair with `other`, if any.
+    fn pair_next(&self, other: usize, prediction: Prediction, now: f64) -> Option<Next> {
+        match prediction {
+            Prediction::Impact(time) => Some(Next {
+                time: time.max(now),
+                kind: Kind::Pair {
+                    other: other as u32,
+                    count: self.counts[other],
+                },
+            }),
+            Prediction::Recheck(time) => Some(Next {
+                time,
+                kind: Kind::Recheck,
+            }),
+            Prediction::Never => None,
+        }
+    }
+
+    /// Offers body `index` the event of `prediction` for its pair with `other`: kept as its
+    /// earliest pair's if it comes first, and as its next event if it comes first.
+    fn offer_pair(&mut self, index: usize, other: usize, prediction: Prediction, now: f64) {
+        let Some(candidate) = self.pair_next(other, prediction, now) else {
+            return;
         };
         if candidate.is_before(&self.next_pair[index]) {
             self.next_pair[index] = candidate;
@@ -1285,11 +1336,13 @@ impl Partners {
 }
 
 /// Nearest images in a box: per axis the period and its inverse, 0 where the axis does not
-/// wrap.
+/// wrap; whether any does, and half the smallest period.
 #[derive(Copy, Clone, Debug)]
 struct Images {
     period: DVec3,
     inverse: DVec3,
+    wraps: bool,
+    half: f64,
 }
 
 impl Images {
@@ -1298,20 +1351,28 @@ impl Images {
         Self {
             period: DVec3::select(wraps, period, DVec3::ZERO),
             inverse: DVec3::select(wraps, period.recip(), DVec3::ZERO),
+            wraps: wraps.any(),
+            half: period.min_element() / 2.0,
         }
     }
 
-    /// `offset` at its nearest image: whole periods taken away, `L round(s / L)`, the
+    /// The whole periods to take from `offset` for its nearest image, `L round(s / L)`, the
     /// rounding done by adding and taking away 1.5 × 2⁵² (round to nearest, exact for
     /// quotients below 2⁵¹ periods, far beyond any offset of two bodies in the box or of a
     /// body from its skin's centre), with no call to a rounding function: one multiplication
     /// and three additions an axis.
     #[inline(always)]
-    fn nearest(&self, offset: DVec3) -> DVec3 {
+    fn shift(&self, offset: DVec3) -> DVec3 {
         const ROUND: f64 = 6_755_399_441_055_744.0;
         let quotient = offset * self.inverse;
         debug_assert!(quotient.abs().max_element() < ROUND / 3.0);
-        offset - self.period * ((quotient + ROUND) - ROUND)
+        self.period * ((quotient + ROUND) - ROUND)
+    }
+
+    /// `offset` at its nearest image.
+    #[inline(always)]
+    fn nearest(&self, offset: DVec3) -> DVec3 {
+        offset - self.shift(offset)
     }
 }
 
