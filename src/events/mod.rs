@@ -1251,7 +1251,7 @@ fn wall_horizon(wall: &Wall, motion: &Motion) -> Option<f64> {
         Wall::Plane { point, normal } => {
             let normal = normal.as_dvec3().normalize();
             let approach = -normal.dot(motion.velocity);
-            if !(approach > 0.0) {
+            if approach.is_nan() || approach <= 0.0 {
                 return None;
             }
             let height = normal.dot(motion.position - point.as_dvec3());
