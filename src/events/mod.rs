@@ -42,7 +42,10 @@
 //!   may be started afresh from time to time by the caller.)
 //!
 //! In a periodic box ([`EventLoop::with_periodic_box`]) pairs meet at their nearest image and
-//! positions are wrapped back into the box.
+//! positions are wrapped back into the box. A pair is predicted at the image nearest when it
+//! is predicted, which alone can touch until the two have moved half the smallest period
+//! (less their radii) relative to each other; a body whose pairs have found nothing sooner
+//! is predicted again then, so that two bodies that pass each other meet at the next image.
 //!
 //! # Example
 //! ```
@@ -244,6 +247,8 @@ impl Kind {
 #[derive(Copy, Clone, Debug, PartialEq)]
 enum Prediction {
     Impact(f64),
+    /// Looked at again after the square root of this, from the prediction's time (its
+    /// square, so that the common case takes no square root).
     Recheck(f64),
     Never,
 }
@@ -1020,10 +1025,11 @@ impl EventLoop {
                         (time, partner) = (at, other);
                     }
                 }
-                Prediction::Recheck(at) => recheck = recheck.min(at),
+                Prediction::Recheck(lasts) => recheck = recheck.min(lasts),
                 Prediction::Never => {}
             }
         }
+        let recheck = now + recheck.sqrt();
         let mut pair = if partner == u32::MAX {
             Next::NOTHING
         } else {
@@ -1110,28 +1116,30 @@ impl EventLoop {
         let velocity = a.velocity - b.velocity;
         let reach = a.radius + b.radius;
         let offset = b.at(from) - a.at(from);
-        let (separation, until) = if self.box_.wraps {
-            let shift = self.box_.shift(b.at(now) - a.at(now));
-            (
-                offset - shift,
-                now + (self.box_.half - reach) / velocity.length(),
-            )
+        let speed_squared = velocity.length_squared();
+        // The image nearest now (the offset moved on to now), and the square of how long it
+        // alone can touch: (L/2 - R)² / w².
+        let (separation, lasts) = if self.box_.wraps {
+            let shift = self.box_.shift(offset - velocity * (now - from));
+            let room = self.box_.half - reach;
+            (offset - shift, room * room / speed_squared)
         } else {
             (offset, f64::INFINITY)
         };
         let approach = separation.dot(velocity);
         let gap = separation.length_squared() - reach * reach;
-        let discriminant = velocity.length_squared() * (reach * reach)
-            - separation.cross(velocity).length_squared();
+        let discriminant =
+            speed_squared * (reach * reach) - separation.cross(velocity).length_squared();
         // Every quantity first, then the choice (fewer unpredictable branches: half of the
         // pairs of a gas separate).
         let time = from + gap / (approach + discriminant.max(0.0).sqrt());
         let time = if gap <= 0.0 { from } else { time };
         let meets = approach > 0.0 && (gap <= 0.0 || discriminant >= 0.0);
-        if meets && time <= until {
+        let wait = (time - now).max(0.0);
+        if meets && wait * wait <= lasts {
             Prediction::Impact(time)
-        } else if until.is_finite() {
-            Prediction::Recheck(until)
+        } else if lasts.is_finite() {
+            Prediction::Recheck(lasts)
         } else {
             Prediction::Never
         }
@@ -1186,8 +1194,8 @@ impl EventLoop {
                     count: self.counts[other],
                 },
             }),
-            Prediction::Recheck(time) => Some(Next {
-                time,
+            Prediction::Recheck(lasts) => Some(Next {
+                time: now + lasts.sqrt(),
                 kind: Kind::Recheck,
             }),
             Prediction::Never => None,
