@@ -18,8 +18,9 @@
 //! * [`gpu`]: [`gpu::GpuContext`], the stages that record into a caller's encoder
 //!   ([`gpu::SweepStage`]), the blocking [`gpu::SweepPipeline`], and the whole step from the
 //!   bodies alone ([`gpu::ContactPipeline`]: broad phase, sweep, ordered contacts).
-//! * [`events`]: an event loop within a step in f64 (advance to the earliest impact, resolve
-//!   it, sweep again), with an elastic response, for event-driven simulations.
+//! * [`events`]: an event loop in f64 for event-driven simulations (advance to the earliest
+//!   impact, resolve it, predict again), with neighbour lists kept by skins, one next event
+//!   a body, a grid broad phase ([`events::Cells`]) and an elastic response.
 //! * [`parity`]: the backward-error judge the f32 paths are held to, for checking any
 //!   driver's answers against the oracle.
 //!
