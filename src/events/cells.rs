@@ -129,6 +129,11 @@ fn lay_out(centres: impl Iterator<Item = DVec3> + Clone, width: f64, period: DVe
     })
 }
 
+/// The cell at `cell` (per axis) of a grid laid as `axes`, as one index: x fastest.
+fn index(axes: &[Axis; 3], cell: [usize; 3]) -> usize {
+    (cell[2] * axes[1].count + cell[1]) * axes[0].count + cell[0]
+}
+
 /// A skin in the grid: its centre, the radius of its body, and the body.
 #[derive(Copy, Clone, Debug)]
 struct Skin {
@@ -183,7 +188,7 @@ impl SkinGrid {
     }
 
     fn index(&self, cell: [usize; 3]) -> usize {
-        (cell[2] * self.axes[1].count + cell[1]) * self.axes[0].count + cell[0]
+        index(&self.axes, cell)
     }
 
     /// Moves `body`'s skin centre to `centre`.
@@ -322,19 +327,20 @@ impl Cells {
 
     /// The cell at `cell` (per axis) as one index.
     fn index(&self, cell: [usize; 3]) -> usize {
-        (cell[2] * self.axes[1].count + cell[1]) * self.axes[0].count + cell[0]
+        index(&self.axes, cell)
     }
 
     /// Sorts the bodies into their cells (a counting sort).
     fn fill(&mut self, spheres: &[MovingSphere]) {
         let cell_count = self.axes.iter().map(|axis| axis.count).product::<usize>();
         let axes = self.axes;
-        let index =
-            |cell: [usize; 3]| (cell[2] * axes[1].count + cell[1]) * axes[0].count + cell[0];
         self.cell_of.clear();
         self.cell_of.extend(spheres.iter().map(|sphere| {
             let centre = sphere.center.as_dvec3();
-            index([0, 1, 2].map(|axis| axes[axis].cell(axes[axis].wrap(centre[axis])))) as u32
+            index(
+                &axes,
+                [0, 1, 2].map(|axis| axes[axis].cell(axes[axis].wrap(centre[axis]))),
+            ) as u32
         }));
         self.starts.clear();
         self.starts.resize(cell_count + 1, 0);
