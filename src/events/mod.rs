@@ -69,6 +69,7 @@
 //! ```
 
 mod cells;
+mod predict;
 mod queue;
 
 pub use cells::Cells;
@@ -79,6 +80,7 @@ use std::cmp::Ordering;
 
 use glam::DVec3;
 
+use crate::cpu::Simd;
 use crate::error::{BodyField, Error};
 use crate::geometry::{MovingSphere, Wall};
 use crate::options::{PeriodicBox, SweepOptions};
@@ -447,6 +449,8 @@ pub struct EventLoop {
     /// Per axis, the period, infinite where the axis does not wrap.
     period: DVec3,
     box_: Images,
+    /// The instruction set of the pair predictions.
+    simd: Simd,
     skin_setting: Option<f64>,
     max_events: usize,
     /// The skin of this run of steps.
@@ -504,6 +508,7 @@ impl EventLoop {
             periodic_box: None,
             period: DVec3::INFINITY,
             box_: Images::new(DVec3::INFINITY),
+            simd: Simd::active(),
             skin_setting: None,
             max_events: 1_000_000,
             skin: 0.0,
@@ -660,6 +665,9 @@ impl EventLoop {
         while let Some((body, now)) = self.queue.first() {
             if now > self.clock + step {
                 break;
+            }
+            if let Some(second) = self.queue.second() {
+                self.prefetch(second);
             }
             match self.next[body].kind {
                 Kind::Nothing => {}
@@ -922,6 +930,19 @@ impl EventLoop {
         }
     }
 
+    /// Asks the CPU to bring what an event of body `index` reads into its cache: its motion,
+    /// next event, partners and skin, and its partners' motions (the gas's bodies fill more
+    /// than a core's cache, and the next event is most often the queue's second now).
+    fn prefetch(&self, index: usize) {
+        prefetch(&raw const self.motions[index]);
+        prefetch(&raw const self.next[index]);
+        prefetch(self.lists.of(index).as_ptr());
+        prefetch(&raw const self.centres[index]);
+        for &other in self.lists.of(index) {
+            prefetch(&raw const self.motions[other as usize]);
+        }
+    }
+
     /// The body `index` as the response sees it.
     fn body(&self, index: usize) -> EventBody {
         let motion = &self.motions[index];
@@ -1016,19 +1037,18 @@ impl EventLoop {
     fn predict(&mut self, walls: &[Wall], index: usize, now: f64) {
         // The earliest impact: by time, then by partner (the order of the partners does not
         // matter); and the earliest recheck of an image.
-        let (mut time, mut partner, mut recheck) = (f64::INFINITY, u32::MAX, f64::INFINITY);
-        for &other in self.lists.of(index) {
-            match self.pair_time(index, other as usize, now) {
-                Prediction::Impact(at) => {
-                    let at = at.max(now);
-                    if at < time || (at == time && other < partner) {
-                        (time, partner) = (at, other);
-                    }
-                }
-                Prediction::Recheck(lasts) => recheck = recheck.min(lasts),
-                Prediction::Never => {}
-            }
-        }
+        let predict::Earliest {
+            time,
+            partner,
+            recheck,
+        } = predict::earliest(
+            self.simd,
+            &self.motions,
+            &self.box_,
+            index,
+            self.lists.of(index),
+            now,
+        );
         let recheck = now + recheck.sqrt();
         let mut pair = if partner == u32::MAX {
             Next::NOTHING
@@ -1094,55 +1114,9 @@ impl EventLoop {
         best
     }
 
-    /// When bodies `a` and `b` touch while approaching, from their motions (each at its own
-    /// time). In f64, in relative coordinates: with `s` the separation from `a` to `b` and
-    /// `w` the velocity of `a` relative to `b`, they touch at `|s - w t| = R` (the sum of the
-    /// radii), the smaller root of `w² t² - 2 (s·w) t + s² - R² = 0`, taken as
-    /// `(s² - R²) / (s·w + √D)` with `D = w² R² - |s × w|²` (the same root without
-    /// cancellation, and `D` from the cross product rather than from `(s·w)² - w² (s² - R²)`).
-    /// Not approaching (`s·w <= 0`): never, whatever the distance (the separating option);
-    /// touching or overlapping while approaching: at once. `s` is taken at the later of the
-    /// two bodies' times, so that the answer depends on the two motions alone.
-    ///
-    /// In a periodic box, `s` is at the image of `b` nearest at `now`. That image alone can
-    /// touch until the relative motion has covered half the smallest period less `R` (any
-    /// other is at least that much further along some axis): an impact after that, or none,
-    /// is a [`Prediction::Recheck`] then. Which image is nearest changes only far from any
-    /// touching, so predictions made at different times agree.
-    #[inline(always)]
+    /// The prediction for bodies `a` and `b` from `now` (see [`predict`]).
     fn pair_time(&self, a: usize, b: usize, now: f64) -> Prediction {
-        let (a, b) = (&self.motions[a], &self.motions[b]);
-        let from = a.time.max(b.time);
-        let velocity = a.velocity - b.velocity;
-        let reach = a.radius + b.radius;
-        let offset = b.at(from) - a.at(from);
-        let speed_squared = velocity.length_squared();
-        // The image nearest now (the offset moved on to now), and the square of how long it
-        // alone can touch: (L/2 - R)² / w².
-        let (separation, lasts) = if self.box_.wraps {
-            let shift = self.box_.shift(offset - velocity * (now - from));
-            let room = self.box_.half - reach;
-            (offset - shift, room * room / speed_squared)
-        } else {
-            (offset, f64::INFINITY)
-        };
-        let approach = separation.dot(velocity);
-        let gap = separation.length_squared() - reach * reach;
-        let discriminant =
-            speed_squared * (reach * reach) - separation.cross(velocity).length_squared();
-        // Every quantity first, then the choice (fewer unpredictable branches: half of the
-        // pairs of a gas separate).
-        let time = from + gap / (approach + discriminant.max(0.0).sqrt());
-        let time = if gap <= 0.0 { from } else { time };
-        let meets = approach > 0.0 && (gap <= 0.0 || discriminant >= 0.0);
-        let wait = (time - now).max(0.0);
-        if meets && wait * wait <= lasts {
-            Prediction::Impact(time)
-        } else if lasts.is_finite() {
-            Prediction::Recheck(lasts)
-        } else {
-            Prediction::Never
-        }
+        predict::pair_time(&self.motions, &self.box_, a, b, now)
     }
 
     /// When body `index` leaves its skin (its centre `skin` from the skin's centre), from its
@@ -1244,6 +1218,19 @@ impl EventLoop {
         self.walls.extend_from_slice(walls);
         self.live = true;
     }
+}
+
+/// Asks the CPU to bring the cache line at `item` into its cache (nothing where the
+/// architecture has no hint here).
+#[inline(always)]
+fn prefetch<T>(item: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it reads nothing and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(item.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
 }
 
 /// How long to sweep `motion` against `wall` to be sure of its first impact, from the
@@ -1371,10 +1358,18 @@ impl Images {
     /// and three additions an axis.
     #[inline(always)]
     fn shift(&self, offset: DVec3) -> DVec3 {
+        DVec3::from_array(self.shift_each(offset.to_array()))
+    }
+
+    /// [`Images::shift`] on the axes one by one (for the lanes of [`predict`]).
+    #[inline(always)]
+    fn shift_each(&self, offset: [f64; 3]) -> [f64; 3] {
         const ROUND: f64 = 6_755_399_441_055_744.0;
-        let quotient = offset * self.inverse;
-        debug_assert!(quotient.abs().max_element() < ROUND / 3.0);
-        self.period * ((quotient + ROUND) - ROUND)
+        std::array::from_fn(|axis| {
+            let quotient = offset[axis] * self.inverse[axis];
+            debug_assert!(quotient.abs() < ROUND / 3.0);
+            self.period[axis] * ((quotient + ROUND) - ROUND)
+        })
     }
 
     /// `offset` at its nearest image.

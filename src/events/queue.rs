@@ -50,6 +50,12 @@ impl EventQueue {
             .map(|key| (key.body as usize, unordered(key.time)))
     }
 
+    /// The body that comes second (the earliest of the first's children), if any.
+    pub(super) fn second(&self) -> Option<usize> {
+        let children = self.heap.get(1..self.heap.len().min(ARITY + 1))?;
+        children.iter().min().map(|key| key.body as usize)
+    }
+
     /// Sets `body`'s time to `time` (infinite: takes it out).
     pub(super) fn set(&mut self, body: usize, time: f64) {
         let place = self.place[body];
