@@ -215,12 +215,9 @@ enum Kind {
     /// With body `other`, predicted when `other` had collided `count` times: outdated if it
     /// has collided since.
     Pair { other: u32, count: u64 },
-    /// With wall `wall`.
-    Wall {
-        wall: u32,
-        point: DVec3,
-        normal: DVec3,
-    },
+    /// With wall `wall` (its point and normal are found again when it comes: the body's
+    /// motion is the same, so its sweep too).
+    Wall { wall: u32 },
     /// The body leaves its skin: every pair is asked for again.
     Skin,
     /// In a periodic box, a partner's nearest image may change from now on: the body is
@@ -275,6 +272,29 @@ impl Next {
             .then_with(|| self.kind.rank().cmp(&other.kind.rank()))
             == Ordering::Less
     }
+}
+
+/// What the loop plans for a body, in one cache line (written together when the body is
+/// predicted): its next event; the earliest of its pairs' events, which may come after it
+/// (it stands while the partner has not collided, when the skin is renewed); and when its
+/// skin was centred.
+#[derive(Copy, Clone, Debug, PartialEq)]
+#[repr(C, align(64))]
+struct Plan {
+    next: Next,
+    pair: Next,
+    skin_time: f64,
+}
+
+// Two events (24 bytes each: a time and a kind) and a time fill one line.
+const _: () = assert!(std::mem::size_of::<Plan>() == 64);
+
+impl Plan {
+    const NONE: Self = Self {
+        next: Next::NOTHING,
+        pair: Next::NOTHING,
+        skin_time: 0.0,
+    };
 }
 
 /// What a sweep reads of a body, in one cache line: where it is at its own time (from the
@@ -465,14 +485,12 @@ pub struct EventLoop {
     masses: Vec<f64>,
     /// Per body, how many impacts it has had.
     counts: Vec<u64>,
-    /// Per body, its next event, and the earliest of its pairs' (which may come after it).
-    next: Vec<Next>,
-    next_pair: Vec<Next>,
+    /// Per body, its next event, the earliest of its pairs' and its skin's time.
+    plans: Vec<Plan>,
     queue: EventQueue,
-    /// Per body, the centre of its skin: where it was at `centre_times[i]`, when its
+    /// Per body, the centre of its skin: where it was at its plan's `skin_time`, when its
     /// partners were last found.
     centres: Vec<DVec3>,
-    centre_times: Vec<f64>,
     /// Per body, its partners: the bodies whose skins touch its own; the last ones, to
     /// tell the new pairs.
     lists: Partners,
@@ -516,11 +534,9 @@ impl EventLoop {
             motions: Vec::new(),
             masses: Vec::new(),
             counts: Vec::new(),
-            next: Vec::new(),
-            next_pair: Vec::new(),
+            plans: Vec::new(),
             queue: EventQueue::default(),
             centres: Vec::new(),
-            centre_times: Vec::new(),
             lists: Partners::default(),
             old_lists: Partners::default(),
             marks: Vec::new(),
@@ -669,7 +685,7 @@ impl EventLoop {
             if let Some(second) = self.queue.second() {
                 self.prefetch(second);
             }
-            match self.next[body].kind {
+            match self.plans[body].next.kind {
                 Kind::Nothing => {}
                 Kind::Recheck => self.predict(walls, body, now),
                 Kind::Skin if self.local => self.renew(walls, body, now),
@@ -691,7 +707,7 @@ impl EventLoop {
                         });
                     }
                     events += 1;
-                    let (event, involved, moved) = self.resolve(body, kind, now, response);
+                    let (event, involved, moved) = self.resolve(walls, body, kind, now, response);
                     on_event(
                         &event,
                         &Moment {
@@ -745,14 +761,10 @@ impl EventLoop {
         self.masses.extend(bodies.iter().map(|body| body.mass));
         self.counts.clear();
         self.counts.resize(n, 0);
-        self.next.clear();
-        self.next.resize(n, Next::NOTHING);
-        self.next_pair.clear();
-        self.next_pair.resize(n, Next::NOTHING);
+        self.plans.clear();
+        self.plans.resize(n, Plan::NONE);
         self.centres.clear();
         self.centres.resize(n, DVec3::ZERO);
-        self.centre_times.clear();
-        self.centre_times.resize(n, 0.0);
         self.queue.clear(n);
         self.clock = 0.0;
         self.rebuild(walls, 0.0, true, broad_phase)
@@ -773,7 +785,9 @@ impl EventLoop {
         let n = self.motions.len();
         let skin = self.skin;
         self.spheres.clear();
-        self.centre_times.fill(now);
+        for plan in &mut self.plans {
+            plan.skin_time = now;
+        }
         for index in 0..n {
             let motion = &self.motions[index];
             let position = wrap(motion.at(now), self.period);
@@ -806,7 +820,9 @@ impl EventLoop {
         if afresh {
             self.old_lists.clear(n);
             self.queue.clear(n);
-            self.next_pair.fill(Next::NOTHING);
+            for plan in &mut self.plans {
+                plan.pair = Next::NOTHING;
+            }
             if self.local {
                 let largest = self.motions.iter().map(|m| m.radius).fold(0.0, f64::max);
                 let width = (2.0 * (largest + skin)) * (1.0 + 1e-9);
@@ -819,8 +835,8 @@ impl EventLoop {
         // (still right if its partner has not collided since; else it is predicted again),
         // its walls and its new skin; any other may now leave its new skin first.
         for index in 0..n {
-            if afresh || self.next[index].kind == Kind::Skin {
-                let pair = self.next_pair[index];
+            if afresh || self.plans[index].next.kind == Kind::Skin {
+                let pair = self.plans[index].pair;
                 if self.is_current(&pair) {
                     let own = self.own_events(walls, index, now);
                     self.set_next(index, if pair.is_before(&own) { pair } else { own });
@@ -880,7 +896,7 @@ impl EventLoop {
     fn renew(&mut self, walls: &[Wall], index: usize, now: f64) {
         let centre = wrap(self.motions[index].at(now), self.period);
         self.centres[index] = centre;
-        self.centre_times[index] = now;
+        self.plans[index].skin_time = now;
         self.grid.relocate(index, centre);
         let mut near = std::mem::take(&mut self.near);
         near.clear();
@@ -888,7 +904,7 @@ impl EventLoop {
         self.grid.near(index, centre, reach, self.period, &mut near);
         // Its earliest pair stands (its motion has not changed) if its partner has not
         // collided since; the new partners may come first.
-        let kept = self.next_pair[index];
+        let kept = self.plans[index].pair;
         let mut pair = if self.is_current(&kept) {
             kept
         } else {
@@ -922,7 +938,7 @@ impl EventLoop {
         self.lists.replace(index, &near);
         self.near = near;
         if self.is_current(&kept) {
-            self.next_pair[index] = pair;
+            self.plans[index].pair = pair;
             let own = self.own_events(walls, index, now);
             self.set_next(index, if pair.is_before(&own) { pair } else { own });
         } else {
@@ -935,7 +951,7 @@ impl EventLoop {
     /// than a core's cache, and the next event is most often the queue's second now).
     fn prefetch(&self, index: usize) {
         prefetch(&raw const self.motions[index]);
-        prefetch(&raw const self.next[index]);
+        prefetch(&raw const self.plans[index].next);
         prefetch(self.lists.of(index).as_ptr());
         prefetch(&raw const self.centres[index]);
         for &other in self.lists.of(index) {
@@ -970,17 +986,16 @@ impl EventLoop {
     /// involved, and whether the response moved one of them or changed its radius.
     fn resolve(
         &mut self,
+        walls: &[Wall],
         body: usize,
         kind: Kind,
         now: f64,
         response: &mut impl Response,
     ) -> (Event, [usize; 2], bool) {
         match kind {
-            Kind::Wall {
-                wall,
-                point,
-                normal,
-            } => {
+            Kind::Wall { wall } => {
+                let (_, point, normal) = wall_impact(&walls[wall as usize], &self.motions[body])
+                    .expect("the sweep that predicted the impact finds it again");
                 self.move_to(body, now);
                 let mut own = self.body(body);
                 response.wall(&mut own, normal);
@@ -1068,7 +1083,7 @@ impl EventLoop {
         if recheck.is_finite() && again.is_before(&pair) {
             pair = again;
         }
-        self.next_pair[index] = pair;
+        self.plans[index].pair = pair;
         let own = self.own_events(walls, index, now);
         self.set_next(index, if pair.is_before(&own) { pair } else { own });
     }
@@ -1087,23 +1102,12 @@ impl EventLoop {
         // the skin's exit, which depends on where the skin was centred), with the f64 oracle
         // and the separating option.
         let motion = &self.motions[index];
-        let options = SweepOptions::event_driven();
         for (wall_index, wall) in walls.iter().enumerate() {
-            let Some(horizon) = wall_horizon(wall, motion) else {
-                continue;
-            };
-            let swept = Body {
-                center: motion.position,
-                radius: motion.radius,
-                displacement: motion.velocity * horizon,
-            };
-            if let Some(impact) = reference::sweep_sphere_wall(&swept, wall, &options) {
+            if let Some((time, ..)) = wall_impact(wall, motion) {
                 let candidate = Next {
-                    time: (motion.time + impact.time_of_impact * horizon).max(now),
+                    time: time.max(now),
                     kind: Kind::Wall {
                         wall: wall_index as u32,
-                        point: impact.point,
-                        normal: impact.normal,
                     },
                 };
                 if candidate.is_before(&best) {
@@ -1129,7 +1133,7 @@ impl EventLoop {
         if speed_squared == 0.0 {
             return f64::INFINITY;
         }
-        let from = motion.time.max(self.centre_times[index]);
+        let from = motion.time.max(self.plans[index].skin_time);
         let offset = self.box_.nearest(motion.at(from) - self.centres[index]);
         let room = self.skin * self.skin - offset.length_squared();
         if room <= 0.0 {
@@ -1147,13 +1151,13 @@ impl EventLoop {
 
     /// Makes `next` body `index`'s next event, and queues it.
     fn set_next(&mut self, index: usize, next: Next) {
-        self.next[index] = next;
+        self.plans[index].next = next;
         self.queue.set(index, next.time);
     }
 
     /// Makes `candidate` body `index`'s next event if it comes first.
     fn offer(&mut self, index: usize, candidate: Next) {
-        if candidate.is_before(&self.next[index]) {
+        if candidate.is_before(&self.plans[index].next) {
             self.set_next(index, candidate);
         }
     }
@@ -1182,8 +1186,8 @@ impl EventLoop {
         let Some(candidate) = self.pair_next(other, prediction, now) else {
             return;
         };
-        if candidate.is_before(&self.next_pair[index]) {
-            self.next_pair[index] = candidate;
+        if candidate.is_before(&self.plans[index].pair) {
+            self.plans[index].pair = candidate;
         }
         self.offer(index, candidate);
     }
@@ -1231,6 +1235,23 @@ fn prefetch<T>(item: *const T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = item;
+}
+
+/// `motion`'s first impact with `wall`, swept with the f64 oracle and the separating option
+/// over [`wall_horizon`]: its time on the loop's clock, the point and the normal.
+fn wall_impact(wall: &Wall, motion: &Motion) -> Option<(f64, DVec3, DVec3)> {
+    let horizon = wall_horizon(wall, motion)?;
+    let swept = Body {
+        center: motion.position,
+        radius: motion.radius,
+        displacement: motion.velocity * horizon,
+    };
+    let impact = reference::sweep_sphere_wall(&swept, wall, &SweepOptions::event_driven())?;
+    Some((
+        motion.time + impact.time_of_impact * horizon,
+        impact.point,
+        impact.normal,
+    ))
 }
 
 /// How long to sweep `motion` against `wall` to be sure of its first impact, from the
