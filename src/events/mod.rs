@@ -682,9 +682,7 @@ impl EventLoop {
             if now > self.clock + step {
                 break;
             }
-            if let Some(second) = self.queue.second() {
-                self.prefetch(second);
-            }
+            self.prefetch(body);
             match self.plans[body].next.kind {
                 Kind::Nothing => {}
                 Kind::Recheck => self.predict(walls, body, now),
@@ -946,17 +944,29 @@ impl EventLoop {
         }
     }
 
-    /// Asks the CPU to bring what an event of body `index` reads into its cache: its motion,
-    /// next event, partners and skin, and its partners' motions (the gas's bodies fill more
-    /// than a core's cache, and the next event is most often the queue's second now).
-    fn prefetch(&self, index: usize) {
-        prefetch(&raw const self.motions[index]);
-        prefetch(&raw const self.plans[index].next);
-        prefetch(self.lists.of(index).as_ptr());
-        prefetch(&raw const self.centres[index]);
-        for &other in self.lists.of(index) {
+    /// Asks the CPU to bring into its cache what the next events will read (the gas's
+    /// bodies fill more than a core's cache), in two stages a pass apart, so that each
+    /// stage reads only lines the last one asked for: for the queue's second body (most
+    /// often the next one), its own lines; for `first`, the body whose event comes now, its
+    /// partners' motions, and its partner's own lines.
+    fn prefetch(&self, first: usize) {
+        if let Some(second) = self.queue.second() {
+            self.prefetch_own(second);
+        }
+        for &other in self.lists.of(first) {
             prefetch(&raw const self.motions[other as usize]);
         }
+        if let Kind::Pair { other, .. } = self.plans[first].next.kind {
+            self.prefetch_own(other as usize);
+        }
+    }
+
+    /// Asks for body `index`'s own lines: its motion, plan, partners and skin.
+    fn prefetch_own(&self, index: usize) {
+        prefetch(&raw const self.motions[index]);
+        prefetch(&raw const self.plans[index]);
+        prefetch(self.lists.of(index).as_ptr());
+        prefetch(&raw const self.centres[index]);
     }
 
     /// The body `index` as the response sees it.
