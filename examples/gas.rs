@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! cargo run --release --example gas -- [--bodies N] [--packing ETA] [--collisions C]
-//!     [--blocks B] [--seed K] [--cpu] [--skins local|global] [--sweep] [--out-dir DIR]
+//!     [--blocks B] [--seed K] [--replicas R] [--cpu] [--skins local|global] [--sweep]
+//!     [--out-dir DIR]
 //! ```
 //!
 //! Skins (`EventLoop::with_skin`; 0.8 √λ for the mean free path λ): with `global`, the broad phase is asked
@@ -17,6 +18,13 @@
 //! the loop's grid, which is what makes the CPU fast on large gases. Both give the same
 //! collisions, to the bit. With `--sweep` on the CPU, the four packings run side by side,
 //! one a thread.
+//!
+//! With `--replicas R`, each packing runs as R independent gases (seeds K, K + 1, …), side by
+//! side on the CPU (one loop a thread; in turn on the GPU), and Z and its standard error come
+//! from all their blocks together: R times the collisions for the same wall time where there
+//! are R cores. One gas's loop is serial, so this, not a faster single gas, is how the CPU's
+//! cores serve a measurement; the rate it prints is all the replicas' collisions over the
+//! longest replica's wall time.
 //!
 //! After 50 collisions a body from a lattice start, it runs C collisions a body (200 by
 //! default, Enskog's rate giving the time) in B blocks (10): Z's standard error comes from
@@ -55,14 +63,18 @@ struct Settings {
     collisions: f64,
     blocks: usize,
     seed: u64,
+    replicas: usize,
     cpu: bool,
     local: bool,
     sweep: bool,
     out_dir: String,
 }
 
-/// What one gas gave.
+/// What one gas (or several replicas of it) gave: Z and the collision rate from the blocks'
+/// values (and their spread).
 struct Measured {
+    zs: Vec<f64>,
+    rates: Vec<f64>,
     z: f64,
     z_error: f64,
     rate: f64,
@@ -80,6 +92,7 @@ fn main() -> ExitCode {
         collisions: 200.0,
         blocks: 10,
         seed: 1,
+        replicas: 1,
         cpu: false,
         local: false,
         sweep: false,
@@ -105,6 +118,7 @@ fn main() -> ExitCode {
                     "--collisions" => parse(&value).map(|v| settings.collisions = v),
                     "--blocks" => parse(&value).map(|v: usize| settings.blocks = v.max(2)),
                     "--seed" => parse(&value).map(|v| settings.seed = v),
+                    "--replicas" => parse(&value).map(|v: usize| settings.replicas = v.max(1)),
                     "--skins" => match value.as_str() {
                         "local" | "global" => {
                             skins = Some(value == "local");
@@ -181,9 +195,29 @@ fn main() -> ExitCode {
 /// checks; `Ok(false)` if a check failed.
 fn measure_all(settings: &Settings, gpu: Option<&ContactPipeline>) -> Result<bool, Error> {
     // One gas at `packing` with the GPU step, or the CPU step, as its broad phase.
-    let measure_at = |packing: f64, progress: bool| match gpu {
-        Some(pipeline) => measure(settings, packing, &mut &*pipeline, progress),
-        None => measure(settings, packing, &mut cpu::ContactFinder::new(), progress),
+    let replica = |packing: f64, seed: u64, progress: bool| match gpu {
+        Some(pipeline) => measure(settings, packing, seed, &mut &*pipeline, progress),
+        None => measure(
+            settings,
+            packing,
+            seed,
+            &mut cpu::ContactFinder::new(),
+            progress,
+        ),
+    };
+    // The replicas of one packing: side by side on the CPU, in turn on the GPU's one device.
+    let measure_at = |packing: f64, progress: bool| -> Result<Measured, Error> {
+        let seeds = (0..settings.replicas as u64).map(|r| settings.seed + r);
+        let parts: Result<Vec<Measured>, Error> = if gpu.is_some() {
+            seeds.map(|seed| replica(packing, seed, progress)).collect()
+        } else {
+            let seeds: Vec<u64> = seeds.collect();
+            seeds
+                .par_iter()
+                .map(|&seed| replica(packing, seed, progress && seed == settings.seed))
+                .collect()
+        };
+        Ok(pooled(parts?))
     };
     let measured = measure_at(settings.packing, true)?;
     let (cs, k) = (
@@ -192,8 +226,13 @@ fn measure_all(settings: &Settings, gpu: Option<&ContactPipeline>) -> Result<boo
     );
     let density = 6.0 * settings.packing / std::f64::consts::PI;
     let enskog = enskog_rate(settings.packing, density, 1.0);
+    let replicas = if settings.replicas > 1 {
+        format!(", {} replicas side by side", settings.replicas)
+    } else {
+        String::new()
+    };
     println!(
-        "N = {}, η = {}: {} collisions in {:.1} s of wall time, {:.3e} a second",
+        "N = {}, η = {}{replicas}: {} collisions in {:.1} s of wall time, {:.3e} a second",
         settings.bodies,
         settings.packing,
         measured.collisions,
@@ -204,7 +243,7 @@ fn measure_all(settings: &Settings, gpu: Option<&ContactPipeline>) -> Result<boo
         "Z = PV/NkT = {:.4} ± {:.4} (standard error of {} blocks); Carnahan–Starling {cs:.4}, Kolafa {k:.4}: {:+.2} standard errors, {:+.3}% ± {:.3}% from Kolafa",
         measured.z,
         measured.z_error,
-        settings.blocks,
+        measured.zs.len(),
         (measured.z - k) / measured.z_error,
         100.0 * (measured.z - k) / k,
         100.0 * measured.z_error / k
@@ -286,14 +325,15 @@ fn agrees_with_kolafa(packing: f64, z: f64, z_error: f64) -> bool {
     agrees
 }
 
-/// One gas at `packing`: equilibration, then the blocks.
+/// One gas at `packing`, from `seed`: equilibration, then the blocks.
 fn measure(
     settings: &Settings,
     packing: f64,
+    seed: u64,
     broad_phase: &mut impl BroadPhase,
     progress: bool,
 ) -> Result<Measured, Error> {
-    let mut gas = Gas::new(settings.bodies, packing, settings.seed);
+    let mut gas = Gas::new(settings.bodies, packing, seed);
     let mut events: EventLoop = gas.event_loop(settings.local)?;
     let step = gas.step();
     let rate = enskog_rate(packing, gas.density(), 1.0);
@@ -335,12 +375,34 @@ fn measure(
         z,
         z_error,
         rate: mean_and_error(&rates).0,
+        zs,
+        rates,
         drift: (hard_spheres::temperature(&gas.bodies) - kt).abs() / kt,
         smallest_gap: smallest,
         collisions,
         seconds,
         speeds,
     })
+}
+
+/// Replicas' measures as one: Z and the rate from all their blocks, their collisions
+/// together over the longest one's wall time (they ran side by side), the largest drift and
+/// the smallest gap.
+fn pooled(parts: Vec<Measured>) -> Measured {
+    let mut parts = parts.into_iter();
+    let mut all = parts.next().expect("one replica at least");
+    for part in parts {
+        all.zs.extend(part.zs);
+        all.rates.extend(part.rates);
+        all.speeds.extend(part.speeds);
+        all.collisions += part.collisions;
+        all.seconds = all.seconds.max(part.seconds);
+        all.drift = all.drift.max(part.drift);
+        all.smallest_gap = all.smallest_gap.min(part.smallest_gap);
+    }
+    (all.z, all.z_error) = mean_and_error(&all.zs);
+    all.rate = mean_and_error(&all.rates).0;
+    all
 }
 
 /// The smallest gap between two bodies of `gas` within 10⁻³ of touching (the broad phase's
