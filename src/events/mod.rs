@@ -8,7 +8,7 @@
 //! response is the caller's ([`Response`]), and [`Elastic`] offers the impulse of two rigid
 //! spheres with a restitution. Walls are swept with the f64 oracle
 //! ([`crate::reference::sweep_sphere_wall`]); pairs with the same algebra in the form an
-//! event loop needs (from velocities, with no horizon: see `pair_time` in the source), both
+//! event loop needs (from velocities, with no horizon: see `events/predict.rs`), both
 //! with the separating option (a pair just resolved, touching and moving apart, is not
 //! collided again), so that a simulation conserves energy to f64's rounding.
 //!
