@@ -75,14 +75,23 @@ struct Settings {
 struct Measured {
     zs: Vec<f64>,
     rates: Vec<f64>,
-    z: f64,
-    z_error: f64,
-    rate: f64,
     drift: f64,
     smallest_gap: f64,
     collisions: u64,
     seconds: f64,
     speeds: Vec<f64>,
+}
+
+impl Measured {
+    /// Z: the mean of the blocks' values, and its standard error.
+    fn z(&self) -> (f64, f64) {
+        mean_and_error(&self.zs)
+    }
+
+    /// The collision rate per body: the mean of the blocks' values.
+    fn rate(&self) -> f64 {
+        mean_and_error(&self.rates).0
+    }
 }
 
 fn main() -> ExitCode {
@@ -239,19 +248,20 @@ fn measure_all(settings: &Settings, gpu: Option<&ContactPipeline>) -> Result<boo
         measured.seconds,
         measured.collisions as f64 / measured.seconds
     );
+    let (z, z_error) = measured.z();
     println!(
         "Z = PV/NkT = {:.4} ± {:.4} (standard error of {} blocks); Carnahan–Starling {cs:.4}, Kolafa {k:.4}: {:+.2} standard errors, {:+.3}% ± {:.3}% from Kolafa",
-        measured.z,
-        measured.z_error,
+        z,
+        z_error,
         measured.zs.len(),
-        (measured.z - k) / measured.z_error,
-        100.0 * (measured.z - k) / k,
-        100.0 * measured.z_error / k
+        (z - k) / z_error,
+        100.0 * (z - k) / k,
+        100.0 * z_error / k
     );
     println!(
         "collision rate per body {:.4} (kT = 1), Enskog with the Carnahan–Starling contact value {enskog:.4}: ratio {:.4}",
-        measured.rate,
-        measured.rate / enskog
+        measured.rate(),
+        measured.rate() / enskog
     );
     println!(
         "energy drift {:.2e} (relative); smallest gap between two bodies {:.2e}",
@@ -262,7 +272,7 @@ fn measure_all(settings: &Settings, gpu: Option<&ContactPipeline>) -> Result<boo
     let speeds_png = folder.join("gas_speeds.png");
     draw_speeds(&measured.speeds, settings, &speeds_png.to_string_lossy());
     println!("picture: {}", speeds_png.display());
-    let mut passed = agrees_with_kolafa(settings.packing, measured.z, measured.z_error);
+    let mut passed = agrees_with_kolafa(settings.packing, z, z_error);
     if measured.smallest_gap < -1e-9 || measured.drift > 1e-9 {
         eprintln!("FAIL: an overlap or an energy drift beyond 1e-9");
         passed = false;
@@ -285,20 +295,21 @@ fn measure_all(settings: &Settings, gpu: Option<&ContactPipeline>) -> Result<boo
         let mut points = Vec::new();
         for (&packing, m) in packings.iter().zip(swept) {
             let m = m?;
+            let (z, z_error) = m.z();
             let k = kolafa(packing);
             println!(
                 "  η = {packing}: Z = {:.5} ± {:.5}, Carnahan–Starling {:.5}, Kolafa {k:.5}: {:+.3}% ± {:.3}% from Kolafa ({} collisions, {:.3e} a second)",
-                m.z,
-                m.z_error,
+                z,
+                z_error,
                 carnahan_starling(packing),
-                100.0 * (m.z - k) / k,
-                100.0 * m.z_error / k,
+                100.0 * (z - k) / k,
+                100.0 * z_error / k,
                 m.collisions,
                 m.collisions as f64 / m.seconds
             );
-            passed &= agrees_with_kolafa(packing, m.z, m.z_error);
+            passed &= agrees_with_kolafa(packing, z, z_error);
             passed &= m.smallest_gap >= -1e-9 && m.drift <= 1e-9;
-            points.push((packing, m.z, m.z_error));
+            points.push((packing, z, z_error));
         }
         let sweep_png = folder.join("gas_sweep.png");
         draw_sweep(&points, settings, &sweep_png.to_string_lossy());
@@ -370,11 +381,7 @@ fn measure(
     }
     let seconds = start.elapsed().as_secs_f64();
     bar.finish_and_clear();
-    let (z, z_error) = mean_and_error(&zs);
     Ok(Measured {
-        z,
-        z_error,
-        rate: mean_and_error(&rates).0,
         zs,
         rates,
         drift: (hard_spheres::temperature(&gas.bodies) - kt).abs() / kt,
@@ -385,7 +392,7 @@ fn measure(
     })
 }
 
-/// Replicas' measures as one: Z and the rate from all their blocks, their collisions
+/// Replicas' measures as one: all their blocks, their collisions
 /// together over the longest one's wall time (they ran side by side), the largest drift and
 /// the smallest gap.
 fn pooled(parts: Vec<Measured>) -> Measured {
@@ -400,8 +407,6 @@ fn pooled(parts: Vec<Measured>) -> Measured {
         all.drift = all.drift.max(part.drift);
         all.smallest_gap = all.smallest_gap.min(part.smallest_gap);
     }
-    (all.z, all.z_error) = mean_and_error(&all.zs);
-    all.rate = mean_and_error(&all.rates).0;
     all
 }
 
