@@ -10,6 +10,10 @@ pub enum BodyField {
     Radius,
     /// The displacement over the step.
     Displacement,
+    /// The velocity (an event loop's body, [`crate::events::EventBody`]).
+    Velocity,
+    /// The mass (an event loop's body).
+    Mass,
 }
 
 impl std::fmt::Display for BodyField {
@@ -18,6 +22,8 @@ impl std::fmt::Display for BodyField {
             Self::Center => "center",
             Self::Radius => "radius",
             Self::Displacement => "displacement",
+            Self::Velocity => "velocity",
+            Self::Mass => "mass",
         })
     }
 }
@@ -123,10 +129,11 @@ pub enum Error {
         /// What is wrong with it, and what to do.
         reason: &'static str,
     },
-    /// A body of an event loop ([`crate::events`]) whose mass is NaN, zero or negative
-    /// (`f64::INFINITY` is allowed: a body that nothing moves).
+    /// A body of an event loop ([`crate::events`]) whose mass is NaN, zero or negative, or
+    /// so small that its inverse is infinite (`f64::INFINITY` itself is allowed: a body that
+    /// nothing moves).
     #[error(
-        "body {body}: mass {mass} is not positive; give a mass above 0 (infinity for a body that nothing moves)"
+        "body {body}: mass {mass} is not valid; give a mass above 0 whose inverse is finite (above about 5.6e-309), or infinity for a body that nothing moves"
     )]
     InvalidMass {
         /// Index of the offending body.
@@ -140,12 +147,113 @@ pub enum Error {
         /// The step given.
         step: f64,
     },
-    /// An event loop's skin ([`crate::events::EventLoop::with_skin`]) is NaN, infinite, zero
-    /// or negative.
-    #[error("the skin {skin} is not a finite distance above 0")]
+    /// An event loop's skin ([`crate::events::EventLoop::with_skin`]) is NaN, infinite, or
+    /// outside [`crate::events::MIN_LENGTH`] to [`crate::events::MAX_MAGNITUDE`].
+    #[error(
+        "the skin {skin:e} is not a distance from 2^-126 (about 1.2e-38) to 2^122 (about 5.3e36)"
+    )]
     InvalidSkin {
         /// The skin given.
         skin: f64,
+    },
+    /// A body of an event loop whose position or velocity has a component beyond
+    /// [`crate::events::MAX_MAGNITUDE`], whose radius is above it or above 0 and below
+    /// [`crate::events::MIN_LENGTH`], or whose path over the step would carry it beyond
+    /// [`crate::events::MAX_MAGNITUDE`] (in open space): outside that range the squares the
+    /// predictions take overflow or underflow f64.
+    #[error(
+        "body {body}: {field} {value:e} is outside the event loop's range (components of at most 2^122, about 5.3e36, along the whole step; a radius of 0 or at least 2^-126, about 1.2e-38); rescale the units of the simulation"
+    )]
+    OutOfRange {
+        /// Index of the offending body.
+        body: usize,
+        /// Which field.
+        field: BodyField,
+        /// The offending value (for a path, where it would end).
+        value: f64,
+    },
+    /// An [`Elastic`](crate::events::Elastic) response with a restitution that is NaN or
+    /// outside 0 to 1.
+    #[error(
+        "the restitution {restitution} is not from 0 to 1 (0: perfectly inelastic, 1: elastic); a restitution above 1 would add energy at every impact"
+    )]
+    InvalidRestitution {
+        /// The restitution given.
+        restitution: f64,
+    },
+    /// An event loop's body left its skin and, with its skin renewed, would leave it again at
+    /// once (the skin is below what the clock can resolve at the body's speed), or the step
+    /// would need more skin renewals than the loop's work limit allows.
+    #[error(
+        "body {body}: the skin {skin:e} is too thin for its speed {speed:e} (it would be renewed {renewals:e} times in the step, or without moving on in time); give a thicker skin with EventLoop::with_skin"
+    )]
+    SkinTooThin {
+        /// The body.
+        body: usize,
+        /// The skin.
+        skin: f64,
+        /// The body's speed.
+        speed: f64,
+        /// Renewals the step would take at that speed (infinite where the clock cannot move).
+        renewals: f64,
+    },
+    /// An event loop went round more times than its bound without its clock moving on: the
+    /// same instant repeating (an impact that keeps coming back, a wrap or a skin that cannot
+    /// move the clock on).
+    #[error(
+        "the event loop went round {rounds} times at the time {time} without moving on; check the bodies involved (masses, speeds far beyond the others, a response that does not separate them)"
+    )]
+    NoProgress {
+        /// The instant, from the start of the step.
+        time: f64,
+        /// How many times the loop went round at it.
+        rounds: usize,
+    },
+    /// An event loop's step needed more work than its limit
+    /// ([`crate::events::EventLoop::with_max_work`]): pairs predicted, walls swept, partners
+    /// found, bodies the broad phase was asked about.
+    #[error(
+        "the step needed more than {limit} units of work; take shorter steps, thin the skin if it is thick, or raise the limit with EventLoop::with_max_work"
+    )]
+    WorkLimit {
+        /// The limit that was reached.
+        limit: u64,
+    },
+    /// An event loop's bodies have more partners than its limit
+    /// ([`crate::events::EventLoop::with_max_partners`]): a skin far too thick, or bodies
+    /// crowded far beyond their size.
+    #[error(
+        "the bodies have at least {at_least} partners, above the limit of {limit}; thin the skin, or raise the limit with EventLoop::with_max_partners"
+    )]
+    TooManyPartners {
+        /// A lower bound on the partners needed.
+        at_least: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// After an impact the response left the bodies still approaching each other (or the
+    /// wall): two bodies of infinite mass, a moving body of infinite mass against a wall, or a
+    /// response that does not separate them. The bodies are left as they were just before it.
+    #[error(
+        "the response to {event:?} left the bodies still approaching; two bodies of infinite mass (or one against a wall) cannot be resolved: give one of them a finite mass"
+    )]
+    UnresolvedImpact {
+        /// The impact.
+        event: crate::events::Event,
+    },
+    /// After an impact the response left a body with a non-finite or out-of-range position,
+    /// velocity or radius, or an invalid mass. The bodies are left as they were just before
+    /// it.
+    #[error(
+        "the response to {event:?} left body {body} with a {field} that is not finite or outside the event loop's range (or an invalid mass)"
+    )]
+    InvalidResponse {
+        /// The impact.
+        event: crate::events::Event,
+        /// The body.
+        body: usize,
+        /// Which field.
+        field: BodyField,
     },
     /// An event loop's step needed more events than its limit: bodies caught in a cascade of
     /// collisions (a tight cluster resolved with little restitution collapses into ever

@@ -117,7 +117,7 @@ fn a_perfectly_inelastic_pair_moves_on_together() {
             &mut bodies,
             &[],
             1.0,
-            &mut Elastic { restitution: 0.0 },
+            &mut Elastic::new(0.0).unwrap(),
             |_, _| {},
         )
         .unwrap();

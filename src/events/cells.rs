@@ -6,6 +6,7 @@
 
 use glam::DVec3;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 use super::BroadPhase;
 use crate::error::Error;
@@ -370,8 +371,15 @@ impl Cells {
         );
     }
 
-    /// The pairs of cells of the z-layer `z` into `pairs`.
-    fn layer_pairs(&self, z: usize, pairs: &mut Vec<[u32; 2]>) {
+    /// The pairs of cells of the z-layer `z` into `pairs`, until the layers have found more
+    /// than `max_pairs` together (`found`, added to after each cell).
+    fn layer_pairs(
+        &self,
+        z: usize,
+        pairs: &mut Vec<[u32; 2]>,
+        found: &AtomicUsize,
+        max_pairs: usize,
+    ) {
         let [ax, ay, az] = self.axes;
         // With three cells or more along each wrapping axis, a neighbour across the box's
         // face is reached by shifting its bodies by a period; with one, the bodies of a cell
@@ -386,7 +394,12 @@ impl Cells {
                     for b in a + 1..own.end {
                         self.test(a, b, DVec3::ZERO, wrap_each, period, pairs);
                     }
+                    // A crowded cell (a huge skin) stops within a body's pairs of the limit.
+                    if pairs.len() > max_pairs {
+                        return;
+                    }
                 }
+                let before = pairs.len();
                 for offset in HALF_STENCIL {
                     let (Some((nx, sx)), Some((ny, sy)), Some((nz, sz))) = (
                         ax.neighbour(x, offset[0]),
@@ -405,7 +418,14 @@ impl Cells {
                         for b in theirs.clone() {
                             self.test(a, b, shift, wrap_each, period, pairs);
                         }
+                        if pairs.len() > max_pairs {
+                            return;
+                        }
                     }
+                }
+                let cell_pairs = pairs.len() - before;
+                if found.fetch_add(cell_pairs, AtomicOrdering::Relaxed) + cell_pairs > max_pairs {
+                    return;
                 }
             }
         }
@@ -444,6 +464,18 @@ impl BroadPhase for Cells {
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
+        self.touching_pairs_within(spheres, options, pairs, usize::MAX)
+    }
+
+    /// Stops soon after the pairs found pass `max_pairs` (at the end of the cell that passes
+    /// it, in each layer at work).
+    fn touching_pairs_within(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+        max_pairs: usize,
+    ) -> Result<(), Error> {
         pairs.clear();
         if spheres.is_empty() {
             return Ok(());
@@ -455,9 +487,12 @@ impl BroadPhase for Cells {
         self.found
             .resize_with(layers.max(self.found.len()), Vec::new);
         let mut found = std::mem::take(&mut self.found);
+        let count = AtomicUsize::new(0);
         let each = |(z, layer): (usize, &mut Vec<[u32; 2]>)| {
             layer.clear();
-            self.layer_pairs(z, layer);
+            if count.load(AtomicOrdering::Relaxed) <= max_pairs {
+                self.layer_pairs(z, layer, &count, max_pairs);
+            }
         };
         // Layers side by side on rayon's threads where the bodies are many enough to pay for
         // waking them.
@@ -466,10 +501,18 @@ impl BroadPhase for Cells {
         } else {
             found[..layers].iter_mut().enumerate().for_each(each);
         }
-        for layer in &found[..layers] {
-            pairs.extend_from_slice(layer);
+        let total = found[..layers].iter().map(Vec::len).sum::<usize>();
+        let within = super::too_many_pairs(total as u64, max_pairs);
+        if within.is_ok() {
+            for layer in &found[..layers] {
+                pairs.extend_from_slice(layer);
+            }
+        }
+        if within.is_err() {
+            // The layers give back the memory of the burst.
+            found.iter_mut().for_each(|layer| *layer = Vec::new());
         }
         self.found = found;
-        Ok(())
+        within
     }
 }

@@ -86,6 +86,21 @@ use crate::geometry::{MovingSphere, Wall};
 use crate::options::{PeriodicBox, SweepOptions};
 use crate::reference::{self, Body};
 
+/// The largest magnitude of a component of an event body's position or velocity, of its
+/// radius and of a skin: 2¹²² (about 5.3 × 10³⁶), a power of two below a quarter of
+/// [`crate::MAX_MAGNITUDE`], so that a body grown by twice the skin still fits the f32
+/// spheres every broad phase is given. In open space a body's path over the step must stay
+/// within it too. Within it the predictions' largest products (the square of a relative
+/// speed times the square of a radius sum, about 2⁵⁰⁰ at most) are far from overflowing f64.
+pub const MAX_MAGNITUDE: f64 = f64::from_bits((1023 + 122) << 52);
+
+/// The smallest radius above 0 and the smallest skin: 2⁻¹²⁶ (`f32::MIN_POSITIVE`, the
+/// smallest normal f32). A radius sum of at least that has a square of at least 2⁻²⁵², so
+/// the predictions' squares do not underflow at any distance where two bodies can touch;
+/// what a tinier relative speed loses to underflow moves the bodies less than 2⁻²⁵⁹ of their
+/// radii a unit of time.
+pub const MIN_LENGTH: f64 = f64::from_bits((1023 - 126) << 52);
+
 /// A body of an event loop, in f64.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct EventBody {
@@ -174,10 +189,11 @@ pub trait Response {
 /// The impulse of smooth rigid spheres: along the normal, the approach speed comes back
 /// times `restitution` (1: elastic, energy conserved; 0: perfectly inelastic), momentum
 /// conserved; walls are of infinite mass. Bodies that are not approaching are left alone.
+/// Two bodies of infinite mass, or a moving body of infinite mass against a wall, are left
+/// approaching: the loop then returns [`Error::UnresolvedImpact`].
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Elastic {
-    /// The coefficient of restitution, from 0 to 1.
-    pub restitution: f64,
+    restitution: f64,
 }
 
 impl Elastic {
@@ -185,6 +201,26 @@ impl Elastic {
     #[must_use]
     pub const fn perfect() -> Self {
         Self { restitution: 1.0 }
+    }
+
+    /// The coefficient of restitution `restitution`, from 0 to 1.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRestitution`] for NaN or a value outside 0 to 1 (above 1 every impact
+    /// would add energy, and a walled body would speed up without bound; below 0 the bodies
+    /// would go on approaching).
+    pub fn new(restitution: f64) -> Result<Self, Error> {
+        if (0.0..=1.0).contains(&restitution) {
+            Ok(Self { restitution })
+        } else {
+            Err(Error::InvalidRestitution { restitution })
+        }
+    }
+
+    /// Its coefficient of restitution.
+    #[must_use]
+    pub const fn restitution(&self) -> f64 {
+        self.restitution
     }
 }
 
@@ -223,6 +259,9 @@ enum Kind {
     /// In a periodic box, a partner's nearest image may change from now on: the body is
     /// predicted again (from the image nearest then).
     Recheck,
+    /// In a periodic box with walls, the body crosses a face of the box: its image in the
+    /// box jumps, and its walls are swept again from there.
+    Wrap,
     /// Nothing.
     Nothing,
 }
@@ -236,7 +275,8 @@ impl Kind {
             Self::Wall { wall, .. } => (1, wall),
             Self::Skin => (2, 0),
             Self::Recheck => (3, 0),
-            Self::Nothing => (4, 0),
+            Self::Wrap => (4, 0),
+            Self::Nothing => (5, 0),
         }
     }
 }
@@ -288,6 +328,12 @@ struct Plan {
 
 // Two events (24 bytes each: a time and a kind) and a time fill one line.
 const _: () = assert!(std::mem::size_of::<Plan>() == 64);
+
+/// The default work limit of a step ([`EventLoop::with_max_work`]).
+const DEFAULT_MAX_WORK: u64 = 1 << 32;
+
+/// The default limit of partner slots ([`EventLoop::with_max_partners`]).
+const DEFAULT_MAX_PARTNERS: u64 = 1 << 27;
 
 impl Plan {
     const NONE: Self = Self {
@@ -384,6 +430,36 @@ pub trait BroadPhase {
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error>;
+
+    /// [`touching_pairs`](Self::touching_pairs), or [`Error::TooManyPartners`] where there
+    /// are more than `max_pairs`: what the event loop calls, with its partner limit
+    /// ([`EventLoop::with_max_partners`]). The default finds every pair, then counts them;
+    /// a broad phase whose pairs could outgrow memory (every pair of many bodies, a grid
+    /// under a huge skin) stops as soon as it has found more.
+    ///
+    /// # Errors
+    /// As [`touching_pairs`](Self::touching_pairs), and [`Error::TooManyPartners`].
+    fn touching_pairs_within(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+        max_pairs: usize,
+    ) -> Result<(), Error> {
+        self.touching_pairs(spheres, options, pairs)?;
+        too_many_pairs(pairs.len() as u64, max_pairs)
+    }
+}
+
+/// [`Error::TooManyPartners`] (each pair two partners) where `pairs` exceed `max_pairs`.
+pub(crate) fn too_many_pairs(pairs: u64, max_pairs: usize) -> Result<(), Error> {
+    if pairs > max_pairs as u64 {
+        return Err(Error::TooManyPartners {
+            at_least: 2 * pairs,
+            limit: 2 * max_pairs as u64,
+        });
+    }
+    Ok(())
 }
 
 /// A broad phase behind a mutable reference (a `&mut dyn BroadPhase` chosen at run time).
@@ -395,6 +471,16 @@ impl<B: BroadPhase + ?Sized> BroadPhase for &mut B {
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
         (**self).touching_pairs(spheres, options, pairs)
+    }
+
+    fn touching_pairs_within(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+        max_pairs: usize,
+    ) -> Result<(), Error> {
+        (**self).touching_pairs_within(spheres, options, pairs, max_pairs)
     }
 }
 
@@ -408,6 +494,16 @@ impl<B: BroadPhase + ?Sized> BroadPhase for Box<B> {
     ) -> Result<(), Error> {
         (**self).touching_pairs(spheres, options, pairs)
     }
+
+    fn touching_pairs_within(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+        max_pairs: usize,
+    ) -> Result<(), Error> {
+        (**self).touching_pairs_within(spheres, options, pairs, max_pairs)
+    }
 }
 
 /// Every pair: no broad phase, for a few hundred bodies or fewer.
@@ -418,10 +514,23 @@ impl BroadPhase for AllPairs {
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
-        _: SweepOptions,
+        options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
+        self.touching_pairs_within(spheres, options, pairs, usize::MAX)
+    }
+
+    /// Counts the pairs before it makes them.
+    fn touching_pairs_within(
+        &mut self,
+        spheres: &[MovingSphere],
+        _: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+        max_pairs: usize,
+    ) -> Result<(), Error> {
         pairs.clear();
+        let n = spheres.len() as u64;
+        too_many_pairs(n * n.saturating_sub(1) / 2, max_pairs)?;
         let n = spheres.len() as u32;
         pairs.extend((0..n).flat_map(|a| (a + 1..n).map(move |b| [a, b])));
         Ok(())
@@ -473,6 +582,12 @@ pub struct EventLoop {
     simd: Simd,
     skin_setting: Option<f64>,
     max_events: usize,
+    /// The most work a step may take (see [`EventLoop::with_max_work`]), and what this step
+    /// has taken.
+    max_work: u64,
+    work: u64,
+    /// The most partner slots the loop may hold ([`EventLoop::with_max_partners`]).
+    max_partners: u64,
     /// The skin of this run of steps.
     skin: f64,
     /// The time of the step's start, counted from where the loop last started afresh: every
@@ -529,6 +644,9 @@ impl EventLoop {
             simd: Simd::active(),
             skin_setting: None,
             max_events: 1_000_000,
+            max_work: DEFAULT_MAX_WORK,
+            work: 0,
+            max_partners: DEFAULT_MAX_PARTNERS,
             skin: 0.0,
             clock: 0.0,
             motions: Vec::new(),
@@ -556,6 +674,28 @@ impl EventLoop {
     #[must_use]
     pub fn with_max_events(mut self, max_events: usize) -> Self {
         self.max_events = max_events;
+        self
+    }
+
+    /// This loop with at most `max_work` units of work a step ([`Error::WorkLimit`] past
+    /// it; 2³² by default, some tens of seconds of one core). A unit is one pair predicted,
+    /// one wall swept, one partner found when a skin is renewed, one body or pair of a
+    /// broad-phase run (which costs 64 more), or one turn of the loop. A gas of hard spheres
+    /// takes some 30 units an impact.
+    #[must_use]
+    pub fn with_max_work(mut self, max_work: u64) -> Self {
+        self.max_work = max_work;
+        self
+    }
+
+    /// This loop with at most `max_partners` partner slots ([`Error::TooManyPartners`] past
+    /// it; 2²⁷ by default, 512 MiB of them). The loop keeps each body's partners side by side
+    /// in one array of the bodies times the most partners any body has (rounded up to a
+    /// power of two), each pair twice; a broad phase is asked for at most half that many
+    /// pairs. It is the loop's memory bound: its other arrays take some 300 bytes a body.
+    #[must_use]
+    pub fn with_max_partners(mut self, max_partners: u64) -> Self {
+        self.max_partners = max_partners;
         self
     }
 
@@ -650,18 +790,20 @@ impl EventLoop {
         broad_phase: &mut impl BroadPhase,
         mut on_event: impl FnMut(&Event, &Moment<'_>),
     ) -> Result<usize, Error> {
-        if !(step.is_finite() && step >= 0.0) {
+        if !(step.is_finite() && step >= 0.0 && (self.clock + step).is_finite()) {
             return Err(Error::InvalidStep { step });
         }
         crate::validate_walls(walls)?;
         if let Some(skin) = self.skin_setting
-            && !(skin.is_finite() && skin > 0.0)
+            && !(MIN_LENGTH..=MAX_MAGNITUDE).contains(&skin)
         {
             return Err(Error::InvalidSkin { skin });
         }
         self.rebuilds = 0;
+        self.work = 0;
         // Bodies just as the last step handed them out were valid then: only others are
-        // checked (one pass over the bodies a step where the loop goes on).
+        // checked (one pass over the bodies a step where the loop goes on); the paths over
+        // this step are checked either way.
         let goes_on = self.live
             && self.walls.as_slice() == walls
             && bodies.len() == self.motions.len()
@@ -669,33 +811,65 @@ impl EventLoop {
                 .iter()
                 .enumerate()
                 .all(|(index, body)| *body == self.handed_out(index, self.clock));
-        if !goes_on {
-            validate(bodies)?;
+        if goes_on {
+            self.check_paths(step)?;
+        } else {
+            validate(bodies, step, self.period)?;
             self.live = false;
+            self.check_skin(bodies, step)?;
             self.start(bodies, walls, step, broad_phase)?;
         }
         // Until the step ends well: an error leaves the loop to start afresh.
         self.live = false;
         let mut events = 0;
+        // The turns of the loop at one instant, to tell a loop that does not move on.
+        let (mut instant, mut rounds) = (f64::NAN, 0);
+        let most_rounds = 16 * self.motions.len() + 1024;
         // Each pass predicts the body's next event again, which moves it in the queue.
         while let Some((body, now)) = self.queue.first() {
             if now > self.clock + step {
                 break;
             }
-            self.prefetch(body);
-            match self.plans[body].next.kind {
-                Kind::Nothing => {}
-                Kind::Recheck => self.predict(walls, body, now),
-                Kind::Skin if self.local => self.renew(walls, body, now),
-                Kind::Skin => {
-                    if let Err(error) = self.rebuild(walls, now, false, broad_phase) {
-                        self.hand_out(bodies, now);
-                        return Err(error);
-                    }
+            if now == instant {
+                rounds += 1;
+                if rounds > most_rounds {
+                    self.hand_out(bodies, now);
+                    return Err(Error::NoProgress {
+                        time: now - self.clock,
+                        rounds,
+                    });
                 }
+            } else {
+                (instant, rounds) = (now, 0);
+            }
+            self.work += 1;
+            if self.work > self.max_work {
+                self.hand_out(bodies, now);
+                return Err(Error::WorkLimit {
+                    limit: self.max_work,
+                });
+            }
+            self.prefetch(body);
+            let outcome = match self.plans[body].next.kind {
+                Kind::Nothing => Ok(()),
+                Kind::Recheck => {
+                    self.predict(walls, body, now);
+                    Ok(())
+                }
+                Kind::Wrap => {
+                    self.replan(walls, body, now);
+                    Ok(())
+                }
+                Kind::Skin if self.local => self
+                    .renew(walls, body, now)
+                    .and_then(|()| self.check_renewed(body, now)),
+                Kind::Skin => self
+                    .rebuild(walls, now, false, broad_phase)
+                    .and_then(|()| self.check_renewed(body, now)),
                 Kind::Pair { other, count } if self.counts[other as usize] != count => {
                     // Its partner has collided since: predict it again.
                     self.predict(walls, body, now);
+                    Ok(())
                 }
                 kind => {
                     if events == self.max_events {
@@ -704,36 +878,148 @@ impl EventLoop {
                             limit: self.max_events,
                         });
                     }
-                    events += 1;
-                    let (event, involved, moved) = self.resolve(walls, body, kind, now, response);
-                    on_event(
-                        &event,
-                        &Moment {
-                            motions: &self.motions,
-                            masses: &self.masses,
-                            time: now,
-                            start: self.clock,
-                        },
-                    );
-                    if moved {
-                        // The response moved a body or changed a radius: the pairs are
-                        // asked for again, and every event predicted again.
-                        if let Err(error) = self.rebuild(walls, now, true, broad_phase) {
-                            self.hand_out(bodies, now);
-                            return Err(error);
-                        }
-                    } else {
-                        self.predict(walls, involved[0], now);
-                        if involved[1] != involved[0] {
-                            self.predict(walls, involved[1], now);
-                        }
-                    }
+                    self.impact(walls, body, kind, now, response, broad_phase, &mut on_event)
+                        .map(|resolved| events += usize::from(resolved))
                 }
+            };
+            if let Err(error) = outcome {
+                self.hand_out(bodies, now);
+                return Err(error);
             }
+        }
+        if let Some((index, value)) = self.beyond_range(self.clock + step) {
+            self.hand_out(bodies, instant.min(self.clock + step));
+            return Err(Error::OutOfRange {
+                body: index,
+                field: BodyField::Center,
+                value,
+            });
         }
         self.hand_out(bodies, self.clock + step);
         self.finish(walls, step);
         Ok(events)
+    }
+
+    /// The skin for `bodies` (the one set, or the default), checked against the step: the
+    /// fastest body, unhindered, would renew its skin `speed × step / skin` times, each
+    /// renewal a unit of work at least; more than the work limit is [`Error::SkinTooThin`]
+    /// at once.
+    fn check_skin(&self, bodies: &[EventBody], step: f64) -> Result<(), Error> {
+        let skin = self
+            .skin_setting
+            .unwrap_or_else(|| default_skin(bodies, step, self.period));
+        let Some((body, speed)) = bodies
+            .iter()
+            .map(|body| body.velocity.length())
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+        else {
+            return Ok(());
+        };
+        let renewals = speed * step / skin;
+        if renewals > self.max_work as f64 {
+            return Err(Error::SkinTooThin {
+                body,
+                skin,
+                speed,
+                renewals,
+            });
+        }
+        Ok(())
+    }
+
+    /// Body `index`, its skin just renewed at `now`, must leave it later than `now`: else the
+    /// clock cannot move on at its speed ([`Error::SkinTooThin`]).
+    fn check_renewed(&self, index: usize, now: f64) -> Result<(), Error> {
+        let next = self.plans[index].next;
+        if next.kind == Kind::Skin && next.time <= now {
+            return Err(Error::SkinTooThin {
+                body: index,
+                skin: self.skin,
+                speed: self.motions[index].velocity.length(),
+                renewals: f64::INFINITY,
+            });
+        }
+        Ok(())
+    }
+
+    /// The bodies where the loop goes on: each path over the step within the range.
+    fn check_paths(&self, step: f64) -> Result<(), Error> {
+        match self.beyond_range(self.clock + step) {
+            Some((body, value)) => Err(Error::OutOfRange {
+                body,
+                field: BodyField::Center,
+                value,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The first body (and its coordinate) that is beyond [`MAX_MAGNITUDE`] at `time` along
+    /// an axis that does not wrap.
+    fn beyond_range(&self, time: f64) -> Option<(usize, f64)> {
+        let open = !self.period.is_finite_mask();
+        if !open.any() {
+            return None;
+        }
+        self.motions.iter().enumerate().find_map(|(index, motion)| {
+            let largest = DVec3::select(open, motion.at(time).abs(), DVec3::ZERO).max_element();
+            (largest.is_nan() || largest > MAX_MAGNITUDE).then_some((index, largest))
+        })
+    }
+
+    /// Resolves `body`'s impact `kind` at `now` and predicts what it changed: the response,
+    /// its check, the callback, then the bodies' next events (every pair asked for again if
+    /// the response moved a body). `false` where a wall's impact is not found again (the body
+    /// is then predicted again).
+    #[allow(clippy::too_many_arguments)]
+    fn impact(
+        &mut self,
+        walls: &[Wall],
+        body: usize,
+        kind: Kind,
+        now: f64,
+        response: &mut impl Response,
+        broad_phase: &mut impl BroadPhase,
+        on_event: &mut impl FnMut(&Event, &Moment<'_>),
+    ) -> Result<bool, Error> {
+        let Some((event, involved, moved)) = self.resolve(walls, body, kind, now, response)? else {
+            self.predict(walls, body, now);
+            return Ok(false);
+        };
+        on_event(
+            &event,
+            &Moment {
+                motions: &self.motions,
+                masses: &self.masses,
+                time: now,
+                start: self.clock,
+            },
+        );
+        if moved {
+            // The response moved a body or changed a radius: the pairs are asked for again,
+            // and every event predicted again.
+            self.rebuild(walls, now, true, broad_phase)?;
+        } else {
+            self.predict(walls, involved[0], now);
+            if involved[1] != involved[0] {
+                self.predict(walls, involved[1], now);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Body `index`'s next event again from `now`: its earliest pair kept if its partner has
+    /// not collided since (its motion has not changed), against its walls and skin found
+    /// again; else every partner predicted again.
+    fn replan(&mut self, walls: &[Wall], index: usize, now: f64) {
+        let pair = self.plans[index].pair;
+        if self.is_current(&pair) {
+            let own = self.own_events(walls, index, now);
+            self.set_next(index, if pair.is_before(&own) { pair } else { own });
+        } else {
+            self.predict(walls, index, now);
+        }
     }
 
     /// Starts afresh from `bodies`, at the start of the step.
@@ -813,10 +1099,13 @@ impl EventLoop {
             periodic_box: self.periodic_box,
             ..SweepOptions::DEFAULT
         };
-        broad_phase.touching_pairs(&self.spheres, options, &mut self.pairs)?;
+        // Each pair takes two slots of the partners.
+        let max_pairs = usize::try_from(self.max_partners / 2).unwrap_or(usize::MAX);
+        broad_phase.touching_pairs_within(&self.spheres, options, &mut self.pairs, max_pairs)?;
+        self.work += 64 + (n + self.pairs.len()) as u64;
         std::mem::swap(&mut self.lists, &mut self.old_lists);
         if afresh {
-            self.old_lists.clear(n);
+            self.old_lists.clear(n, 0, self.max_partners)?;
             self.queue.clear(n);
             for plan in &mut self.plans {
                 plan.pair = Next::NOTHING;
@@ -828,19 +1117,13 @@ impl EventLoop {
                 self.grid.build(&self.centres, &radii, width, self.period);
             }
         }
-        self.partner_lists(n);
+        self.partner_lists(n)?;
         // The skins. A body that was to leave its skin takes the earliest of its pairs
         // (still right if its partner has not collided since; else it is predicted again),
         // its walls and its new skin; any other may now leave its new skin first.
         for index in 0..n {
             if afresh || self.plans[index].next.kind == Kind::Skin {
-                let pair = self.plans[index].pair;
-                if self.is_current(&pair) {
-                    let own = self.own_events(walls, index, now);
-                    self.set_next(index, if pair.is_before(&own) { pair } else { own });
-                } else {
-                    self.predict(walls, index, now);
-                }
+                self.replan(walls, index, now);
             } else {
                 let exit = Next {
                     time: self.skin_exit(index).max(now),
@@ -868,12 +1151,24 @@ impl EventLoop {
     }
 
     /// Each body's partners, both ways, from the broad phase's pairs.
-    fn partner_lists(&mut self, n: usize) {
-        self.lists.clear(n);
+    fn partner_lists(&mut self, n: usize) -> Result<(), Error> {
+        // The most partners a body has, so that the lists are laid out (and checked against
+        // the limit) once.
+        let degrees = &mut self.marks;
+        degrees.clear();
+        degrees.resize(n, 0);
         for &[a, b] in &self.pairs {
-            self.lists.push(a as usize, b);
-            self.lists.push(b as usize, a);
+            degrees[a as usize] += 1;
+            degrees[b as usize] += 1;
         }
+        let most = degrees.iter().copied().max().unwrap_or(0) as usize;
+        self.stamp = u32::MAX;
+        self.lists.clear(n, most, self.max_partners)?;
+        for &[a, b] in &self.pairs {
+            self.lists.push(a as usize, b)?;
+            self.lists.push(b as usize, a)?;
+        }
+        Ok(())
     }
 
     /// A mark no body has yet.
@@ -891,7 +1186,7 @@ impl EventLoop {
     /// Body `index` has left its skin (local skins): its skin is centred where it is at
     /// `now`, its partners found again in the grid (those whose skins touch its new one),
     /// each new one offered their pair's impact, and its own next event predicted.
-    fn renew(&mut self, walls: &[Wall], index: usize, now: f64) {
+    fn renew(&mut self, walls: &[Wall], index: usize, now: f64) -> Result<(), Error> {
         let centre = wrap(self.motions[index].at(now), self.period);
         self.centres[index] = centre;
         self.plans[index].skin_time = now;
@@ -900,6 +1195,7 @@ impl EventLoop {
         near.clear();
         let reach = self.motions[index].radius + 2.0 * self.skin;
         self.grid.near(index, centre, reach, self.period, &mut near);
+        self.work += near.len() as u64;
         // Its earliest pair stands (its motion has not changed) if its partner has not
         // collided since; the new partners may come first.
         let kept = self.plans[index].pair;
@@ -916,7 +1212,7 @@ impl EventLoop {
         for &other in &near {
             let other = other as usize;
             if self.marks[other] != old {
-                self.lists.push(other, index as u32);
+                self.lists.push(other, index as u32)?;
                 let prediction = self.pair_time(index, other, now);
                 self.offer_pair(other, index, prediction, now);
                 if let Some(candidate) = self.pair_next(other, prediction, now)
@@ -933,15 +1229,13 @@ impl EventLoop {
                 self.lists.remove(other, index as u32);
             }
         }
-        self.lists.replace(index, &near);
+        self.lists.replace(index, &near)?;
         self.near = near;
         if self.is_current(&kept) {
             self.plans[index].pair = pair;
-            let own = self.own_events(walls, index, now);
-            self.set_next(index, if pair.is_before(&own) { pair } else { own });
-        } else {
-            self.predict(walls, index, now);
         }
+        self.replan(walls, index, now);
+        Ok(())
     }
 
     /// Asks the CPU to bring into its cache what the next events will read (the gas's
@@ -993,7 +1287,10 @@ impl EventLoop {
     }
 
     /// Resolves `body`'s event `kind` at `now` with `response`: the event, the bodies it
-    /// involved, and whether the response moved one of them or changed its radius.
+    /// involved, and whether the response moved one of them or changed its radius; `None`
+    /// where a wall's impact is not found again. The response is checked: the bodies it leaves
+    /// must be valid and no longer approaching, else they are put back as they were just
+    /// before it and the error returned.
     fn resolve(
         &mut self,
         walls: &[Wall],
@@ -1001,15 +1298,16 @@ impl EventLoop {
         kind: Kind,
         now: f64,
         response: &mut impl Response,
-    ) -> (Event, [usize; 2], bool) {
+    ) -> Result<Option<(Event, [usize; 2], bool)>, Error> {
         match kind {
             Kind::Wall { wall } => {
-                let (_, point, normal) = wall_impact(&walls[wall as usize], &self.motions[body])
-                    .expect("the sweep that predicted the impact finds it again");
+                let Some((_, point, normal)) = self.wall_impact(&walls[wall as usize], body, now)
+                else {
+                    return Ok(None);
+                };
                 self.move_to(body, now);
                 let mut own = self.body(body);
                 response.wall(&mut own, normal);
-                self.counts[body] += 1;
                 let event = Event::Wall {
                     time: now - self.clock,
                     body,
@@ -1017,7 +1315,12 @@ impl EventLoop {
                     point,
                     normal,
                 };
-                (event, [body, body], self.take_back(body, &own))
+                check_response(&event, body, &own)?;
+                if own.velocity.dot(normal) > 0.0 {
+                    return Err(Error::UnresolvedImpact { event });
+                }
+                self.counts[body] += 1;
+                Ok(Some((event, [body, body], self.take_back(body, &own))))
             }
             Kind::Pair { other, .. } => {
                 let other = other as usize;
@@ -1033,18 +1336,25 @@ impl EventLoop {
                     .unwrap_or(DVec3::X);
                 let point = a.position + normal * a.radius;
                 response.pair(&mut a, &mut b, normal);
-                self.counts[low] += 1;
-                self.counts[high] += 1;
                 let event = Event::Pair {
                     time: now - self.clock,
                     bodies: [low, high],
                     point,
                     normal,
                 };
+                check_response(&event, low, &a)?;
+                check_response(&event, high, &b)?;
+                if (a.velocity - b.velocity).dot(normal) > 0.0 {
+                    return Err(Error::UnresolvedImpact { event });
+                }
+                self.counts[low] += 1;
+                self.counts[high] += 1;
                 let moved = self.take_back(low, &a) | self.take_back(high, &b);
-                (event, [low, high], moved)
+                Ok(Some((event, [low, high], moved)))
             }
-            Kind::Skin | Kind::Recheck | Kind::Nothing => unreachable!("not an impact"),
+            Kind::Skin | Kind::Recheck | Kind::Wrap | Kind::Nothing => {
+                unreachable!("not an impact")
+            }
         }
     }
 
@@ -1054,7 +1364,7 @@ impl EventLoop {
         match next.kind {
             Kind::Pair { other, count } => self.counts[other as usize] == count,
             Kind::Recheck | Kind::Nothing => true,
-            Kind::Wall { .. } | Kind::Skin => false,
+            Kind::Wall { .. } | Kind::Skin | Kind::Wrap => false,
         }
     }
 
@@ -1066,14 +1376,17 @@ impl EventLoop {
             time,
             partner,
             recheck,
-        } = predict::earliest(
-            self.simd,
-            &self.motions,
-            &self.box_,
-            index,
-            self.lists.of(index),
-            now,
-        );
+        } = {
+            self.work += self.lists.of(index).len() as u64;
+            predict::earliest(
+                self.simd,
+                &self.motions,
+                &self.box_,
+                index,
+                self.lists.of(index),
+                now,
+            )
+        };
         let recheck = now + recheck.sqrt();
         let mut pair = if partner == u32::MAX {
             Next::NOTHING
@@ -1098,8 +1411,9 @@ impl EventLoop {
         self.set_next(index, if pair.is_before(&own) { pair } else { own });
     }
 
-    /// The earliest of body `index`'s leaving its skin and meeting a wall before that.
-    fn own_events(&self, walls: &[Wall], index: usize, now: f64) -> Next {
+    /// The earliest of body `index`'s leaving its skin, meeting a wall and (in a periodic
+    /// box with walls) crossing a face of the box.
+    fn own_events(&mut self, walls: &[Wall], index: usize, now: f64) -> Next {
         let exit = self.skin_exit(index);
         if !exit.is_finite() {
             return Next::NOTHING;
@@ -1108,12 +1422,28 @@ impl EventLoop {
             time: exit.max(now),
             kind: Kind::Skin,
         };
-        // Each wall swept from the body's own time over a horizon of its own motion (not to
-        // the skin's exit, which depends on where the skin was centred), with the f64 oracle
-        // and the separating option.
-        let motion = &self.motions[index];
+        if walls.is_empty() {
+            return best;
+        }
+        self.work += walls.len() as u64;
+        // Each wall swept from the start of the body's piece of path in the box (its own
+        // time, or where it last crossed a face) over a horizon of its own motion, not to the
+        // skin's exit (which depends on where the skin was centred), with the f64 oracle and
+        // the separating option: so the time does not depend on when it was predicted.
+        let piece = self.piece(index, now);
+        if piece.end.is_finite() {
+            let wrap = Next {
+                time: piece.end,
+                kind: Kind::Wrap,
+            };
+            if wrap.is_before(&best) {
+                best = wrap;
+            }
+        }
         for (wall_index, wall) in walls.iter().enumerate() {
-            if let Some((time, ..)) = wall_impact(wall, motion) {
+            if let Some((time, ..)) = wall_impact(wall, &piece.motion)
+                && time < piece.end
+            {
                 let candidate = Next {
                     time: time.max(now),
                     kind: Kind::Wall {
@@ -1126,6 +1456,57 @@ impl EventLoop {
             }
         }
         best
+    }
+
+    /// Body `index`'s first impact with `wall` in its piece of path at `now` (as
+    /// [`EventLoop::own_events`] predicted it).
+    fn wall_impact(&self, wall: &Wall, index: usize, now: f64) -> Option<(f64, DVec3, DVec3)> {
+        let piece = self.piece(index, now);
+        wall_impact(wall, &piece.motion).filter(|&(time, ..)| time < piece.end)
+    }
+
+    /// The piece of body `index`'s path that holds `now`, in the box: in open space (or
+    /// where the body does not move along an axis that wraps) its whole motion; in a periodic
+    /// box, from the later of its own time and its last crossing of a face before `now` to
+    /// its next one after `now` (each crossing's time from the body's motion alone, so the
+    /// pieces do not depend on `now`), its centre there shifted back into the box by the
+    /// periods crossed.
+    fn piece(&self, index: usize, now: f64) -> Piece {
+        let motion = self.motions[index];
+        let mut piece = Piece {
+            motion,
+            end: f64::INFINITY,
+        };
+        if !self.box_.wraps {
+            return piece;
+        }
+        let mut start = motion.time;
+        let mut shift = DVec3::ZERO;
+        for axis in 0..3 {
+            let (period, speed) = (self.period[axis], motion.velocity[axis]);
+            if !period.is_finite() || speed == 0.0 {
+                continue;
+            }
+            let from = motion.position[axis];
+            // The time at which the path reaches the face `cell × period`.
+            let reaches = |cell: f64| motion.time + (cell * period - from) / speed;
+            let ahead = if speed > 0.0 { 1.0 } else { 0.0 };
+            let mut cell = ((from + speed * (now - motion.time)) / period).floor();
+            // The cell whose crossings hold `now`: entered at or before it, left after it.
+            for _ in 0..2 {
+                if reaches(cell + ahead) <= now {
+                    cell += speed.signum();
+                } else if reaches(cell + 1.0 - ahead) > now {
+                    cell -= speed.signum();
+                }
+            }
+            start = start.max(reaches(cell + 1.0 - ahead));
+            piece.end = piece.end.min(reaches(cell + ahead));
+            shift[axis] = cell * period;
+        }
+        piece.motion.position = motion.at(start) - shift;
+        piece.motion.time = start;
+        piece
     }
 
     /// The prediction for bodies `a` and `b` from `now` (see [`predict`]).
@@ -1234,6 +1615,14 @@ impl EventLoop {
     }
 }
 
+/// A piece of a body's path in a periodic box: its motion from the piece's start (the centre
+/// in the box), and when it leaves the box.
+#[derive(Copy, Clone, Debug)]
+struct Piece {
+    motion: Motion,
+    end: f64,
+}
+
 /// Asks the CPU to bring the cache line at `item` into its cache (nothing where the
 /// architecture has no hint here).
 #[inline(always)]
@@ -1296,34 +1685,56 @@ fn wall_horizon(wall: &Wall, motion: &Motion) -> Option<f64> {
 
 /// Each body's partners, side by side in one array: body `i`'s are
 /// `slots[i * capacity..][..degree[i]]` (one read where a list of its own would take two);
-/// the capacity doubles when a body has more.
+/// the capacity doubles when a body has more, up to `limit` slots in all.
 #[derive(Clone, Debug, Default)]
 struct Partners {
     capacity: usize,
     degree: Vec<u32>,
     slots: Vec<u32>,
+    limit: u64,
 }
 
 impl Partners {
-    /// `n` bodies with no partners.
-    fn clear(&mut self, n: usize) {
-        self.capacity = self.capacity.max(16);
+    /// `n` bodies with no partners, room for `degree` each (at least 16), within `limit`
+    /// slots in all.
+    fn clear(&mut self, n: usize, degree: usize, limit: u64) -> Result<(), Error> {
+        self.limit = limit;
         self.degree.clear();
         self.degree.resize(n, 0);
-        self.slots.resize(n * self.capacity, 0);
+        let mut capacity = self.capacity.max(16);
+        while capacity < degree {
+            capacity *= 2;
+        }
+        self.fits(n, capacity)?;
+        self.capacity = capacity;
+        self.slots.resize(n * capacity, 0);
+        Ok(())
+    }
+
+    /// Whether `n` bodies of `capacity` slots fit the limit ([`Error::TooManyPartners`]).
+    fn fits(&self, n: usize, capacity: usize) -> Result<(), Error> {
+        let slots = (n as u64).saturating_mul(capacity as u64);
+        if slots > self.limit {
+            return Err(Error::TooManyPartners {
+                at_least: slots,
+                limit: self.limit,
+            });
+        }
+        Ok(())
     }
 
     fn of(&self, body: usize) -> &[u32] {
         &self.slots[body * self.capacity..][..self.degree[body] as usize]
     }
 
-    fn push(&mut self, body: usize, other: u32) {
+    fn push(&mut self, body: usize, other: u32) -> Result<(), Error> {
         let degree = self.degree[body] as usize;
         if degree == self.capacity {
-            self.grow();
+            self.grow()?;
         }
         self.slots[body * self.capacity + degree] = other;
         self.degree[body] += 1;
+        Ok(())
     }
 
     /// Takes `other` out of `body`'s partners (the last one takes its place).
@@ -1339,18 +1750,20 @@ impl Partners {
         }
     }
 
-    fn replace(&mut self, body: usize, partners: &[u32]) {
+    fn replace(&mut self, body: usize, partners: &[u32]) -> Result<(), Error> {
         while partners.len() > self.capacity {
-            self.grow();
+            self.grow()?;
         }
         self.slots[body * self.capacity..][..partners.len()].copy_from_slice(partners);
         self.degree[body] = partners.len() as u32;
+        Ok(())
     }
 
     /// Doubles the capacity, each body's partners moved to their new place.
-    fn grow(&mut self) {
+    fn grow(&mut self) -> Result<(), Error> {
         let (old, capacity) = (self.capacity, 2 * self.capacity);
         let n = self.degree.len();
+        self.fits(n, capacity)?;
         self.slots.resize(n * capacity, 0);
         for body in (0..n).rev() {
             let degree = self.degree[body] as usize;
@@ -1358,6 +1771,7 @@ impl Partners {
                 .copy_within(body * old..body * old + degree, body * capacity);
         }
         self.capacity = capacity;
+        Ok(())
     }
 }
 
@@ -1449,14 +1863,44 @@ fn default_skin(bodies: &[EventBody], step: f64, period: DVec3) -> f64 {
     if room > 0.0 {
         skin = skin.min(room);
     }
-    skin
+    skin.min(MAX_MAGNITUDE)
 }
 
-fn validate(bodies: &[EventBody]) -> Result<(), Error> {
+/// Checks what a response made of body `index` at `event`: finite and within the range, its
+/// mass valid ([`Error::InvalidResponse`]).
+fn check_response(event: &Event, index: usize, body: &EventBody) -> Result<(), Error> {
+    let field = if !body.position.is_finite() {
+        Some(BodyField::Center)
+    } else if !body.velocity.is_finite() {
+        Some(BodyField::Velocity)
+    } else if !body.radius.is_finite() || body.radius < 0.0 {
+        Some(BodyField::Radius)
+    } else if !valid_mass(body.mass) {
+        Some(BodyField::Mass)
+    } else {
+        match check_range(index, body) {
+            Err(Error::OutOfRange { field, .. }) => Some(field),
+            _ => None,
+        }
+    };
+    match field {
+        Some(field) => Err(Error::InvalidResponse {
+            event: *event,
+            body: index,
+            field,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Checks every body: finite, within the loop's range ([`MAX_MAGNITUDE`], [`MIN_LENGTH`])
+/// and, in open space (along each axis that does not wrap), along its whole path over `step`;
+/// a radius of at least 0; a valid mass.
+fn validate(bodies: &[EventBody], step: f64, period: DVec3) -> Result<(), Error> {
     for (index, body) in bodies.iter().enumerate() {
         let fields = [
             (BodyField::Center, body.position.is_finite()),
-            (BodyField::Displacement, body.velocity.is_finite()),
+            (BodyField::Velocity, body.velocity.is_finite()),
             (BodyField::Radius, body.radius.is_finite()),
         ];
         for (field, finite) in fields {
@@ -1470,12 +1914,53 @@ fn validate(bodies: &[EventBody]) -> Result<(), Error> {
                 radius: body.radius as f32,
             });
         }
-        if body.mass.is_nan() || body.mass <= 0.0 {
+        check_range(index, body)?;
+        // Where it would be at the end of the step, along the axes that do not wrap.
+        let end = body.position + body.velocity * step;
+        let open = DVec3::select(period.is_finite_mask(), DVec3::ZERO, end.abs());
+        let farthest = open.max_element();
+        if farthest.is_nan() || farthest > MAX_MAGNITUDE {
+            return Err(Error::OutOfRange {
+                body: index,
+                field: BodyField::Center,
+                value: open.max_element(),
+            });
+        }
+        if !valid_mass(body.mass) {
             return Err(Error::InvalidMass {
                 body: index,
                 mass: body.mass,
             });
         }
+    }
+    Ok(())
+}
+
+/// A mass above 0 whose inverse is finite, or infinity.
+fn valid_mass(mass: f64) -> bool {
+    mass > 0.0 && (mass == f64::INFINITY || mass.recip().is_finite())
+}
+
+/// Checks a body's finite position, velocity and radius against the loop's range.
+fn check_range(index: usize, body: &EventBody) -> Result<(), Error> {
+    let out = |field, value| {
+        Err(Error::OutOfRange {
+            body: index,
+            field,
+            value,
+        })
+    };
+    for (field, vector) in [
+        (BodyField::Center, body.position),
+        (BodyField::Velocity, body.velocity),
+    ] {
+        let largest = vector.abs().max_element();
+        if largest > MAX_MAGNITUDE {
+            return out(field, largest);
+        }
+    }
+    if body.radius > MAX_MAGNITUDE || (body.radius > 0.0 && body.radius < MIN_LENGTH) {
+        return out(BodyField::Radius, body.radius);
     }
     Ok(())
 }

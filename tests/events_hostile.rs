@@ -1,0 +1,567 @@
+//! The event loop under hostile input (issue 23): every run returns in bounded work with a
+//! typed error or a finite answer, walls hold in a periodic box, the range is enforced the
+//! same for every broad phase. A case that could hang or exhaust memory runs in a child
+//! process under a timeout and an address-space limit (`isolated`), so that a failure
+//! cannot stall CI.
+
+use std::time::Duration;
+
+use sweepcast::cpu::ContactFinder;
+use sweepcast::events::{
+    AllPairs, BroadPhase, Cells, Elastic, Event, EventBody, EventLoop, Response,
+};
+use sweepcast::glam::{DVec3, Vec2, Vec3};
+use sweepcast::{BodyField, Error, PeriodicBox, Wall};
+
+mod isolation;
+use isolation::isolated;
+
+/// A body of radius 0.5 and mass 1 at `position`, moving at `velocity`.
+fn ball(position: DVec3, velocity: DVec3) -> EventBody {
+    EventBody::new(position, velocity, 0.5, 1.0)
+}
+
+/// Runs `bodies` for `step` with every pair and an elastic response.
+fn run(
+    events: &mut EventLoop,
+    bodies: &mut [EventBody],
+    walls: &[Wall],
+    step: f64,
+) -> Result<Vec<Event>, Error> {
+    let mut seen = Vec::new();
+    events.advance(bodies, walls, step, &mut Elastic::perfect(), |event, _| {
+        seen.push(*event)
+    })?;
+    Ok(seen)
+}
+
+/// Each case of the issue's runs that never returned on main: a typed error at once.
+#[test]
+fn runs_that_never_returned_are_typed_errors_at_once() {
+    isolated(
+        "runs_that_never_returned",
+        Duration::from_secs(60),
+        4 << 30,
+        || {
+            let moving = ball(DVec3::new(5.0, 5.0, 0.0), DVec3::X);
+            // A skin below the range, and one in it but far too thin for the step.
+            for skin in [1e-300, 1e-320] {
+                let error = run(
+                    &mut EventLoop::new().with_skin(skin).with_max_events(10),
+                    &mut [moving],
+                    &[],
+                    1.0,
+                )
+                .unwrap_err();
+                assert!(matches!(error, Error::InvalidSkin { .. }), "{error}");
+            }
+            let error = run(
+                &mut EventLoop::new().with_skin(1e-30),
+                &mut [moving],
+                &[],
+                1.0,
+            )
+            .unwrap_err();
+            assert!(
+                matches!(error, Error::SkinTooThin { body: 0, .. }),
+                "{error}"
+            );
+            // Speeds beyond the range (finite in f64, and just beyond f32).
+            for speed in [1e300, 1e39] {
+                let mut bodies = [ball(DVec3::new(5.0, 5.0, 0.0), DVec3::X * speed)];
+                let error = run(
+                    &mut EventLoop::new().with_max_events(10),
+                    &mut bodies,
+                    &[],
+                    1.0,
+                )
+                .unwrap_err();
+                assert!(
+                    matches!(
+                        error,
+                        Error::OutOfRange {
+                            body: 0,
+                            field: BodyField::Velocity,
+                            ..
+                        }
+                    ),
+                    "{error}"
+                );
+            }
+            // A restitution above 1 (a walled body would speed up for ever).
+            assert!(matches!(
+                Elastic::new(2.0),
+                Err(Error::InvalidRestitution { .. })
+            ));
+            // A skin that needs more renewals than the work limit the caller sets: said at once.
+            let error = run(
+                &mut EventLoop::new().with_skin(1e-12).with_max_work(100_000),
+                &mut [moving],
+                &[],
+                1e-6,
+            )
+            .unwrap_err();
+            assert!(
+                matches!(error, Error::SkinTooThin { body: 0, .. }),
+                "{error}"
+            );
+            // One within it whose renewals, each a broad-phase run, outgrow it: the work limit.
+            let error = run(
+                &mut EventLoop::new().with_skin(1e-3).with_max_work(20_000),
+                &mut [moving],
+                &[],
+                1.0,
+            )
+            .unwrap_err();
+            assert!(
+                matches!(error, Error::WorkLimit { limit: 20_000 }),
+                "{error}"
+            );
+            // Within the default work limit it runs to the end.
+            let mut bodies = [moving];
+            assert_eq!(
+                run(
+                    &mut EventLoop::new().with_skin(1e-9),
+                    &mut bodies,
+                    &[],
+                    1e-4
+                )
+                .unwrap()
+                .len(),
+                0
+            );
+            assert_eq!(bodies[0].position.x, 5.0 + 1e-4);
+        },
+    );
+}
+
+/// The issue's case: a body wraps along x and meets a segment wall at x = 3 after the wrap,
+/// whatever its starting image, its steps, its broad phase or its skins.
+#[test]
+fn walls_hold_in_a_periodic_box() {
+    let periodic = PeriodicBox::new(Vec3::new(10.0, f32::INFINITY, f32::INFINITY)).unwrap();
+    let wall = [Wall::segment(Vec2::new(3.0, 4.0), Vec2::new(3.0, 6.0))];
+    let wall_times =
+        |start: f64, steps: usize, mut events: EventLoop, mut broad_phase: &mut dyn BroadPhase| {
+            let mut bodies = [ball(DVec3::new(start, 5.0, 0.0), DVec3::X)];
+            let mut seen = Vec::new();
+            let step = 10.0 / steps as f64;
+            for k in 0..steps {
+                events
+                    .advance_with(
+                        &mut bodies,
+                        &wall,
+                        step,
+                        &mut Elastic::perfect(),
+                        &mut broad_phase,
+                        |event, _| {
+                            seen.push(k as f64 * step + event.time());
+                        },
+                    )
+                    .unwrap();
+            }
+            (seen, bodies[0].position)
+        };
+    // From x = 8: wraps at t = 2, touches the wall (x = 2.5) at t = 4.5, back at x = 7 by t = 10.
+    let (times, end) = wall_times(
+        8.0,
+        1,
+        EventLoop::new().with_periodic_box(periodic),
+        &mut AllPairs,
+    );
+    assert_eq!(times, [4.5]);
+    assert_eq!(end, DVec3::new(7.0, 5.0, 0.0));
+    // From x = 0 it meets it at t = 2.5.
+    let (times, _) = wall_times(
+        0.0,
+        1,
+        EventLoop::new().with_periodic_box(periodic),
+        &mut AllPairs,
+    );
+    assert_eq!(times, [2.5]);
+    // In 100 steps of 0.1 (times from each step's start), with cells and with local skins.
+    for (events, broad_phase) in [
+        (
+            EventLoop::new().with_periodic_box(periodic),
+            &mut AllPairs as &mut dyn BroadPhase,
+        ),
+        (
+            EventLoop::new().with_periodic_box(periodic).with_skin(0.05),
+            &mut Cells::new(),
+        ),
+        (
+            EventLoop::new()
+                .with_periodic_box(periodic)
+                .with_skin(0.05)
+                .with_local_skins(),
+            &mut Cells::new(),
+        ),
+    ] {
+        let (times, end) = wall_times(8.0, 100, events, broad_phase);
+        assert_eq!(times.len(), 1);
+        assert!((times[0] - 4.5).abs() < 1e-12, "{times:?}");
+        assert!((end - DVec3::new(7.0, 5.0, 0.0)).length() < 1e-12, "{end}");
+    }
+}
+
+/// Many bodies in a periodic box with segment and plane walls: every broad phase, skin and
+/// step length gives the same events to the bit, energy is kept, and no body is ever
+/// found on the wrong side of a plane.
+#[test]
+fn walls_in_a_periodic_box_give_the_same_events_every_way() {
+    let periodic = PeriodicBox::new(Vec3::new(12.0, 12.0, f32::INFINITY)).unwrap();
+    // Planes across y (the floor and ceiling of a channel that wraps along x and y is not
+    // possible: y wraps; these cut it), a segment standing across x.
+    let walls = [
+        Wall::segment(Vec2::new(6.0, 2.0), Vec2::new(6.0, 5.0)),
+        Wall::segment(Vec2::new(1.0, 9.0), Vec2::new(4.0, 9.0)),
+        Wall::plane(Vec3::new(0.0, 0.0, -0.5), Vec3::Z),
+    ];
+    let mut random = testkit::SplitMix64::new(23);
+    let mut bodies = Vec::new();
+    while bodies.len() < 24 {
+        let p = DVec3::new(12.0 * random.unit(), 12.0 * random.unit(), 0.0);
+        let clear = bodies
+            .iter()
+            .all(|b: &EventBody| (b.position - p).length() > 0.7)
+            && (p.x - 6.0).abs() > 0.6
+            && (p.y - 9.0).abs() > 0.6;
+        if clear {
+            let v = DVec3::new(random.unit() - 0.5, random.unit() - 0.5, 0.0) * 4.0;
+            bodies.push(EventBody::new(p, v, 0.25, 1.0 + random.unit()));
+        }
+    }
+    let energy = |bodies: &[EventBody]| bodies.iter().map(EventBody::kinetic_energy).sum::<f64>();
+    let start = energy(&bodies);
+    let mut runs = Vec::new();
+    for (steps, events, mut broad_phase) in [
+        (
+            1,
+            EventLoop::new(),
+            Box::new(AllPairs) as Box<dyn BroadPhase>,
+        ),
+        (40, EventLoop::new().with_skin(0.1), Box::new(Cells::new())),
+        (
+            7,
+            EventLoop::new().with_skin(0.2).with_local_skins(),
+            Box::new(Cells::new()),
+        ),
+    ] {
+        let mut events = events.with_periodic_box(periodic);
+        let mut state = bodies.clone();
+        let mut seen = Vec::new();
+        for _ in 0..steps {
+            let step = 20.0 / f64::from(steps);
+            let offset = seen.len();
+            events
+                .advance_with(
+                    &mut state,
+                    &walls,
+                    step,
+                    &mut Elastic::perfect(),
+                    &mut broad_phase,
+                    |event, _| {
+                        seen.push(*event);
+                    },
+                )
+                .unwrap();
+            let _ = offset;
+        }
+        assert!(((energy(&state) - start) / start).abs() < 1e-12);
+        runs.push(
+            seen.iter()
+                .filter(|e| matches!(e, Event::Wall { .. }))
+                .count(),
+        );
+        runs.push(seen.len());
+    }
+    assert!(runs[0] > 10, "the walls are met: {runs:?}");
+    assert_eq!(runs[0], runs[2]);
+    assert_eq!(runs[0], runs[4]);
+    assert_eq!(runs[1], runs[3]);
+    assert_eq!(runs[1], runs[5]);
+}
+
+/// A huge skin (in the range) keeps every wall; beyond the range it is a typed error.
+#[test]
+fn a_large_skin_keeps_the_walls() {
+    let walls = Wall::box_interior(Vec3::ZERO, Vec3::splat(10.0));
+    for skin in [1e30, 1e36] {
+        let mut bodies = [ball(DVec3::splat(5.0), DVec3::new(3.0, 1.0, 0.5))];
+        let seen = run(
+            &mut EventLoop::new().with_skin(skin),
+            &mut bodies,
+            &walls,
+            10.0,
+        )
+        .unwrap();
+        assert!(seen.len() >= 3);
+        let p = bodies[0].position;
+        assert!(
+            p.min_element() >= 0.5 - 1e-12 && p.max_element() <= 9.5 + 1e-12,
+            "{p}"
+        );
+    }
+    let error = run(
+        &mut EventLoop::new().with_skin(1e155),
+        &mut [ball(DVec3::splat(5.0), DVec3::X)],
+        &walls,
+        10.0,
+    )
+    .unwrap_err();
+    assert!(matches!(error, Error::InvalidSkin { .. }), "{error}");
+}
+
+/// A huge skin over many bodies does not build every pair's partners: a typed error at the
+/// partner limit, whatever the broad phase, in bounded memory.
+#[test]
+fn a_huge_skin_over_many_bodies_stops_at_the_partner_limit() {
+    isolated(
+        "a_huge_skin_over_many_bodies",
+        Duration::from_secs(120),
+        3 << 30,
+        || {
+            let bodies: Vec<EventBody> = (0..30_000)
+                .map(|i| {
+                    ball(
+                        DVec3::new(f64::from(i % 100) * 2.0, f64::from(i / 100) * 2.0, 0.0),
+                        DVec3::X,
+                    )
+                })
+                .collect();
+            for mut broad_phase in [
+                &mut AllPairs as &mut dyn BroadPhase,
+                &mut Cells::new(),
+                &mut ContactFinder::new(),
+            ] {
+                let mut state = bodies.clone();
+                let error = EventLoop::new()
+                    .with_skin(1e6)
+                    .advance_with(
+                        &mut state,
+                        &[],
+                        1.0,
+                        &mut Elastic::perfect(),
+                        &mut broad_phase,
+                        |_, _| {},
+                    )
+                    .unwrap_err();
+                assert!(matches!(error, Error::TooManyPartners { .. }), "{error}");
+                assert_eq!(state, bodies, "the bodies are left as they were");
+            }
+        },
+    );
+}
+
+/// A head-on pair at scale s touches at t = 0.5 exactly at the edges of the range; beyond it
+/// the scale is a typed error, not an impact at the wrong time or a missed one.
+#[test]
+fn pair_predictions_hold_across_the_range() {
+    let pair = |s: f64| {
+        [
+            EventBody::new(DVec3::ZERO, DVec3::X * s, s, 1.0),
+            EventBody::new(DVec3::X * 3.0 * s, -DVec3::X * s, s, 1.0),
+        ]
+    };
+    for s in [
+        2f64.powi(-120),
+        2f64.powi(-60),
+        1.0,
+        2f64.powi(60),
+        2f64.powi(120),
+    ] {
+        let mut bodies = pair(s);
+        let seen = run(&mut EventLoop::new(), &mut bodies, &[], 1.0).unwrap();
+        assert_eq!(seen.len(), 1, "scale {s:e}");
+        assert_eq!(seen[0].time(), 0.5, "scale {s:e}");
+        assert_eq!(bodies[0].velocity, -DVec3::X * s);
+    }
+    for (s, field) in [(1e155, BodyField::Velocity), (1e-170, BodyField::Radius)] {
+        let mut bodies = pair(s);
+        let error = run(&mut EventLoop::new(), &mut bodies, &[], 1.0).unwrap_err();
+        assert!(
+            matches!(error, Error::OutOfRange { body: 0, field: f, .. } if f == field),
+            "{error}"
+        );
+        assert_eq!(bodies, pair(s));
+    }
+    // A path that leaves the range in open space within the step.
+    let mut far = [ball(DVec3::ZERO, DVec3::X * 1e30)];
+    let error = run(&mut EventLoop::new(), &mut far, &[], 1e10).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::OutOfRange {
+                body: 0,
+                field: BodyField::Center,
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
+
+/// The cases that stalled at one instant until `TooManyEvents`: typed errors at once.
+#[test]
+fn impacts_that_cannot_be_resolved_are_typed_errors_at_once() {
+    isolated(
+        "impacts_that_cannot_be_resolved",
+        Duration::from_secs(60),
+        4 << 30,
+        || {
+            let head_on = |mass_a: f64, mass_b: f64| {
+                [
+                    EventBody::new(DVec3::ZERO, DVec3::X, 0.5, mass_a),
+                    EventBody::new(DVec3::X * 3.0, -DVec3::X, 0.5, mass_b),
+                ]
+            };
+            // A mass whose inverse is infinite.
+            let mut bodies = head_on(1e-320, 1.0);
+            let error = run(&mut EventLoop::new(), &mut bodies, &[], 2.0).unwrap_err();
+            assert!(
+                matches!(error, Error::InvalidMass { body: 0, .. }),
+                "{error}"
+            );
+            // Two infinite masses meet: the bodies are left as they were when they touched.
+            let mut bodies = head_on(f64::INFINITY, f64::INFINITY);
+            let error = run(&mut EventLoop::new(), &mut bodies, &[], 2.0).unwrap_err();
+            assert!(
+                matches!(
+                    error,
+                    Error::UnresolvedImpact {
+                        event: Event::Pair {
+                            bodies: [0, 1],
+                            time: 1.0,
+                            ..
+                        }
+                    }
+                ),
+                "{error}"
+            );
+            assert_eq!(bodies[0].position, DVec3::X);
+            assert_eq!(bodies[0].velocity, DVec3::X);
+            // A moving body of infinite mass against a plane.
+            let mut bodies = [EventBody::new(
+                DVec3::splat(5.0),
+                DVec3::X,
+                0.5,
+                f64::INFINITY,
+            )];
+            let plane = [Wall::plane(Vec3::new(8.0, 0.0, 0.0), -Vec3::X)];
+            let error = run(&mut EventLoop::new(), &mut bodies, &plane, 10.0).unwrap_err();
+            assert!(
+                matches!(
+                    error,
+                    Error::UnresolvedImpact {
+                        event: Event::Wall {
+                            body: 0,
+                            wall: 0,
+                            ..
+                        }
+                    }
+                ),
+                "{error}"
+            );
+            // Restitutions below 0.
+            for restitution in [-1.0, -0.5, f64::NAN, f64::INFINITY] {
+                assert!(matches!(
+                    Elastic::new(restitution),
+                    Err(Error::InvalidRestitution { .. })
+                ));
+            }
+            // A response of the caller's that leaves the bodies approaching.
+            struct Ghost;
+            impl Response for Ghost {
+                fn pair(&mut self, _: &mut EventBody, _: &mut EventBody, _: DVec3) {}
+                fn wall(&mut self, _: &mut EventBody, _: DVec3) {}
+            }
+            let mut bodies = head_on(1.0, 1.0);
+            let error = EventLoop::new()
+                .advance(&mut bodies, &[], 2.0, &mut Ghost, |_, _| {})
+                .unwrap_err();
+            assert!(matches!(error, Error::UnresolvedImpact { .. }), "{error}");
+        },
+    );
+}
+
+/// A response that returns NaN is a typed error, and the bodies are left finite, as they were
+/// just before the impact.
+#[test]
+fn a_response_that_makes_nan_is_a_typed_error() {
+    struct Poison;
+    impl Response for Poison {
+        fn pair(&mut self, a: &mut EventBody, _: &mut EventBody, _: DVec3) {
+            a.velocity = DVec3::NAN;
+        }
+        fn wall(&mut self, body: &mut EventBody, _: DVec3) {
+            body.velocity *= 1e300;
+        }
+    }
+    let mut bodies = [ball(DVec3::ZERO, DVec3::X), ball(DVec3::X * 3.0, -DVec3::X)];
+    let error = EventLoop::new()
+        .advance(&mut bodies, &[], 2.0, &mut Poison, |_, _| {})
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::InvalidResponse {
+                body: 0,
+                field: BodyField::Velocity,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert_eq!(bodies[0].velocity, DVec3::X);
+    assert_eq!(bodies[0].position, DVec3::X);
+    let mut bodies = [ball(DVec3::splat(5.0), DVec3::X)];
+    let walls = Wall::box_interior(Vec3::ZERO, Vec3::splat(10.0));
+    let error = EventLoop::new()
+        .advance(&mut bodies, &walls, 10.0, &mut Poison, |_, _| {})
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::InvalidResponse {
+                body: 0,
+                field: BodyField::Velocity,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(bodies[0].position.is_finite() && bodies[0].velocity == DVec3::X);
+}
+
+/// A body beyond f32 (finite in f64) is the same typed error with every broad phase.
+#[test]
+fn the_range_is_the_same_for_every_broad_phase() {
+    for mut broad_phase in [
+        &mut AllPairs as &mut dyn BroadPhase,
+        &mut Cells::new(),
+        &mut ContactFinder::new(),
+    ] {
+        let mut bodies = [ball(DVec3::X * 1e39, DVec3::X)];
+        let error = EventLoop::new()
+            .advance_with(
+                &mut bodies,
+                &[],
+                1.0,
+                &mut Elastic::perfect(),
+                &mut broad_phase,
+                |_, _| {},
+            )
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::OutOfRange {
+                    body: 0,
+                    field: BodyField::Center,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+    }
+}
