@@ -702,8 +702,11 @@ impl EventLoop {
     /// This loop in a periodic box: bodies meet across its faces (each pair at its nearest
     /// image), and positions are wrapped back into it. Each body's radius plus twice the
     /// skin must stay below a quarter of the period ([`Error::PeriodicBoxTooSmall`]
-    /// otherwise, whatever the broad phase; the default skin shrinks to fit). Walls are not
-    /// repeated.
+    /// otherwise, whatever the broad phase; the default skin shrinks to fit). The walls are
+    /// given once, in the box's primary cell (`[0, L)` on each wrapping axis): a body meets a
+    /// wall when its image in the box (its centre wrapped into it) touches it, after any
+    /// number of wraps; each piece of its path between two crossings of the box's faces is
+    /// swept on its own.
     #[must_use]
     pub fn with_periodic_box(mut self, periodic_box: PeriodicBox) -> Self {
         self.periodic_box = Some(periodic_box);
@@ -775,12 +778,25 @@ impl EventLoop {
     /// steps (moved, sped up, removed) make it start afresh. The step is then only how often
     /// the caller sees the bodies: a step need not be short.
     ///
+    /// # Bounds
+    /// Whatever the input, a call returns after at most [`with_max_events`](Self::with_max_events)
+    /// impacts, [`with_max_work`](Self::with_max_work) units of work and `16 n + 1024` turns
+    /// of the loop at one instant, holding at most
+    /// [`with_max_partners`](Self::with_max_partners) partner slots.
+    ///
     /// # Errors
     /// [`Error::NonFinite`] or [`Error::NegativeRadius`] for a bad position, velocity or
-    /// radius, [`Error::InvalidMass`], [`Error::InvalidStep`], [`Error::InvalidWall`],
-    /// [`Error::InvalidSkin`], [`Error::PeriodicBoxTooSmall`] (the bodies are unchanged);
-    /// the broad phase's errors, and [`Error::TooManyEvents`] (the bodies are then left where
-    /// they were at the last impact).
+    /// radius, [`Error::OutOfRange`] for one beyond the loop's range ([`MAX_MAGNITUDE`],
+    /// [`MIN_LENGTH`]; in open space along the whole step), [`Error::InvalidMass`],
+    /// [`Error::InvalidStep`], [`Error::InvalidWall`], [`Error::InvalidSkin`],
+    /// [`Error::PeriodicBoxTooSmall`], [`Error::SkinTooThin`] where the fastest body would
+    /// renew its skin more times than the work limit (the bodies are unchanged). Then, with
+    /// the bodies left as at the last completed event: the broad phase's errors,
+    /// [`Error::TooManyEvents`], [`Error::WorkLimit`], [`Error::TooManyPartners`],
+    /// [`Error::NoProgress`], [`Error::SkinTooThin`] (a renewed skin the clock cannot move
+    /// past), and, as just before the impact, [`Error::UnresolvedImpact`] and
+    /// [`Error::InvalidResponse`] where the response leaves the bodies approaching or
+    /// invalid.
     pub fn advance_with(
         &mut self,
         bodies: &mut [EventBody],
