@@ -30,6 +30,13 @@ fn pipeline(test: &str) -> Option<&'static ContactPipeline> {
     gpu.as_ref().map(|(_, pipeline)| pipeline)
 }
 
+/// A context of its own for a test that makes pipelines with their own settings, or `None`
+/// (loudly, as [`pipeline`]) without an adapter.
+fn own_context(test: &str) -> Option<GpuContext> {
+    pipeline(test)?;
+    Some(common::gpu_context(test).expect("an adapter, as above"))
+}
+
 /// The GPU's step against the CPU's. Where the adapter's sweep rounds as the CPU twin does
 /// (lavapipe: every time, to the bit), everything is equal; where it does not (GL's division
 /// and square root are not correctly rounded, see `sweepcast::parity`), the two may differ
@@ -234,11 +241,9 @@ fn the_gpu_step_equals_the_cpu_step_at_a_million_bodies() {
 /// runs the step again, and nothing is dropped.
 #[test]
 fn an_overflow_grows_the_buffers_and_reruns_the_step() {
-    let Some(shared) = pipeline("an_overflow_grows_the_buffers_and_reruns_the_step") else {
+    let Some(context) = own_context("an_overflow_grows_the_buffers_and_reruns_the_step") else {
         return;
     };
-    let _ = shared;
-    let context = common::gpu_context("overflow").expect("an adapter, as above");
     let small = ContactPipeline::new(&context)
         .expect("compiles")
         .with_capacities(1, 1);
@@ -410,11 +415,9 @@ fn a_query_longer_than_one_dispatch_finds_every_pair() {
 /// whose boxes all meet (3.1 million candidates) and never touch (no contacts).
 #[test]
 fn saved_queries_beyond_the_queue_grow_it() {
-    let Some(shared) = pipeline("saved_queries_beyond_the_queue_grow_it") else {
+    let Some(context) = own_context("saved_queries_beyond_the_queue_grow_it") else {
         return;
     };
-    let _ = shared;
-    let context = common::gpu_context("saved queries").expect("an adapter, as above");
     let small = ContactPipeline::new(&context)
         .expect("compiles")
         .with_saved_queries(16);
@@ -475,6 +478,32 @@ fn a_step_beyond_one_binding_is_an_error_and_the_next_step_works() {
     compare(pipeline, "after the error", &two, SweepOptions::default());
 }
 
+/// Any starting capacity is accepted, clamped to one binding (0 counts as 1): none panics,
+/// and every later step of the pipeline works (`u64::MAX` overflowed `next_power_of_two`, a
+/// panic in a debug build, and failed every step in a release build).
+#[test]
+fn any_starting_capacity_is_clamped_and_the_pipeline_works() {
+    let Some(context) = own_context("any_starting_capacity_is_clamped") else {
+        return;
+    };
+    let (bodies, options) = Scene::Uniform.bodies(2_000, 3, 9);
+    for (candidates, contacts, saved) in [(u64::MAX, u64::MAX, u64::MAX), (0, 0, 0)] {
+        let label = format!("capacities {candidates}, {contacts}, saved queries {saved}");
+        let pipeline = ContactPipeline::new(&context)
+            .expect("compiles")
+            .with_capacities(candidates, contacts)
+            .with_saved_queries(saved);
+        for step in 0..2 {
+            compare(
+                &pipeline,
+                &format!("{label}, step {step}"),
+                &bodies,
+                options,
+            );
+        }
+    }
+}
+
 /// Contacts one binding of 64-byte records holds on this pipeline's device.
 fn pipeline_max_contacts(pipeline: &ContactPipeline) -> usize {
     pipeline.max_bodies() * 32 / 64
@@ -483,11 +512,9 @@ fn pipeline_max_contacts(pipeline: &ContactPipeline) -> usize {
 /// Exactly as many candidates and contacts as the buffers hold needs no rerun; one more does.
 #[test]
 fn counts_at_the_capacity_fit_and_one_more_reruns() {
-    let Some(shared) = pipeline("counts_at_the_capacity_fit_and_one_more_reruns") else {
+    let Some(context) = own_context("counts_at_the_capacity_fit_and_one_more_reruns") else {
         return;
     };
-    let _ = shared;
-    let context = common::gpu_context("at capacity").expect("an adapter, as above");
     // `pairs` separate pairs of unit spheres closing on each other: a candidate and a contact
     // each, and nothing else.
     let world = |pairs: usize| -> Vec<MovingSphere> {

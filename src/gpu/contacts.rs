@@ -79,11 +79,12 @@ const INITIAL_CAPACITY: u64 = 1 << 14;
 /// ```
 ///
 /// # Overflow
-/// The candidate and contact buffers have capacities (16,384 each at first). The broad phase
-/// and the compaction count every pair and hit, writing only those that fit; when a count
-/// exceeds its capacity, the pipeline grows the buffers to the next power of two at or above
-/// the count and runs the step again, so nothing is dropped ([`ContactPipeline::reruns`]
-/// says how often the last step ran again). The buffers keep their size for later steps.
+/// The candidate and contact buffers have capacities (16,384 each at first,
+/// [`ContactPipeline::with_capacities`]). The broad phase and the compaction count every
+/// pair and hit, writing only those that fit; when a count exceeds its capacity, the
+/// pipeline grows the buffers to the next power of two at or above the count and runs the
+/// step again, so nothing is dropped ([`ContactPipeline::reruns`] says how often the last
+/// step ran again). The buffers keep their size for later steps.
 ///
 /// A query walks at most 4,096 steps a dispatch (Mesa's software adapters end an invocation
 /// after 65,535 loop iterations, silently); a longer one is saved to a queue and resumed by
@@ -494,12 +495,15 @@ impl ContactPipeline {
     /// worlds (tests use the least to force the overflow and rerun of
     /// [`ContactPipeline::find`]), larger to avoid the reruns of the first steps of a large
     /// world.
+    ///
+    /// Any value is accepted: each is clamped to what one storage binding of the device holds
+    /// (as the buffers' growth is), and 0 counts as 1.
     #[must_use]
     pub fn with_capacities(self, candidates: u64, contacts: u64) -> Self {
         {
             let mut state = self.lock();
-            state.capacities.candidates = candidates.max(1);
-            state.capacities.contacts = contacts.max(1);
+            state.capacities.candidates = candidates.clamp(1, self.max_candidates().max(1));
+            state.capacities.contacts = contacts.clamp(1, self.max_contacts().max(1));
             state.buffers = None;
         }
         self
@@ -511,11 +515,14 @@ impl ContactPipeline {
     /// a queue of 404 bytes an entry between them; a queue that overflows is grown four-fold
     /// and the step rerun, as are the resume dispatches (2 at first, doubled) when queries
     /// are left unfinished.
+    ///
+    /// Any value is accepted: it is clamped to what one storage binding holds, and 0 counts
+    /// as 1.
     #[must_use]
     pub fn with_saved_queries(self, capacity: u64) -> Self {
         {
             let mut state = self.lock();
-            state.capacities.continuations = capacity.max(1);
+            state.capacities.continuations = capacity.clamp(1, self.max_continuations().max(1));
             state.buffers = None;
         }
         self
@@ -932,7 +939,9 @@ impl ContactPipeline {
         {
             return Ok(());
         }
-        let grow = |count: u64, least: u64, max: u64| count.next_power_of_two().max(least).min(max);
+        let grow = |count: u64, least: u64, max: u64| {
+            count.min(max).next_power_of_two().max(least).min(max)
+        };
         let wanted = state.capacities;
         let capacities = Capacities {
             candidates: grow(wanted.candidates, 1024, self.max_candidates()),
