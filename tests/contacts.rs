@@ -3,7 +3,10 @@
 //! (hit/miss disagreements only within the parity bound of a grazing or end-of-step contact,
 //! counted and printed).
 
+mod common;
+
 use std::collections::HashMap;
+use std::time::Duration;
 
 use sweepcast::glam::Vec3;
 use sweepcast::{Error, Impact, MovingSphere, SweepOptions, cpu, parity};
@@ -274,6 +277,53 @@ fn bad_bodies_are_typed_errors() {
         Err(Error::PeriodicBoxTooSmall { .. })
     ));
     assert_eq!(contacts_of_good(&mut finder), 1);
+}
+
+/// The isolation that the explosion's test relies on tells a case that passes from one that
+/// fails, aborts, hangs past its timeout or outgrows its address space: only the first
+/// passes, and each says how it ended.
+#[test]
+fn isolation_tells_a_pass_from_an_abort_a_hang_and_exhausted_memory() {
+    const TEST: &str = "isolation_tells_a_pass_from_an_abort_a_hang_and_exhausted_memory";
+    if let Some(case) = common::isolated_case() {
+        match case.as_str() {
+            "pass" => {}
+            "fail" => panic!("a failing case"),
+            "abort" => std::process::abort(),
+            "hang" => loop {
+                std::thread::sleep(Duration::from_secs(1));
+            },
+            "memory" => {
+                let pile = vec![1u8; 1 << 30];
+                println!("{}", pile[pile.len() / 2]);
+            }
+            other => panic!("no case {other}"),
+        }
+        return;
+    }
+    let run = |case, timeout| common::run_isolated(TEST, case, timeout, 256 << 20);
+    let long = Duration::from_secs(120);
+    let pass = run("pass", long);
+    assert!(pass.passed(), "{pass}");
+    let fail = run("fail", long);
+    assert!(
+        !fail.passed() && fail.code == Some(101) && !fail.timed_out,
+        "{fail}"
+    );
+    assert!(fail.output.contains("a failing case"), "{fail}");
+    let abort = run("abort", long);
+    assert!(!abort.passed() && abort.signal == Some(6), "{abort}");
+    let hang = run("hang", Duration::from_secs(2));
+    assert!(
+        !hang.passed() && hang.timed_out && hang.signal == Some(9),
+        "{hang}"
+    );
+    let memory = run("memory", long);
+    assert!(!memory.passed() && memory.signal == Some(6), "{memory}");
+    assert!(memory.output.contains("memory allocation"), "{memory}");
+    // A name that matches no test runs nothing, and does not pass.
+    let none = common::run_isolated("no_such_test", "pass", long, 256 << 20);
+    assert!(none.code == Some(0) && !none.passed(), "{none}");
 }
 
 /// The same bodies give the same contacts, in the same order, on every run.
