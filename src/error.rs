@@ -22,7 +22,7 @@ impl std::fmt::Display for BodyField {
     }
 }
 
-/// What an [`Error::CapacityExceeded`] counted.
+/// What an [`Error::CapacityExceeded`] or [`Error::OutputLimit`] counted.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Counted {
@@ -213,6 +213,26 @@ pub enum Error {
         at_least: usize,
         /// How many the buffer (or one binding of the device) holds.
         capacity: usize,
+    },
+    /// The CPU step's candidates and contacts outgrew its limit on their memory
+    /// ([`ContactFinder::with_max_output_bytes`](crate::cpu::ContactFinder::with_max_output_bytes),
+    /// [`DEFAULT_MAX_OUTPUT_BYTES`](crate::cpu::DEFAULT_MAX_OUTPUT_BYTES) by default). The
+    /// step stopped soon after the limit was passed; the finder stays usable.
+    #[error(
+        "the output of one step needs at least {at_least_bytes} bytes (at least {at_least} {what} found before it stopped), above the limit of {limit_bytes} bytes; take shorter steps or split the world (every pair of bodies that all overlap is a contact), or raise the limit with ContactFinder::with_max_output_bytes if the memory is there"
+    )]
+    OutputLimit {
+        /// What passed the limit: the candidates alone, or the contacts added to them.
+        what: Counted,
+        /// A proven lower bound of how many the step needed (found before it stopped).
+        at_least: usize,
+        /// A proven lower bound of the bytes the step's output needed, as the limit counts
+        /// them ([`OUTPUT_BYTES_PER_CANDIDATE`](crate::cpu::OUTPUT_BYTES_PER_CANDIDATE) a
+        /// candidate and [`OUTPUT_BYTES_PER_CONTACT`](crate::cpu::OUTPUT_BYTES_PER_CONTACT) a
+        /// contact).
+        at_least_bytes: usize,
+        /// The limit.
+        limit_bytes: usize,
     },
     /// A caller's buffer handed to a GPU stage lacks a usage the stage needs or is not a
     /// multiple of its element size.
