@@ -28,6 +28,46 @@ impl std::fmt::Display for BodyField {
     }
 }
 
+/// What an [`Error::CapacityExceeded`] or [`Error::OutputLimit`] counted.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Counted {
+    /// Pairs recorded into a sweep stage's buffers.
+    Pairs,
+    /// Candidate pairs of a step's broad phase.
+    Candidates,
+    /// Contacts of a step (on the CPU, its narrow phase's hits: a pair that meets through
+    /// two images of a periodic box counts twice until the two are merged).
+    Contacts,
+    /// Queries of the GPU step's broad phase saved for the next dispatch.
+    SavedQueries,
+}
+
+impl Counted {
+    /// What to do when a buffer of these overflows.
+    fn remedy_for_capacity(self) -> &'static str {
+        match self {
+            Self::Pairs => {
+                "create the stage's buffers for more pairs (up to one binding), or record fewer pairs a dispatch"
+            }
+            Self::Candidates | Self::Contacts | Self::SavedQueries => {
+                "one storage binding of this device holds no more: take shorter steps or split the world (every pair of bodies that all overlap is a contact), or use a device with larger bindings"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Counted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Pairs => "pairs",
+            Self::Candidates => "candidate pairs",
+            Self::Contacts => "contacts",
+            Self::SavedQueries => "saved queries",
+        })
+    }
+}
+
 /// Everything that can go wrong in sweepcast. Every message says what to do about it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -265,15 +305,42 @@ pub enum Error {
         /// The limit that was reached.
         limit: usize,
     },
-    /// More pairs than the buffers of a GPU stage hold.
+    /// More than a GPU buffer holds: pairs recorded into a [`SweepStage`](crate::gpu::SweepStage)'s
+    /// buffers, or a [`ContactPipeline`](crate::gpu::ContactPipeline) step's candidates,
+    /// contacts or saved queries beyond what one storage binding of the device holds. The
+    /// pipeline stays usable.
     #[error(
-        "{pairs} pairs exceed the capacity of {capacity} of the stage's buffers; create buffers for at least {pairs} pairs"
+        "at least {at_least} {what} exceed the capacity of {capacity}; {}",
+        .what.remedy_for_capacity()
     )]
     CapacityExceeded {
-        /// Pairs asked for.
-        pairs: usize,
-        /// Pairs the buffers hold.
+        /// What outgrew its buffer.
+        what: Counted,
+        /// A proven lower bound of how many were needed, counted by the device (not the whole
+        /// count: the step stops counting soon after a buffer overflows).
+        at_least: usize,
+        /// How many the buffer (or one binding of the device) holds.
         capacity: usize,
+    },
+    /// The CPU step's candidates and contacts outgrew its limit on their memory
+    /// ([`ContactFinder::with_max_output_bytes`](crate::cpu::ContactFinder::with_max_output_bytes),
+    /// [`DEFAULT_MAX_OUTPUT_BYTES`](crate::cpu::DEFAULT_MAX_OUTPUT_BYTES) by default). The
+    /// step stopped soon after the limit was passed; the finder stays usable.
+    #[error(
+        "the output of one step needs at least {at_least_bytes} bytes (at least {at_least} {what} found before it stopped), above the limit of {limit_bytes} bytes; take shorter steps or split the world (every pair of bodies that all overlap is a contact), or raise the limit with ContactFinder::with_max_output_bytes if the memory is there"
+    )]
+    OutputLimit {
+        /// What passed the limit: the candidates alone, or the contacts added to them.
+        what: Counted,
+        /// A proven lower bound of how many the step needed (found before it stopped).
+        at_least: usize,
+        /// A proven lower bound of the bytes the step's output needed, as the limit counts
+        /// them ([`OUTPUT_BYTES_PER_CANDIDATE`](crate::cpu::OUTPUT_BYTES_PER_CANDIDATE) a
+        /// candidate and [`OUTPUT_BYTES_PER_CONTACT`](crate::cpu::OUTPUT_BYTES_PER_CONTACT) a
+        /// contact).
+        at_least_bytes: usize,
+        /// The limit.
+        limit_bytes: usize,
     },
     /// A caller's buffer handed to a GPU stage lacks a usage the stage needs or is not a
     /// multiple of its element size.

@@ -61,7 +61,7 @@ mod validate;
 /// The vector types of the API: glam 0.34, re-exported so that callers use the same version.
 pub use glam;
 
-pub use error::{BodyField, Error};
+pub use error::{BodyField, Counted, Error};
 pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere, Wall};
 pub use options::{PeriodicBox, SweepOptions};
 pub use validate::{

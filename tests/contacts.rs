@@ -3,11 +3,14 @@
 //! (hit/miss disagreements only within the parity bound of a grazing or end-of-step contact,
 //! counted and printed).
 
+mod common;
+
 use std::collections::HashMap;
+use std::time::Duration;
 
 use sweepcast::glam::Vec3;
-use sweepcast::{Error, Impact, MovingSphere, SweepOptions, cpu, parity};
-use testkit::Scene;
+use sweepcast::{Counted, Error, Impact, MovingSphere, SweepOptions, cpu, parity};
+use testkit::{Scene, SplitMix64};
 
 /// Every pair `a < b`, in order.
 fn all_pairs(n: usize) -> impl Iterator<Item = [u32; 2]> {
@@ -274,6 +277,185 @@ fn bad_bodies_are_typed_errors() {
         Err(Error::PeriodicBoxTooSmall { .. })
     ));
     assert_eq!(contacts_of_good(&mut finder), 1);
+}
+
+/// `n` unit spheres at random in a cube 0.1 wide: every pair overlaps, n(n - 1)/2 contacts.
+fn pile(n: usize, seed: u64) -> Vec<MovingSphere> {
+    let mut random = SplitMix64::new(seed);
+    (0..n)
+        .map(|_| {
+            let mut coordinate = || 0.1 * random.unit() as f32;
+            let center = Vec3::new(coordinate(), coordinate(), coordinate());
+            MovingSphere::new(center, 1.0, Vec3::ZERO)
+        })
+        .collect()
+}
+
+/// The isolation that the explosion's test relies on tells a case that passes from one that
+/// fails, aborts, hangs past its timeout or outgrows its address space: only the first
+/// passes, and each says how it ended.
+#[test]
+fn isolation_tells_a_pass_from_an_abort_a_hang_and_exhausted_memory() {
+    const TEST: &str = "isolation_tells_a_pass_from_an_abort_a_hang_and_exhausted_memory";
+    if let Some(case) = common::isolated_case() {
+        match case.as_str() {
+            "pass" => {}
+            "fail" => panic!("a failing case"),
+            "abort" => std::process::abort(),
+            "hang" => loop {
+                std::thread::sleep(Duration::from_secs(1));
+            },
+            "memory" => {
+                let pile = vec![1u8; 1 << 30];
+                println!("{}", pile[pile.len() / 2]);
+            }
+            other => panic!("no case {other}"),
+        }
+        return;
+    }
+    let run = |case, timeout| common::run_isolated(TEST, case, timeout, 256 << 20);
+    let long = Duration::from_secs(120);
+    let pass = run("pass", long);
+    assert!(pass.passed(), "{pass}");
+    let fail = run("fail", long);
+    assert!(
+        !fail.passed() && fail.code == Some(101) && !fail.timed_out,
+        "{fail}"
+    );
+    assert!(fail.output.contains("a failing case"), "{fail}");
+    let abort = run("abort", long);
+    assert!(!abort.passed() && abort.signal == Some(6), "{abort}");
+    let hang = run("hang", Duration::from_secs(2));
+    assert!(
+        !hang.passed() && hang.timed_out && hang.signal == Some(9),
+        "{hang}"
+    );
+    let memory = run("memory", long);
+    assert!(!memory.passed() && memory.signal == Some(6), "{memory}");
+    assert!(memory.output.contains("memory allocation"), "{memory}");
+    // A name that matches no test runs nothing, and does not pass.
+    let none = common::run_isolated("no_such_test", "pass", long, 256 << 20);
+    assert!(none.code == Some(0) && !none.passed(), "{none}");
+}
+
+/// An output explosion is a typed error, not an abort: 30,000 unit spheres in a cube 0.1
+/// wide make 449,985,000 contacts (12.6 GB of candidates as the limit counts them), and
+/// `find_contacts` stops soon after its default limit of 2 GiB with a count it found, not an
+/// extrapolation. Before the limit it asked for 4 GiB at once and aborted the process; the
+/// case runs in a child process under 4 GiB of address space and a timeout.
+#[test]
+fn an_output_explosion_is_a_typed_error_not_an_abort() {
+    const TEST: &str = "an_output_explosion_is_a_typed_error_not_an_abort";
+    if common::isolated_case().is_some() {
+        let n = 30_000;
+        let all_pairs = n * (n - 1) / 2;
+        match cpu::find_contacts(&pile(n, 7), SweepOptions::default()) {
+            Err(
+                error @ Error::OutputLimit {
+                    what,
+                    at_least,
+                    at_least_bytes,
+                    limit_bytes,
+                },
+            ) => {
+                println!("{error}");
+                assert_eq!(what, Counted::Candidates);
+                assert_eq!(limit_bytes, cpu::DEFAULT_MAX_OUTPUT_BYTES);
+                assert!(at_least <= all_pairs, "{at_least} of {all_pairs}");
+                assert!(at_least_bytes > limit_bytes);
+                // Soon after the limit: the candidates found (the memory taken; the hits of
+                // tasks that finished count in `at_least_bytes` too) are well short of the
+                // whole explosion.
+                let found = at_least * cpu::OUTPUT_BYTES_PER_CANDIDATE;
+                assert!(found < 2 * limit_bytes, "{found} bytes of candidates");
+            }
+            other => panic!("not the output limit: {:?}", other.map(|c| c.candidates())),
+        }
+        return;
+    }
+    let outcome = common::run_isolated(TEST, "pile", Duration::from_secs(300), 4 << 30);
+    assert!(outcome.passed(), "{outcome}");
+}
+
+/// A finder's own limit, any value (0 counts as 1, `usize::MAX` as `MAX_OUTPUT_BYTES`): the
+/// candidates or the contacts that pass it are a typed error reporting counts the step
+/// found, the queries stop within a report's worth of pairs a thread, and the finder's next
+/// step works.
+#[test]
+fn a_finder_stops_at_its_limit_and_stays_usable() {
+    let good = [
+        MovingSphere::new(Vec3::ZERO, 1.0, Vec3::X),
+        MovingSphere::new(Vec3::new(1.0, 0.0, 0.0), 1.0, Vec3::ZERO),
+    ];
+    let still_works = |finder: &mut cpu::ContactFinder| {
+        let contacts = finder.find(&good, SweepOptions::default()).expect("valid");
+        assert_eq!(contacts.contacts().len(), 1);
+    };
+    let identical = |n| vec![MovingSphere::new(Vec3::ONE, 1.0, Vec3::ZERO); n];
+    let per_candidate = cpu::OUTPUT_BYTES_PER_CANDIDATE;
+    let per_contact = cpu::OUTPUT_BYTES_PER_CONTACT;
+
+    // 2,000 bodies in one place: 1,999,000 candidates, all contacts, 56 MB of candidates.
+    // A query reports its pairs every 16,384 (and a packet's 16 more at most); each
+    // thread may append one report's worth after the count passed the limit.
+    let limit = 64 << 10;
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut finder = cpu::ContactFinder::new().with_max_output_bytes(limit);
+    assert_eq!(finder.max_output_bytes(), limit);
+    match finder.find(&identical(2_000), SweepOptions::default()) {
+        Err(Error::OutputLimit {
+            what: Counted::Candidates,
+            at_least,
+            at_least_bytes,
+            limit_bytes,
+        }) => {
+            assert_eq!(limit_bytes, limit);
+            assert!(at_least_bytes > limit && at_least_bytes >= at_least * per_candidate);
+            assert!(
+                at_least <= limit / per_candidate + 2 * threads * (16_384 + 16),
+                "{at_least} candidates found past a limit of {limit} bytes on {threads} threads"
+            );
+        }
+        other => panic!("{:?}", other.map(|c| c.candidates())),
+    }
+    still_works(&mut finder);
+
+    // 100 bodies in one place: 4,950 candidates fit a limit of 300,000 bytes, their
+    // contacts do not.
+    let candidates = 100 * 99 / 2;
+    let limit = 300_000;
+    assert!(candidates * per_candidate <= limit);
+    let mut finder = cpu::ContactFinder::new().with_max_output_bytes(limit);
+    match finder.find(&identical(100), SweepOptions::default()) {
+        Err(Error::OutputLimit {
+            what: Counted::Contacts,
+            at_least,
+            at_least_bytes,
+            limit_bytes,
+        }) => {
+            assert_eq!(limit_bytes, limit);
+            assert!(at_least <= candidates);
+            assert!(at_least_bytes > limit);
+            assert!(at_least_bytes <= candidates * (per_candidate + per_contact));
+        }
+        other => panic!("{:?}", other.map(|c| c.candidates())),
+    }
+    still_works(&mut finder);
+
+    // The least limit: one candidate passes it; the most: a pile fits.
+    let mut least = cpu::ContactFinder::new().with_max_output_bytes(0);
+    assert_eq!(least.max_output_bytes(), 1);
+    assert!(matches!(
+        least.find(&good, SweepOptions::default()),
+        Err(Error::OutputLimit { .. })
+    ));
+    let mut most = cpu::ContactFinder::new().with_max_output_bytes(usize::MAX);
+    assert_eq!(most.max_output_bytes(), cpu::MAX_OUTPUT_BYTES);
+    let contacts = most
+        .find(&identical(1_000), SweepOptions::default())
+        .expect("within the most");
+    assert_eq!(contacts.contacts().len(), 499_500);
+    still_works(&mut most);
 }
 
 /// The same bodies give the same contacts, in the same order, on every run.

@@ -26,7 +26,7 @@ use sweepcast::layout::{
 };
 use sweepcast::parity::{self, GPU_BOUND};
 use sweepcast::reference::Body;
-use sweepcast::{Error, Impact, ImpactStatus, SweepOptions, cpu};
+use sweepcast::{Counted, Error, Impact, ImpactStatus, SweepOptions, cpu};
 use testkit::{Workload, WorkloadConfig};
 use wgpu::BufferUsages as Usage;
 use wgpu::util::DeviceExt;
@@ -1069,7 +1069,8 @@ fn typed_errors_of_the_stage() {
         matches!(
             result,
             Err(Error::CapacityExceeded {
-                pairs: 4,
+                what: Counted::Pairs,
+                at_least: 4,
                 capacity: 3
             })
         ),

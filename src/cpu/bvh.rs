@@ -947,15 +947,20 @@ impl Bvh {
     /// it. Calling it for every multiple of [`PACKET`] finds every such pair, once per image
     /// through which the boxes meet (once without a periodic box).
     ///
+    /// Every [`REPORT_PAIRS`] or so pairs appended, and once at the end, `go_on` is told how
+    /// many since it was last told; where it answers `false` the query stops at once, its
+    /// pairs incomplete, and so does this call, returning `false`.
+    ///
     /// `stack` is the descent's memory, kept by the caller.
     pub(crate) fn candidates_from(
         &self,
         first: usize,
         stack: &mut Vec<u32>,
         pairs: &mut Vec<[u32; 2]>,
-    ) {
+        go_on: &impl Fn(usize) -> bool,
+    ) -> bool {
         let (Some(bounds), Some(_root)) = (self.bounds, self.nodes.first()) else {
-            return;
+            return true;
         };
         let end = (first + PACKET).min(self.keys.len());
         let mut bodies = [0; PACKET];
@@ -965,23 +970,33 @@ impl Bvh {
         #[cfg(target_arch = "x86_64")]
         let avx = Simd::active() >= Simd::Avx;
         let wraps = self.period.map(|p| p > 0.0);
+        let mut found = PairsOf {
+            bodies,
+            told: pairs.len(),
+            pairs,
+            go_on,
+            stopped: false,
+        };
         for image in images(wraps) {
             let packet = self.packet(first, std::array::from_fn(|k| image[k] * self.period[k]));
             if !packet.union.overlaps(&bounds) {
                 continue;
             }
-            let mut found = PairsOf {
-                bodies,
-                pairs: &mut *pairs,
-            };
             #[cfg(target_arch = "x86_64")]
             if avx {
                 // SAFETY: `Simd::active` found AVX.
                 unsafe { self.descend_avx(&packet, stack, &mut found) };
+                if found.stopped {
+                    return false;
+                }
                 continue;
             }
             self.descend::<false>(&packet, stack, &mut found);
+            if found.stopped {
+                return false;
+            }
         }
+        found.tell()
     }
 
     /// [`descend`](Self::descend) compiled with AVX, its leaves tested against eight members
@@ -1057,8 +1072,8 @@ impl Bvh {
                 } else {
                     packet.meets(node, lane, node.last[lane])
                 };
-                if members != 0 {
-                    found.found(members, node.child[lane] & !LEAF);
+                if members != 0 && !found.found(members, node.child[lane] & !LEAF) {
+                    return;
                 }
             }
         }
@@ -1066,28 +1081,50 @@ impl Bvh {
 }
 
 /// What a descent does with each leaf it reaches: the members that meet it (as bits) and
-/// its body. A trait rather than a closure, so that the queries' own ([`PairsOf`]) is
-/// inlined into the descent, AVX copy included.
+/// its body; `false` stops the descent. A trait rather than a closure, so that the queries'
+/// own ([`PairsOf`]) is inlined into the descent, AVX copy included.
 trait Leaves {
-    fn found(&mut self, members: u32, body: u32);
+    fn found(&mut self, members: u32, body: u32) -> bool;
 }
 
 impl<F: FnMut(u32, u32)> Leaves for F {
     #[inline(always)]
-    fn found(&mut self, members: u32, body: u32) {
+    fn found(&mut self, members: u32, body: u32) -> bool {
         self(members, body);
+        true
     }
 }
 
-/// The candidate pairs of a packet's members (`bodies`, by lane), appended to `pairs`.
-struct PairsOf<'a> {
+/// Pairs a query appends between two reports to its `go_on` ([`Bvh::candidates_from`]):
+/// 128 KB of them, so that a query stops soon after it is told to, and the shared count
+/// behind `go_on` sees one update a few thousand pairs.
+pub(crate) const REPORT_PAIRS: usize = 1 << 14;
+
+/// The candidate pairs of a packet's members (`bodies`, by lane), appended to `pairs`, and
+/// reported to `go_on` every [`REPORT_PAIRS`] or so.
+struct PairsOf<'a, F> {
     bodies: [u32; PACKET],
     pairs: &'a mut Vec<[u32; 2]>,
+    /// The length of `pairs` when `go_on` was last told.
+    told: usize,
+    go_on: &'a F,
+    /// Whether `go_on` said to stop.
+    stopped: bool,
 }
 
-impl Leaves for PairsOf<'_> {
+impl<F: Fn(usize) -> bool> PairsOf<'_, F> {
+    /// Tells `go_on` of the pairs appended since it was last told, and returns its answer.
+    fn tell(&mut self) -> bool {
+        let appended = self.pairs.len() - self.told;
+        self.told = self.pairs.len();
+        self.stopped = !(self.go_on)(appended);
+        !self.stopped
+    }
+}
+
+impl<F: Fn(usize) -> bool> Leaves for PairsOf<'_, F> {
     #[inline(always)]
-    fn found(&mut self, members: u32, other: u32) {
+    fn found(&mut self, members: u32, other: u32) -> bool {
         // Every member's pair is written and the count moves on past the members that
         // meet: a store a member, where a branch a member would be a guess.
         self.pairs.reserve(PACKET);
@@ -1101,6 +1138,7 @@ impl Leaves for PairsOf<'_> {
         // SAFETY: the first `count` places of the spare capacity were written (each place
         // up to `count` when the count moved past it).
         unsafe { self.pairs.set_len(len + count) };
+        self.pairs.len() - self.told < REPORT_PAIRS || self.tell()
     }
 }
 

@@ -17,7 +17,11 @@ mod world;
 
 pub use crate::layout::TimeOfImpact;
 pub use lanes::{LANES, Simd};
-pub use step::{Contact, ContactFinder, Contacts, Earliest, MAX_BODIES, StageTimes, find_contacts};
+pub use step::{
+    Contact, ContactFinder, Contacts, DEFAULT_MAX_OUTPUT_BYTES, Earliest, MAX_BODIES,
+    MAX_OUTPUT_BYTES, OUTPUT_BYTES_PER_CANDIDATE, OUTPUT_BYTES_PER_CONTACT, StageTimes,
+    find_contacts,
+};
 pub use world::{SERIAL_PAIRS, World};
 
 use std::cell::Cell;

@@ -15,7 +15,7 @@ use glam::Vec3;
 use super::bvh::{Bvh, PACKET};
 use super::sweep::nearest_image;
 use super::{WallContact, World, scatter_to_places, wall_contacts_into, wall_records_into};
-use crate::error::Error;
+use crate::error::{Counted, Error};
 use crate::geometry::{Impact, MovingSphere, Wall};
 use crate::layout::{FLAG_PERIODIC, TimeOfImpact, WallRecord};
 use crate::options::SweepOptions;
@@ -163,6 +163,68 @@ pub struct ContactFinder {
     walls: Vec<WallRecord>,
     contacts: Contacts,
     stage_times: StageTimes,
+    max_output_bytes: MaxOutputBytes,
+}
+
+/// Bytes a candidate pair holds, as [`ContactFinder::with_max_output_bytes`] counts them: the
+/// pair (8), its time of impact (4) and the room for its key (16).
+pub const OUTPUT_BYTES_PER_CANDIDATE: usize = 8 + 4 + size_of::<Key>();
+
+/// Bytes a contact holds besides its candidate's, as
+/// [`ContactFinder::with_max_output_bytes`] counts them: its bucket in the sort (2), its key
+/// in bucket order (16) and the [`Contact`] (76).
+pub const OUTPUT_BYTES_PER_CONTACT: usize = 2 + size_of::<Key>() + size_of::<Contact>();
+
+/// The limit on a step's output that [`find_contacts`] and a new [`ContactFinder`] keep:
+/// 2 GiB, some 77 million candidates with no contact or 17 million that are all contacts.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 31;
+
+/// The highest limit on a step's output: the bytes of 2³² − 1 contacts (the step numbers
+/// them in 32 bits), or all of memory where that is less.
+pub const MAX_OUTPUT_BYTES: usize = {
+    let contacts = u32::MAX as u64 * OUTPUT_BYTES_PER_CONTACT as u64;
+    if contacts < usize::MAX as u64 {
+        contacts as usize
+    } else {
+        usize::MAX
+    }
+};
+
+/// A [`ContactFinder`]'s limit on its output, from 1 to [`MAX_OUTPUT_BYTES`].
+#[derive(Copy, Clone, Debug)]
+struct MaxOutputBytes(usize);
+
+impl Default for MaxOutputBytes {
+    fn default() -> Self {
+        Self(DEFAULT_MAX_OUTPUT_BYTES)
+    }
+}
+
+/// The bytes of a step's output found so far, shared by the query tasks, which add to it as
+/// they go and stop once it passes the limit.
+struct OutputBudget {
+    spent: AtomicU64,
+    limit: u64,
+}
+
+impl OutputBudget {
+    fn new(limit: usize) -> Self {
+        Self {
+            spent: AtomicU64::new(0),
+            limit: limit as u64,
+        }
+    }
+
+    /// Counts `count` more items of `bytes` each; whether the output is still within the limit.
+    fn spend(&self, count: usize, bytes: usize) -> bool {
+        let more = count as u64 * bytes as u64;
+        self.spent.fetch_add(more, Ordering::Relaxed) + more <= self.limit
+    }
+
+    /// Whether the output has passed the limit.
+    fn exceeded(&self) -> bool {
+        self.spent.load(Ordering::Relaxed) > self.limit
+    }
 }
 
 /// The wall-clock time of each stage of the last [`ContactFinder::find`].
@@ -196,19 +258,59 @@ struct Task {
 }
 
 impl ContactFinder {
-    /// A finder with no memory yet.
+    /// A finder with no memory yet, whose steps' output may take up to
+    /// [`DEFAULT_MAX_OUTPUT_BYTES`].
     #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Limits the memory of each step's output: its candidate pairs
+    /// ([`OUTPUT_BYTES_PER_CANDIDATE`] each) and contacts ([`OUTPUT_BYTES_PER_CONTACT`] each
+    /// besides). The queries count their pairs as they append them, and every query stops
+    /// soon after the count passes the limit (within some 16,000 pairs a thread), so that a
+    /// step whose bodies all overlap returns [`Error::OutputLimit`] rather than exhausting
+    /// memory; the finder then releases that memory and stays usable.
+    ///
+    /// Any value is accepted: 0 counts as 1 and values above [`MAX_OUTPUT_BYTES`] as that.
+    /// The step's vectors grow by doubling, so its memory may reach about twice the limit,
+    /// besides what each body holds (see [`memory_bytes`](Self::memory_bytes)).
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec3;
+    /// use sweepcast::{cpu, Counted, Error, MovingSphere, SweepOptions};
+    ///
+    /// // 1,000 bodies in one place: all 499,500 pairs are contacts.
+    /// let pile = vec![MovingSphere::new(Vec3::ZERO, 1.0, Vec3::ZERO); 1000];
+    /// let mut finder = cpu::ContactFinder::new().with_max_output_bytes(1 << 20);
+    /// match finder.find(&pile, SweepOptions::default()) {
+    ///     Err(Error::OutputLimit { what: Counted::Candidates, at_least, at_least_bytes, .. }) => {
+    ///         assert!(at_least <= 499_500 && at_least_bytes > 1 << 20);
+    ///     }
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// # Ok::<(), sweepcast::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_max_output_bytes(mut self, bytes: usize) -> Self {
+        self.max_output_bytes = MaxOutputBytes(bytes.clamp(1, MAX_OUTPUT_BYTES));
+        self
+    }
+
+    /// The limit on each step's output, in bytes ([`with_max_output_bytes`](Self::with_max_output_bytes)).
+    #[must_use]
+    pub fn max_output_bytes(&self) -> usize {
+        self.max_output_bytes.0
+    }
+
     /// The contacts of the step of `bodies` with `options`: see [`find_contacts`].
     ///
     /// # Errors
-    /// As [`find_contacts`]; the previous step's contacts are cleared.
+    /// As [`find_contacts`], with this finder's limit on the output
+    /// ([`with_max_output_bytes`](Self::with_max_output_bytes)); the previous step's
+    /// contacts are cleared.
     ///
-    /// # Panics
-    /// As [`find_contacts`].
     pub fn find<B>(&mut self, bodies: &[B], options: SweepOptions) -> Result<&Contacts, Error>
     where
         B: Copy + Into<MovingSphere>,
@@ -241,9 +343,6 @@ impl ContactFinder {
     ///
     /// # Errors
     /// As [`find`](Self::find), and [`Error::InvalidWall`] for a bad wall.
-    ///
-    /// # Panics
-    /// As [`find`](Self::find).
     pub fn find_with_walls<B>(
         &mut self,
         bodies: &[B],
@@ -268,7 +367,7 @@ impl ContactFinder {
         self.world.update(bodies, options)?;
         // The rest on one of rayon's threads: each parallel stage below then splits from
         // within the pool, rather than handing its work to the pool and waiting for it.
-        rayon::scope(|_| self.find_in_pool(start));
+        rayon::scope(|_| self.find_in_pool(start))?;
         if !walls.is_empty() {
             wall_contacts_into(
                 self.world.bodies(),
@@ -280,8 +379,9 @@ impl ContactFinder {
         Ok(&self.contacts)
     }
 
-    /// The stages of [`find`](Self::find) after the world's update (at `start`).
-    fn find_in_pool(&mut self, start: Instant) {
+    /// The stages of [`find`](Self::find) after the world's update (at `start`); an
+    /// [`Error::OutputLimit`] as soon as the output passes the limit.
+    fn find_in_pool(&mut self, start: Instant) -> Result<(), Error> {
         let validated = Instant::now();
         self.bvh.build(self.world.bodies(), &self.world.params);
         let built = Instant::now();
@@ -294,20 +394,37 @@ impl ContactFinder {
         self.tasks
             .resize_with(task_count.max(self.tasks.len()), Task::default);
         let (world, bvh) = (&self.world, &self.bvh);
+        let budget = OutputBudget::new(self.max_output_bytes.0);
+        let go_on = |pairs: usize| budget.spend(pairs, OUTPUT_BYTES_PER_CANDIDATE);
         self.tasks[..task_count]
             .par_iter_mut()
             .enumerate()
             .for_each(|(index, task)| {
                 task.pairs.clear();
+                task.keys.clear();
                 let end = ((index + 1) * task_bodies).min(bvh.len());
                 for first in (index * task_bodies..end).step_by(PACKET) {
-                    bvh.candidates_from(first, &mut task.stack, &mut task.pairs);
+                    if budget.exceeded()
+                        || !bvh.candidates_from(first, &mut task.stack, &mut task.pairs, &go_on)
+                    {
+                        return;
+                    }
+                }
+                if budget.exceeded() {
+                    return;
                 }
                 world
                     .exact_times_into(&task.pairs, &mut task.times)
                     .expect("the tree holds only the world's bodies");
                 keys_of_hits(&task.pairs, &task.times, &mut task.keys);
+                budget.spend(task.keys.len(), OUTPUT_BYTES_PER_CONTACT);
             });
+        if budget.exceeded() {
+            let error = self.output_limit(task_count);
+            // The output of a step that could not finish is no use to the next: let it go.
+            self.tasks.clear();
+            return Err(error);
+        }
         let swept = Instant::now();
         self.contacts.candidates = self.tasks[..task_count]
             .iter()
@@ -340,6 +457,30 @@ impl ContactFinder {
             candidates_and_sweep: swept - built,
             order: swept.elapsed(),
         };
+        Ok(())
+    }
+
+    /// The [`Error::OutputLimit`] of a step stopped at the limit, from what its first
+    /// `task_count` tasks found: every pair they appended, and the hits of those that
+    /// finished their narrow phase.
+    fn output_limit(&self, task_count: usize) -> Error {
+        let tasks = &self.tasks[..task_count];
+        let candidates: usize = tasks.iter().map(|task| task.pairs.len()).sum();
+        let contacts: usize = tasks.iter().map(|task| task.keys.len()).sum();
+        let candidate_bytes = candidates.saturating_mul(OUTPUT_BYTES_PER_CANDIDATE);
+        let limit_bytes = self.max_output_bytes.0;
+        let (what, at_least) = if candidate_bytes > limit_bytes {
+            (Counted::Candidates, candidates)
+        } else {
+            (Counted::Contacts, contacts)
+        };
+        Error::OutputLimit {
+            what,
+            at_least,
+            at_least_bytes: candidate_bytes
+                .saturating_add(contacts.saturating_mul(OUTPUT_BYTES_PER_CONTACT)),
+            limit_bytes,
+        }
     }
 
     /// The time each stage of the last [`find`](Self::find) took.
@@ -473,8 +614,8 @@ fn sort_keys(tasks: &mut [Task], sorting: &mut Sorting, dedup: bool) {
         kept,
     } = sorting;
     let total: usize = tasks.iter().map(|task| task.keys.len()).sum();
-    // Contacts are numbered in 32 bits (`Earliest::contact`): 2³² of them would take over
-    // 300 GB, beyond any step this library can hold.
+    // Contacts are numbered in 32 bits (`Earliest::contact`): the limit on the output,
+    // at most `MAX_OUTPUT_BYTES`, stops a step before 2³² of them.
     assert!(
         u32::try_from(total).is_ok(),
         "more than 2^32 contacts in one step"
@@ -895,12 +1036,16 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
 ///
 /// A simulation that runs every step keeps a [`ContactFinder`], which reuses its memory.
 ///
+/// # Memory
+/// Besides what each body holds, the step's output is limited to
+/// [`DEFAULT_MAX_OUTPUT_BYTES`] (2 GiB, as [`ContactFinder::with_max_output_bytes`] counts
+/// it); a [`ContactFinder`] sets its own limit.
+///
 /// # Errors
 /// The typed errors of [`World::update`] for a bad body or a periodic box too small for one;
-/// [`Error::TooManyBodies`] beyond [`MAX_BODIES`]. No bodies, or one, give no contacts.
-///
-/// # Panics
-/// Beyond 2³² contacts in one step (over 300 GB of them).
+/// [`Error::TooManyBodies`] beyond [`MAX_BODIES`]; [`Error::OutputLimit`] when the candidates
+/// and contacts outgrow the limit (bodies that all overlap: every pair is a contact). No
+/// bodies, or one, give no contacts.
 ///
 /// # Example
 /// ```

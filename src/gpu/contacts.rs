@@ -21,7 +21,7 @@ use super::sweep::{
 };
 use super::walls::WallStage;
 use crate::cpu::{Contact, Contacts, Earliest, WallContact, wall_contacts_into, wall_records_into};
-use crate::error::Error;
+use crate::error::{Counted, Error};
 use crate::geometry::{MovingSphere, Wall};
 use crate::layout::{
     BodyRecord, ContactRecord, MORTON_BITS, StepParams, SweepDispatch, WallContactRecord,
@@ -79,11 +79,12 @@ const INITIAL_CAPACITY: u64 = 1 << 14;
 /// ```
 ///
 /// # Overflow
-/// The candidate and contact buffers have capacities (16,384 each at first). The broad phase
-/// and the compaction count every pair and hit, writing only those that fit; when a count
-/// exceeds its capacity, the pipeline grows the buffers to the next power of two at or above
-/// the count and runs the step again, so nothing is dropped ([`ContactPipeline::reruns`]
-/// says how often the last step ran again). The buffers keep their size for later steps.
+/// The candidate and contact buffers have capacities (16,384 each at first,
+/// [`ContactPipeline::with_capacities`]). The broad phase and the compaction count every
+/// pair and hit, writing only those that fit; when a count exceeds its capacity, the
+/// pipeline grows the buffers to the next power of two at or above the count and runs the
+/// step again, so nothing is dropped ([`ContactPipeline::reruns`] says how often the last
+/// step ran again). The buffers keep their size for later steps.
 ///
 /// A query walks at most 4,096 steps a dispatch (Mesa's software adapters end an invocation
 /// after 65,535 loop iterations, silently); a longer one is saved to a queue and resumed by
@@ -94,7 +95,10 @@ const INITIAL_CAPACITY: u64 = 1 << 14;
 /// # Limits
 /// The bodies of one step must fit one storage binding of the device, 32 bytes a body
 /// ([`ContactPipeline::max_bodies`]); more is [`Error::TooManyBodies`], not chunked. More
-/// candidates or contacts than one binding holds is [`Error::CapacityExceeded`].
+/// candidates or contacts than one binding holds is [`Error::CapacityExceeded`], whose
+/// `at_least` is a count the device made (the candidates it counted, or the contacts among
+/// those that fitted), not an extrapolation; the step stops there rather than counting the
+/// whole explosion. So one step's device memory is bounded by one binding per buffer.
 ///
 /// # Example
 /// ```no_run
@@ -491,12 +495,15 @@ impl ContactPipeline {
     /// worlds (tests use the least to force the overflow and rerun of
     /// [`ContactPipeline::find`]), larger to avoid the reruns of the first steps of a large
     /// world.
+    ///
+    /// Any value is accepted: each is clamped to what one storage binding of the device holds
+    /// (as the buffers' growth is), and 0 counts as 1.
     #[must_use]
     pub fn with_capacities(self, candidates: u64, contacts: u64) -> Self {
         {
             let mut state = self.lock();
-            state.capacities.candidates = candidates.max(1);
-            state.capacities.contacts = contacts.max(1);
+            state.capacities.candidates = candidates.clamp(1, self.max_candidates().max(1));
+            state.capacities.contacts = contacts.clamp(1, self.max_contacts().max(1));
             state.buffers = None;
         }
         self
@@ -508,11 +515,14 @@ impl ContactPipeline {
     /// a queue of 404 bytes an entry between them; a queue that overflows is grown four-fold
     /// and the step rerun, as are the resume dispatches (2 at first, doubled) when queries
     /// are left unfinished.
+    ///
+    /// Any value is accepted: it is clamped to what one storage binding holds, and 0 counts
+    /// as 1.
     #[must_use]
     pub fn with_saved_queries(self, capacity: u64) -> Self {
         {
             let mut state = self.lock();
-            state.capacities.continuations = capacity.max(1);
+            state.capacities.continuations = capacity.clamp(1, self.max_continuations().max(1));
             state.buffers = None;
         }
         self
@@ -852,23 +862,31 @@ impl ContactPipeline {
     }
 
     /// The capacities for the rerun of a step that `counts` says was incomplete with
-    /// buffers of `held`; an error where one would exceed what one binding holds.
+    /// buffers of `held`; an error where the step proved that it needs more than one binding
+    /// holds.
     fn next_capacities(
         &self,
         mut next: Capacities,
         held: &Capacities,
         counts: &Counts,
     ) -> Result<Capacities, Error> {
-        let candidates = u64::from(counts.candidates);
-        if counts.candidates_overflowed != 0 && candidates <= held.candidates {
-            // Counted past the capacity, yet the count is within it: it wrapped past 2^32.
-            return Err(Error::CapacityExceeded {
-                pairs: usize::MAX,
-                capacity: self.max_candidates() as usize,
-            });
+        let candidates = candidates_at_least(counts, held.candidates);
+        // Hits among the candidates that fitted, which were all that was swept.
+        let contacts = u64::from(counts.contacts);
+        for (what, at_least, max) in [
+            (Counted::Candidates, candidates, self.max_candidates()),
+            (Counted::Contacts, contacts, self.max_contacts()),
+        ] {
+            if at_least > max {
+                return Err(Error::CapacityExceeded {
+                    what,
+                    at_least: usize::try_from(at_least).unwrap_or(usize::MAX),
+                    capacity: max as usize,
+                });
+            }
         }
         if counts.unfinished_queries != 0 {
-            // Queries still walking: give them more dispatches. The counts below are then
+            // Queries still walking: give them more dispatches. The counts above are then
             // lower bounds, still worth growing to.
             next.resume_passes = next.resume_passes.saturating_mul(2);
             if next.resume_passes > MAX_RESUME_PASSES {
@@ -881,28 +899,19 @@ impl ContactPipeline {
             next.continuations = (held.continuations * 4).min(self.max_continuations().max(1));
             if next.continuations == held.continuations {
                 return Err(Error::CapacityExceeded {
-                    pairs: held.continuations as usize + 1,
+                    what: Counted::SavedQueries,
+                    at_least: held.continuations as usize + 1,
                     capacity: held.continuations as usize,
                 });
             }
         }
         next.candidates = next.candidates.max(candidates);
-        // Only the candidates that fitted were swept: expect the contacts of the rest in
-        // the same proportion.
+        // Only the candidates that fitted were swept: expect the contacts of the rest in the
+        // same proportion. A guess to grow to, within one binding; only a counted excess
+        // (above) is an error.
         let swept = candidates.min(held.candidates).max(1);
-        let contacts = u64::from(counts.contacts) * candidates.div_ceil(swept);
-        next.contacts = next.contacts.max(contacts);
-        for (count, max) in [
-            (next.candidates, self.max_candidates()),
-            (next.contacts, self.max_contacts()),
-        ] {
-            if count > max {
-                return Err(Error::CapacityExceeded {
-                    pairs: count as usize,
-                    capacity: max as usize,
-                });
-            }
-        }
+        let expected = contacts.saturating_mul(candidates.div_ceil(swept));
+        next.contacts = next.contacts.max(expected.min(self.max_contacts()));
         Ok(next)
     }
 
@@ -930,7 +939,9 @@ impl ContactPipeline {
         {
             return Ok(());
         }
-        let grow = |count: u64, least: u64, max: u64| count.next_power_of_two().max(least).min(max);
+        let grow = |count: u64, least: u64, max: u64| {
+            count.min(max).next_power_of_two().max(least).min(max)
+        };
         let wanted = state.capacities;
         let capacities = Capacities {
             candidates: grow(wanted.candidates, 1024, self.max_candidates()),
@@ -1305,6 +1316,19 @@ struct Step<'a> {
 /// steps each (`BUDGET` in broad_phase.wgsl), enough for a query that meets 2²⁸ leaves.
 const MAX_RESUME_PASSES: u32 = 1 << 17;
 
+/// A proven lower bound of the step's candidates from what the device counted with buffers
+/// for `held`. The count read back is the true count less a multiple of 2³² (`atomicAdd`
+/// wraps), so never above it; where the overflow flag is up (a candidate was counted at a
+/// slot past the capacity) yet the count is within the capacity, it wrapped at least once.
+fn candidates_at_least(counts: &Counts, held: u64) -> u64 {
+    let counted = u64::from(counts.candidates);
+    if counts.candidates_overflowed != 0 && counted <= held {
+        counted + (1 << 32)
+    } else {
+        counted
+    }
+}
+
 /// The kept buffer the bodies are uploaded from, 32 bytes a body.
 fn body_upload(device: &wgpu::Device) -> Upload {
     Upload::new(device, "step body upload", 32, u64::MAX)
@@ -1375,4 +1399,36 @@ fn decode(
         })
         .collect();
     Contacts::from_parts(contacts, earliest, candidates)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The candidates' lower bound is the count read back, or, where the flag says that the
+    /// count wrapped past 2³², that count plus 2³²: never an extrapolation.
+    #[test]
+    fn candidates_at_least_is_the_count_or_past_its_wrap() {
+        let counts = |candidates, candidates_overflowed| Counts {
+            candidates,
+            candidates_overflowed,
+            ..Counts::default()
+        };
+        let held = 1 << 20;
+        assert_eq!(candidates_at_least(&counts(5, 0), held), 5);
+        assert_eq!(
+            candidates_at_least(&counts(held as u32 + 7, 1), held),
+            held + 7
+        );
+        assert_eq!(
+            candidates_at_least(&counts(u32::MAX, 1), held),
+            u64::from(u32::MAX)
+        );
+        // Counted past the capacity, yet the count is within it: it wrapped.
+        assert_eq!(candidates_at_least(&counts(3, 1), held), (1 << 32) + 3);
+        assert_eq!(
+            candidates_at_least(&counts(held as u32, 1), held),
+            (1 << 32) + held
+        );
+    }
 }

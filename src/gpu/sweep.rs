@@ -5,7 +5,7 @@
 use std::num::NonZeroU64;
 
 use super::buffers::{ErrorScopes, create_buffer};
-use crate::error::Error;
+use crate::error::{Counted, Error};
 use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams, TimeOfImpact};
 use crate::options::SweepOptions;
 
@@ -373,7 +373,8 @@ impl SweepStage {
         }
         if pair_capacity > self.max_pairs_of(output) {
             return Err(Error::CapacityExceeded {
-                pairs: pair_capacity as usize,
+                what: Counted::Pairs,
+                at_least: pair_capacity as usize,
                 capacity: self.max_pairs_of(output) as usize,
             });
         }
@@ -548,7 +549,8 @@ impl SweepStage {
     ) -> Result<(), Error> {
         if u64::from(pair_count) > buffers.pair_capacity {
             return Err(Error::CapacityExceeded {
-                pairs: pair_count as usize,
+                what: Counted::Pairs,
+                at_least: pair_count as usize,
                 capacity: buffers.pair_capacity as usize,
             });
         }

@@ -1,5 +1,7 @@
 //! Shared by the GPU tests: get a context, or skip loudly (fail with SWEEPCAST_REQUIRE_GPU=1).
 
+mod isolated;
+
 use std::sync::OnceLock;
 
 use sweepcast::gpu::{GpuContext, SweepPipeline};
@@ -10,6 +12,9 @@ use wgpu::util::DeviceExt;
 use glam::{DVec3, Vec3};
 use sweepcast::reference::{self, Body};
 use sweepcast::{MovingSphere, SweepOptions, Wall};
+
+#[allow(unused_imports)]
+pub use isolated::{CASE_VARIABLE, Outcome, isolated_case, run_isolated};
 
 /// The context every GPU test uses, or `None` (after a loud message) when no adapter exists
 /// and `SWEEPCAST_REQUIRE_GPU` is not `1`.
