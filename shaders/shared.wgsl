@@ -210,6 +210,16 @@ fn first_touch(position: vec3<f32>, motion: vec3<f32>, radius: f32) -> f32 {
     return time_of_impact;
 }
 
+// b minus a, with b taken `image` periods away (per axis): (b - image * period) - a. The
+// shift is applied to whichever of the two lies near it (b for a positive image, a for a
+// negative one), where it is exact (Sterbenz) for points in [0, period) a period apart: the
+// one rounding is that of the difference itself, as without a box.
+fn image_offset(a: vec3<f32>, b: vec3<f32>, image: vec3<f32>, period: vec3<f32>) -> vec3<f32> {
+    let shift_b = select(vec3<f32>(0.0), image * period, image > vec3<f32>(0.0));
+    let shift_a = select(vec3<f32>(0.0), -image * period, image < vec3<f32>(0.0));
+    return (b - shift_b) - (a - shift_a);
+}
+
 // The largest magnitude of the components of `v`.
 fn largest_component(v: vec3<f32>) -> f32 {
     return max(max(abs(v.x), abs(v.y)), abs(v.z));
