@@ -91,13 +91,19 @@ struct WallRecord {
     _pad: u32,
 }
 
-// The walls stage's parameters. 16 bytes.
+// The walls stage's parameters: the options as SweepParams has them, and the counts. 48 bytes.
 struct WallParams {
-    // FLAG_SEPARATING_MISSES, or 0.
+    // Per axis: the period of a periodic box, 0 where the axis is not periodic.
+    period: vec3<f32>,
+    // FLAG_* bits.
     flags: u32,
+    // Per axis: 1 / period, 0 where the axis is not periodic.
+    inverse_period: vec3<f32>,
     body_count: u32,
     wall_count: u32,
-    _pad: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // A body's earliest impact on a wall (the body first, the wall second) and the wall's index.
