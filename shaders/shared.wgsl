@@ -91,13 +91,19 @@ struct WallRecord {
     _pad: u32,
 }
 
-// The walls stage's parameters. 16 bytes.
+// The walls stage's parameters: the options as SweepParams has them, and the counts. 48 bytes.
 struct WallParams {
-    // FLAG_SEPARATING_MISSES, or 0.
+    // Per axis: the period of a periodic box, 0 where the axis is not periodic.
+    period: vec3<f32>,
+    // FLAG_* bits.
     flags: u32,
+    // Per axis: 1 / period, 0 where the axis is not periodic.
+    inverse_period: vec3<f32>,
     body_count: u32,
     wall_count: u32,
-    _pad: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // A body's earliest impact on a wall (the body first, the wall second) and the wall's index.
@@ -208,6 +214,16 @@ fn first_touch(position: vec3<f32>, motion: vec3<f32>, radius: f32) -> f32 {
         return NO_TOUCH;
     }
     return time_of_impact;
+}
+
+// b minus a, with b taken `image` periods away (per axis): (b - image * period) - a. The
+// shift is applied to whichever of the two lies near it (b for a positive image, a for a
+// negative one), where it is exact (Sterbenz) for points in [0, period) a period apart: the
+// one rounding is that of the difference itself, as without a box.
+fn image_offset(a: vec3<f32>, b: vec3<f32>, image: vec3<f32>, period: vec3<f32>) -> vec3<f32> {
+    let shift_b = select(vec3<f32>(0.0), image * period, image > vec3<f32>(0.0));
+    let shift_a = select(vec3<f32>(0.0), -image * period, image < vec3<f32>(0.0));
+    return (b - shift_b) - (a - shift_a);
 }
 
 // The largest magnitude of the components of `v`.

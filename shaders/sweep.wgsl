@@ -25,10 +25,7 @@ fn center_offset(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
     if ((params.flags & FLAG_PERIODIC) == 0u) {
         return b - a;
     }
-    let image = nearest_image(a, b);
-    let shift_b = select(vec3<f32>(0.0), image * params.period, image > vec3<f32>(0.0));
-    let shift_a = select(vec3<f32>(0.0), -image * params.period, image < vec3<f32>(0.0));
-    return (b - shift_b) - (a - shift_a);
+    return image_offset(a, b, nearest_image(a, b), params.period);
 }
 
 // The image of b nearest to a, in periods per axis (round is half to even). 0 on an axis

@@ -6,8 +6,13 @@
 // by the radius is a capsule (a band in 2D, a cylinder in 3D, with a ball on each end point),
 // and the centre's path enters it first through the side, where the time is first_touch with
 // the components across the segment only, at a moment when the centre projects inside the
-// segment, or through an end ball, where it is first_touch against that end point. Its Rust
-// twin, line for line, is src/cpu/walls.rs; its f64 oracle is
+// segment, or through an end ball, where it is first_touch against that end point.
+//
+// In a periodic box the walls lie in the primary cell ([0, period) on each axis that wraps)
+// and a body meets a wall when its image in that cell does: the step is cut where the
+// centre crosses a face of the cell (once an axis at most, as validation keeps the reach
+// below a quarter period), and on each piece the image then in the cell is swept (path_in_box,
+// sweep_wall_in_box). Its Rust twin, line for line, is src/cpu/walls.rs; its f64 oracle is
 // reference::sweep_sphere_wall. Change the three together.
 
 @group(0) @binding(0) var<storage, read> bodies: array<BodyRecord>;
@@ -28,10 +33,10 @@ fn at_start(body: BodyRecord, towards: vec3<f32>, motion: vec3<f32>, overlapping
                         select(STATUS_CONTACT, STATUS_OVERLAPPING, overlapping));
 }
 
-fn sweep_plane(body: BodyRecord, wall: WallRecord) -> ImpactRecord {
-    // Relative coordinates, rescaled by a power of two (exact) as the pair sweep does, so
-    // that nothing below overflows or flushes to zero on one path and not another.
-    let raw_offset = body.center - wall.point;
+// The body against a plane, its centre at `raw_offset` from the plane's point.
+fn sweep_plane(body: BodyRecord, raw_offset: vec3<f32>, wall: WallRecord) -> ImpactRecord {
+    // The relative coordinates, rescaled by a power of two (exact) as the pair sweep does,
+    // so that nothing below overflows or flushes to zero on one path and not another.
     let largest = max(max(largest_component(raw_offset), largest_component(body.displacement)),
                       body.radius);
     let scale = power_of_two_scale(largest);
@@ -53,10 +58,11 @@ fn sweep_plane(body: BodyRecord, wall: WallRecord) -> ImpactRecord {
     return ImpactRecord(center - normal * body.radius, time_of_impact, -normal, STATUS_CONTACT);
 }
 
-fn sweep_segment(body: BodyRecord, wall: WallRecord) -> ImpactRecord {
+// The body against a segment, its end points at `raw_to_start` and `raw_to_end` from the
+// body's centre.
+fn sweep_segment(body: BodyRecord, raw_to_start: vec3<f32>, raw_to_end: vec3<f32>,
+                 wall: WallRecord) -> ImpactRecord {
     // Relative to the body's centre: the end points, and the edge between them.
-    let raw_to_start = wall.point - body.center;
-    let raw_to_end = wall.vector - body.center;
     let largest = max(max(max(largest_component(raw_to_start), largest_component(raw_to_end)),
                           largest_component(body.displacement)), body.radius);
     let scale = power_of_two_scale(largest);
@@ -113,17 +119,105 @@ fn sweep_segment(body: BodyRecord, wall: WallRecord) -> ImpactRecord {
     return ImpactRecord(center + normal * body.radius, time_of_impact, normal, STATUS_CONTACT);
 }
 
-// The body against one wall: the body first, the wall second (the normal points from the
-// body's centre towards the wall).
+// The body against one wall in open space: the body first, the wall second (the normal
+// points from the body's centre towards the wall).
 fn sweep_wall(body: BodyRecord, wall: WallRecord) -> ImpactRecord {
     if (wall.kind == WALL_PLANE) {
-        return sweep_plane(body, wall);
+        return sweep_plane(body, body.center - wall.point, wall);
     }
-    return sweep_segment(body, wall);
+    return sweep_segment(body, wall.point - body.center, wall.vector - body.center, wall);
+}
+
+// A body's step in the periodic box, as the walls see it.
+struct Path {
+    // Per axis: the image (in periods) whose centre lies in the primary cell at t = 0.
+    image: vec3<f32>,
+    // Per axis: when the centre crosses a face of the cell, or NO_TOUCH if not in the step.
+    crossing: vec3<f32>,
+    // Per axis: how the image changes there (1 moving up, -1 moving down, 0 without one).
+    step: vec3<f32>,
+}
+
+fn path_in_box(body: BodyRecord) -> Path {
+    let period = params.period;
+    let wraps = period > vec3<f32>(0.0);
+    // floor(centre / period), put right where the product has rounded across a face, so that
+    // a centre in [0, period) is its own image (0) and `in_cell` below is exact for it.
+    var image = floor(body.center * params.inverse_period);
+    let below = wraps & (body.center - image * period < vec3<f32>(0.0));
+    image -= select(vec3<f32>(0.0), vec3<f32>(1.0), below);
+    let above = wraps & (body.center - image * period >= period);
+    image += select(vec3<f32>(0.0), vec3<f32>(1.0), above);
+    let in_cell = body.center - image * period;
+    // The face ahead: the upper one moving up, the lower one moving down. A centre that
+    // rounding leaves just past it crosses at t = 0.
+    let moving_up = body.displacement > vec3<f32>(0.0);
+    let ahead = select(in_cell, period - in_cell, moving_up);
+    let speed = abs(body.displacement);
+    let crosses = wraps & (speed > vec3<f32>(0.0)) & (ahead <= speed);
+    let crossing = select(vec3<f32>(NO_TOUCH),
+                          clamp(ahead / speed, vec3<f32>(0.0), vec3<f32>(1.0)), crosses);
+    let step = select(vec3<f32>(0.0), select(vec3<f32>(-1.0), vec3<f32>(1.0), moving_up),
+                      crosses);
+    return Path(image, crossing, step);
+}
+
+// The body's image `image` periods away (per axis), from `start` to the end of the step,
+// against one wall. The offsets between the image and the wall are formed before any
+// position is moved (image_offset: exact for a body in the cell crossing a face and a wall
+// near the face it reaches), and the image's motion up to `start` is added to them, so that
+// they round as open space's do. The impact's time is of the piece: 0 at `start`.
+fn sweep_image(body: BodyRecord, wall: WallRecord, image: vec3<f32>, start: f32)
+    -> ImpactRecord {
+    let period = params.period;
+    let moved = body.displacement * start;
+    let piece = BodyRecord(body.center - image * period + moved, body.radius,
+                           body.displacement * (1.0 - start), 0.0);
+    if (wall.kind == WALL_PLANE) {
+        let raw_offset = image_offset(wall.point, body.center, image, period) + moved;
+        return sweep_plane(piece, raw_offset, wall);
+    }
+    let raw_to_start = image_offset(body.center, wall.point, -image, period) - moved;
+    let raw_to_end = image_offset(body.center, wall.vector, -image, period) - moved;
+    return sweep_segment(piece, raw_to_start, raw_to_end, wall);
+}
+
+// The body against one wall in the periodic box: the step in pieces, cut where the centre
+// crosses a face of the cell (piece 0 from t = 0, then one from each crossing, in the order
+// of time and then axis); on each, the image then in the cell, swept from the piece's start
+// (touching or overlapping the wall there counts then, as at t = 0, the separating option
+// included) and counted if it touches the wall by the piece's end. The earliest wins (the
+// first piece on a tie); a touch after t = 0 is a contact.
+fn sweep_wall_in_box(body: BodyRecord, wall: WallRecord, path: Path) -> ImpactRecord {
+    var earliest = miss();
+    let axes = vec3<i32>(0, 1, 2);
+    for (var piece = -1; piece < 3; piece++) {
+        var start = 0.0;
+        if (piece >= 0) {
+            start = path.crossing[piece];
+        }
+        if (start > 1.0) {
+            continue;
+        }
+        // The faces crossed by the piece's start, and the next crossing, where it ends.
+        let crossed = (path.crossing < vec3<f32>(start))
+            | ((path.crossing == vec3<f32>(start)) & (axes <= vec3<i32>(piece)));
+        let later = select(path.crossing, vec3<f32>(NO_TOUCH), crossed);
+        let end = min(min(min(later.x, later.y), later.z), 1.0);
+        let image = path.image + select(vec3<f32>(0.0), path.step, crossed);
+        let impact = sweep_image(body, wall, image, start);
+        let time_of_impact = start + impact.time_of_impact * (1.0 - start);
+        if (impact.status != STATUS_MISS && time_of_impact <= end
+            && (earliest.status == STATUS_MISS || time_of_impact < earliest.time_of_impact)) {
+            earliest = ImpactRecord(impact.point, time_of_impact, impact.normal,
+                                    select(impact.status, STATUS_CONTACT, time_of_impact > 0.0));
+        }
+    }
+    return earliest;
 }
 
 // One invocation per body: its earliest impact over every wall, the lowest wall index among
-// equal times.
+// equal times (in a periodic box, of its image in the primary cell).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(
     @builtin(global_invocation_id) id: vec3<u32>,
@@ -134,9 +228,16 @@ fn main(
         return;
     }
     let body = bodies[index];
+    let periodic = (params.flags & FLAG_PERIODIC) != 0u;
+    let path = path_in_box(body);
     var earliest = WallContactRecord(miss(), 0u, 0u, 0u, 0u);
     for (var wall = 0u; wall < params.wall_count; wall++) {
-        let impact = sweep_wall(body, walls[wall]);
+        var impact: ImpactRecord;
+        if (periodic) {
+            impact = sweep_wall_in_box(body, walls[wall], path);
+        } else {
+            impact = sweep_wall(body, walls[wall]);
+        }
         if (impact.status != STATUS_MISS && (earliest.impact.status == STATUS_MISS
             || impact.time_of_impact < earliest.impact.time_of_impact)) {
             earliest = WallContactRecord(impact, wall, 0u, 0u, 0u);

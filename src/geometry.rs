@@ -120,8 +120,9 @@ impl From<MovingCircle> for MovingSphere {
 /// centre comes within its radius of the segment's nearest point (interior or end point),
 /// and a plane when its centre comes within its radius of the plane on the side its normal
 /// points to. A plane is solid behind it: a body whose centre is closer than its radius to
-/// the plane, or behind it, overlaps it. In a periodic box walls are not repeated: a body is
-/// swept against a wall where its centre is, as given.
+/// the plane, or behind it, overlaps it. In a periodic box, the walls' sweeps and both steps
+/// take the walls to lie in its primary cell, not repeated: a body meets a wall when its
+/// image in the cell does (see [`PeriodicBox`](crate::PeriodicBox)).
 ///
 /// # Example
 /// ```

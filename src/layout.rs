@@ -135,18 +135,27 @@ pub struct WallRecord {
     pub _pad: u32,
 }
 
-/// `WallParams`: what the walls stage reads besides its buffers (a uniform block), 16 bytes.
+/// `WallParams`: what the walls stage reads besides its buffers (a uniform block), 48 bytes:
+/// the options as [`SweepParams`] has them, and the counts. Made by [`WallParams::new`].
 #[repr(C)]
-#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Eq, Default)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
 pub struct WallParams {
-    /// [`FLAG_SEPARATING_MISSES`] (the periodic flag does not apply to walls).
+    /// Per axis: the period of a periodic box, 0 where the axis is not periodic.
+    pub period: [f32; 3],
+    /// [`FLAG_PERIODIC`] and [`FLAG_SEPARATING_MISSES`] bits.
     pub flags: u32,
+    /// Per axis: `1 / period`, 0 where the axis is not periodic.
+    pub inverse_period: [f32; 3],
     /// Bodies to sweep: one invocation each.
     pub body_count: u32,
     /// Walls each body is swept against.
     pub wall_count: u32,
-    /// Padding to 16 bytes.
-    pub _pad: u32,
+    /// Padding to 48 bytes.
+    pub _pad0: u32,
+    /// Padding to 48 bytes.
+    pub _pad1: u32,
+    /// Padding to 48 bytes.
+    pub _pad2: u32,
 }
 
 /// `WallContactRecord`: a body's earliest impact on a wall, 48 bytes: the sweep's record of
@@ -194,11 +203,14 @@ impl WallParams {
     /// The parameters of a sweep of `body_count` bodies against `wall_count` walls.
     #[must_use]
     pub fn new(options: &SweepOptions, body_count: u32, wall_count: u32) -> Self {
+        let sweep = SweepParams::new(options, 0);
         Self {
-            flags: SweepParams::new(options, 0).flags & FLAG_SEPARATING_MISSES,
+            period: sweep.period,
+            flags: sweep.flags,
+            inverse_period: sweep.inverse_period,
             body_count,
             wall_count,
-            _pad: 0,
+            ..Self::default()
         }
     }
 }
@@ -270,7 +282,7 @@ const _: () = assert!(size_of::<SweepDispatch>() == 32);
 const _: () = assert!(size_of::<StepParams>() == 80);
 const _: () = assert!(size_of::<KeyValue>() == 8);
 const _: () = assert!(size_of::<WallRecord>() == 32);
-const _: () = assert!(size_of::<WallParams>() == 16);
+const _: () = assert!(size_of::<WallParams>() == 48);
 const _: () = assert!(size_of::<WallContactRecord>() == 48);
 const _: () = assert!(size_of::<ContactRecord>() == 64);
 

@@ -42,7 +42,8 @@ pub struct SweepOptions {
     /// approaching is still reported at t = 0.
     pub stop_at_penetration: bool,
     /// A periodic box in which positions wrap: each pair is swept with the nearest image of
-    /// its second body ([`PeriodicBox`]). `None` (the default): space does not wrap.
+    /// its second body, and each body meets the walls as its image in the box's primary
+    /// cell ([`PeriodicBox`]). `None` (the default): space does not wrap.
     pub periodic_box: Option<PeriodicBox>,
 }
 
@@ -95,6 +96,19 @@ impl SweepOptions {
 /// a body within one period: [`Error::OutsidePeriodicBox`]), but the guarantees (the parity
 /// bound) are stated for centres in `[0, L)` on each periodic axis: elsewhere the wrap adds
 /// a rounding of the size of the coordinates.
+///
+/// # Walls
+/// [`Wall`](crate::Wall)s are given once, in the box's primary cell (`[0, L)` on each axis
+/// that wraps; they are not repeated), and a body meets a wall when its image in the primary
+/// cell touches it, after any number of wraps, along any axis that wraps, for segments and
+/// planes alike. Within a step, the body's start is wrapped into the cell and the step is
+/// cut where its centre crosses a face of the cell (the reach above allows one crossing an
+/// axis, so at most four pieces); on each piece the image then in the cell is swept, and
+/// the earliest touch is the answer, with the point and normal of that image. An image that
+/// touches or overlaps a wall where it enters the cell meets it then, as a contact (under
+/// the separating option, only if it is moving towards it). See
+/// [`reference::sweep_sphere_wall`](crate::reference::sweep_sphere_wall); the walls' sweeps,
+/// the walls stage and both steps follow it.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct PeriodicBox {
     /// Per axis: the period, or infinity where the axis does not wrap.

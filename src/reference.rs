@@ -190,11 +190,97 @@ pub fn time_of_impact_dynamic_static(
 ///
 /// The impact's normal points from the body's centre towards the wall (`-n` on a plane, to
 /// the nearest point of the segment), as the first body's normal of a pair does; its point is
-/// on the body's surface. Options: with `stop_at_penetration` false, a body touching or
-/// overlapping the wall at t = 0 while not moving towards it is a miss; a periodic box does
-/// not apply to walls. `None` for a plane with a zero normal.
+/// on the body's surface. With `stop_at_penetration` false, a body touching or overlapping
+/// the wall at t = 0 while not moving towards it is a miss. `None` for a plane with a zero
+/// normal.
+///
+/// **In a periodic box** the walls lie in its primary cell (`[0, L)` on each axis that
+/// wraps) and a body meets a wall when its image in that cell touches it. The body's start
+/// is wrapped into the cell; the step is cut where the centre crosses a face of the cell
+/// (once an axis at most within the validated reach, [`crate::PeriodicBox`]), and on each
+/// piece `[t_i, t_{i+1}]` the image then in the cell (shifted back by the periods crossed
+/// so far) is swept from `t_i` as above: it meets the wall at the first time in the piece
+/// that it touches it, at `t_i` if it already touches or overlaps it there (a miss under
+/// the separating option if it is not moving towards it then). The earliest over the
+/// pieces is the answer, with the point and normal of the image that touched; a touch after
+/// t = 0 is an [`ImpactStatus::Contact`].
 #[must_use]
 pub fn sweep_sphere_wall(
+    body: &Body,
+    wall: &Wall,
+    options: &SweepOptions,
+) -> Option<ReferenceImpact> {
+    let Some(periodic_box) = &options.periodic_box else {
+        return sweep_sphere_wall_in_open_space(body, wall, options);
+    };
+    let period = periodic_box.period().as_dvec3();
+    let wraps = |axis: usize| periodic_box.wraps(axis);
+    // Per axis: the image (in periods) the centre starts in, and when and which way it
+    // crosses a face of the cell.
+    let mut image = [0.0; 3];
+    let mut crossings = Vec::new();
+    for axis in (0..3).filter(|&axis| wraps(axis)) {
+        let (center, length, motion) = (body.center[axis], period[axis], body.displacement[axis]);
+        image[axis] = (center / length).floor();
+        // The quotient rounds: put a centre within rounding of a face in the cell.
+        if center - image[axis] * length < 0.0 {
+            image[axis] -= 1.0;
+        }
+        if center - image[axis] * length >= length {
+            image[axis] += 1.0;
+        }
+        let start = center - image[axis] * length;
+        let ahead = if motion > 0.0 { length - start } else { start };
+        if motion != 0.0 && ahead <= motion.abs() {
+            crossings.push(((ahead / motion.abs()).max(0.0), axis, motion.signum()));
+        }
+    }
+    // In time order, then axis order.
+    crossings.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut earliest: Option<ReferenceImpact> = None;
+    for piece in 0..=crossings.len() {
+        let start = if piece == 0 {
+            0.0
+        } else {
+            crossings[piece - 1].0
+        };
+        let end = crossings.get(piece).map_or(1.0, |crossing| crossing.0);
+        if piece > 0 {
+            let (_, axis, step) = crossings[piece - 1];
+            image[axis] += step;
+        }
+        let shift = DVec3::from_array(std::array::from_fn(|axis| {
+            if wraps(axis) {
+                image[axis] * period[axis]
+            } else {
+                0.0
+            }
+        }));
+        // The image from the piece's start to the end of the step.
+        let image_body = Body {
+            center: body.center - shift + body.displacement * start,
+            radius: body.radius,
+            displacement: body.displacement * (1.0 - start),
+        };
+        let Some(mut impact) = sweep_sphere_wall_in_open_space(&image_body, wall, options) else {
+            continue;
+        };
+        let time_of_impact = start + impact.time_of_impact * (1.0 - start);
+        if time_of_impact <= end
+            && earliest.is_none_or(|earliest| time_of_impact < earliest.time_of_impact)
+        {
+            impact.time_of_impact = time_of_impact;
+            if time_of_impact > 0.0 {
+                impact.status = ImpactStatus::Contact;
+            }
+            earliest = Some(impact);
+        }
+    }
+    earliest
+}
+
+/// [`sweep_sphere_wall`] without a periodic box.
+fn sweep_sphere_wall_in_open_space(
     body: &Body,
     wall: &Wall,
     options: &SweepOptions,

@@ -552,8 +552,9 @@ fn counts_at_the_capacity_fit_and_one_more_reruns() {
 }
 
 /// Walls in the step: the GPU's earliest wall of each body against the CPU step's, beside
-/// the same contacts as without walls; a world of one body; walls after the step's buffers
-/// grew (the walls stage is bound again over the new bodies buffer).
+/// the same contacts as without walls, in open space and in periodic boxes (where the walls
+/// lie in the primary cell); a world of one body; walls after the step's buffers grew (the
+/// walls stage is bound again over the new bodies buffer).
 #[test]
 fn walls_in_the_step_equal_the_cpu_steps() {
     use sweepcast::Wall;
@@ -566,6 +567,8 @@ fn walls_in_the_step_equal_the_cpu_steps() {
         (Scene::Uniform, 3, 5_000),
         (Scene::Fast, 2, 5_000),
         (Scene::Radii100, 3, 20_000),
+        (Scene::Periodic, 3, 5_000),
+        (Scene::Periodic, 2, 5_000),
     ] {
         let (bodies, options) = scene.bodies(n, dims, 3);
         // A box a little inside the bodies' bounds, and a few segments through the scene.

@@ -87,7 +87,16 @@ fn every_shared_struct_matches_its_rust_mirror() {
         rust_layout!(KeyValue: key, value),
         rust_layout!(ContactRecord: pair, _pad0, image, _pad1, impact),
         rust_layout!(WallRecord: point, kind, vector, _pad),
-        rust_layout!(WallParams: flags, body_count, wall_count, _pad),
+        rust_layout!(
+            WallParams: period,
+            flags,
+            inverse_period,
+            body_count,
+            wall_count,
+            _pad0,
+            _pad1,
+            _pad2
+        ),
         rust_layout!(WallContactRecord: impact, wall, _pad0, _pad1, _pad2),
     ];
     let mut structs = 0;

@@ -5,7 +5,8 @@
 use glam::{Vec2, Vec3};
 use sweepcast::reference::{self, Body};
 use sweepcast::{
-    Error, ImpactStatus, MovingCircle, MovingSphere, SweepOptions, Wall, cpu, validate_walls,
+    Error, ImpactStatus, MovingCircle, MovingSphere, PeriodicBox, SweepOptions, Wall, cpu,
+    validate_walls,
 };
 use testkit::SplitMix64;
 
@@ -449,47 +450,25 @@ fn submit_and_read(
     common::cast(&common::read_mapped(context.device(), &readback), count)
 }
 
-#[test]
-fn the_gpu_stage_gives_its_twins_earliest_walls() {
-    let Some(context) = common::gpu_context("the_gpu_stage_gives_its_twins_earliest_walls") else {
-        return;
-    };
+/// Records the walls stage on `bodies` and `walls` with each of `options` and holds every
+/// record to the twin's (`cpu::walls::main`): equal to the bit, or passing the judge.
+fn stage_against_twin(
+    context: &sweepcast::gpu::GpuContext,
+    bodies: &[MovingSphere],
+    walls: &[Wall],
+    options: &[SweepOptions],
+) {
     let (device, queue) = (context.device(), context.queue());
     let stage = sweepcast::gpu::WallStage::new(device).unwrap();
-    let mut random = SplitMix64::new(11);
-    // A box, a table's cushions as segments, rods in space, tilted planes and points.
-    let mut walls: Vec<Wall> = Wall::box_interior(Vec3::splat(-20.0), Vec3::splat(20.0)).to_vec();
-    for _ in 0..6 {
-        walls.push(Wall::segment_3d(
-            random.in_ball(15.0, 2),
-            random.in_ball(15.0, 2),
-        ));
-        walls.push(Wall::segment_3d(
-            random.in_ball(15.0, 3),
-            random.in_ball(15.0, 3),
-        ));
-    }
-    walls.push(Wall::plane(random.in_ball(10.0, 3), random.in_ball(1.0, 3)));
-    walls.push(Wall::segment(Vec2::splat(3.0), Vec2::splat(3.0)));
-    validate_walls(&walls).unwrap();
-    let bodies: Vec<MovingSphere> = (0..50_000)
-        .map(|k| {
-            let dimensions = if k % 2 == 0 { 2 } else { 3 };
-            MovingSphere::new(
-                random.in_ball(18.0, dimensions),
-                random.range(0.0, 1.5) as f32,
-                random.in_ball(20.0, dimensions),
-            )
-        })
-        .collect();
+    validate_walls(walls).unwrap();
     let records: Vec<sweepcast::layout::BodyRecord> = bodies.iter().map(|&b| b.into()).collect();
     let wall_records: Vec<sweepcast::layout::WallRecord> = walls.iter().map(Into::into).collect();
     let buffers = stage
         .create_buffers(device, bodies.len() as u64, walls.len() as u64)
         .unwrap();
     queue.write_buffer(buffers.bodies(), 0, bytemuck::cast_slice(&records));
-    buffers.write_walls(queue, &walls).unwrap();
-    for options in [SweepOptions::DEFAULT, SweepOptions::event_driven()] {
+    buffers.write_walls(queue, walls).unwrap();
+    for options in options {
         let mut encoder = device.create_command_encoder(&Default::default());
         stage
             .record(
@@ -498,13 +477,13 @@ fn the_gpu_stage_gives_its_twins_earliest_walls() {
                 &buffers,
                 bodies.len() as u32,
                 walls.len() as u32,
-                &options,
+                options,
             )
             .unwrap();
-        let gpu = submit_and_read(&context, encoder, &buffers, bodies.len());
+        let gpu = submit_and_read(context, encoder, &buffers, bodies.len());
         // The twin, entry point by entry point.
         let params =
-            sweepcast::layout::WallParams::new(&options, bodies.len() as u32, walls.len() as u32);
+            sweepcast::layout::WallParams::new(options, bodies.len() as u32, walls.len() as u32);
         let mut twin = vec![sweepcast::layout::WallContactRecord::default(); bodies.len()];
         for index in 0..bodies.len() as u32 {
             cpu::walls::main(index, &records, &wall_records, &mut twin, &params);
@@ -521,7 +500,7 @@ fn the_gpu_stage_gives_its_twins_earliest_walls() {
                 continue;
             }
             if let Err(why) =
-                common::judge_earliest_wall(&bodies[k], &walls, &options, hit(ours), hit(theirs))
+                common::judge_earliest_wall(&bodies[k], walls, options, hit(ours), hit(theirs))
             {
                 panic!("body {k}: {why}: {ours:?} against the twin's {theirs:?}");
             }
@@ -535,6 +514,78 @@ fn the_gpu_stage_gives_its_twins_earliest_walls() {
             "the cases must hit often enough to test something"
         );
     }
+}
+
+#[test]
+fn the_gpu_stage_gives_its_twins_earliest_walls() {
+    let Some(context) = common::gpu_context("the_gpu_stage_gives_its_twins_earliest_walls") else {
+        return;
+    };
+    let mut random = SplitMix64::new(11);
+    // A box, a table's cushions as segments, rods in space, tilted planes and points.
+    let mut walls: Vec<Wall> = Wall::box_interior(Vec3::splat(-20.0), Vec3::splat(20.0)).to_vec();
+    for _ in 0..6 {
+        walls.push(Wall::segment_3d(
+            random.in_ball(15.0, 2),
+            random.in_ball(15.0, 2),
+        ));
+        walls.push(Wall::segment_3d(
+            random.in_ball(15.0, 3),
+            random.in_ball(15.0, 3),
+        ));
+    }
+    walls.push(Wall::plane(random.in_ball(10.0, 3), random.in_ball(1.0, 3)));
+    walls.push(Wall::segment(Vec2::splat(3.0), Vec2::splat(3.0)));
+    let bodies: Vec<MovingSphere> = (0..50_000)
+        .map(|k| {
+            let dimensions = if k % 2 == 0 { 2 } else { 3 };
+            MovingSphere::new(
+                random.in_ball(18.0, dimensions),
+                random.range(0.0, 1.5) as f32,
+                random.in_ball(20.0, dimensions),
+            )
+        })
+        .collect();
+    let options = [SweepOptions::DEFAULT, SweepOptions::event_driven()];
+    stage_against_twin(&context, &bodies, &walls, &options);
+}
+
+#[test]
+fn the_gpu_stage_gives_its_twins_earliest_walls_in_a_periodic_box() {
+    let Some(context) =
+        common::gpu_context("the_gpu_stage_gives_its_twins_earliest_walls_in_a_periodic_box")
+    else {
+        return;
+    };
+    let mut random = SplitMix64::new(13);
+    // x and y wrap, z does not; bodies cross the faces often.
+    let periodic_box = PeriodicBox::new(Vec3::new(16.0, 12.0, f32::INFINITY)).unwrap();
+    let bodies: Vec<MovingSphere> = (0..50_000)
+        .map(|k| body_in_box(&mut random, &periodic_box, 2 + k % 2, 1.5))
+        .collect();
+    // Segments and rods in the cell, some near its faces, points, a floor and a ceiling
+    // (along z, which does not wrap), and planes tilted across the axes that wrap.
+    let mut walls = vec![
+        Wall::plane(Vec3::new(0.0, 0.0, -1.0), Vec3::Z),
+        Wall::plane(Vec3::new(0.0, 0.0, 15.0), Vec3::NEG_Z),
+        Wall::plane(Vec3::new(8.0, 6.0, 0.0), Vec3::new(1.0, -2.0, 0.5)),
+        Wall::segment(Vec2::new(0.5, 1.0), Vec2::new(0.5, 11.0)),
+        Wall::segment(Vec2::new(2.0, 11.75), Vec2::new(14.0, 11.75)),
+        Wall::segment(Vec2::splat(6.0), Vec2::splat(6.0)),
+    ];
+    for _ in 0..6 {
+        walls.push(Wall::segment_3d(
+            in_cell(&mut random, &periodic_box, 2),
+            in_cell(&mut random, &periodic_box, 2),
+        ));
+        walls.push(Wall::segment_3d(
+            in_cell(&mut random, &periodic_box, 3),
+            in_cell(&mut random, &periodic_box, 3),
+        ));
+    }
+    let options = [SweepOptions::DEFAULT, SweepOptions::event_driven()]
+        .map(|options| options.with_periodic_box(periodic_box));
+    stage_against_twin(&context, &bodies, &walls, &options);
 }
 
 #[test]
@@ -621,5 +672,333 @@ fn walls_in_the_cpu_step_are_the_earliest_wall_contacts() {
     assert_eq!(
         finder.find(&bodies, options).unwrap().contacts(),
         without.contacts()
+    );
+}
+
+/// A box of period 10 along x only (y and z do not wrap).
+fn periodic_along_x() -> SweepOptions {
+    let periodic_box = PeriodicBox::new(Vec3::new(10.0, f32::INFINITY, f32::INFINITY)).unwrap();
+    SweepOptions::DEFAULT.with_periodic_box(periodic_box)
+}
+
+#[test]
+fn a_body_that_wraps_meets_a_wall_beyond_the_face_it_crossed() {
+    // From x = 9.5 by +2: the centre crosses x = 10 at t = 0.25 and its image goes on from
+    // x = 0; the cushion x = 1 (y from 4 to 6) stops it at x = 0.75, at t = 0.625.
+    let cushion = Wall::segment(Vec2::new(1.0, 4.0), Vec2::new(1.0, 6.0));
+    let options = periodic_along_x();
+    let impact = both(circle(9.5, 5.0, 0.25, 2.0, 0.0), &cushion, options).expect("it wraps");
+    assert_eq!((impact.time_of_impact, impact.normal), (0.625, Vec3::X));
+    assert_eq!(impact.point, Vec3::new(1.0, 5.0, 0.0));
+    assert_eq!(impact.status, ImpactStatus::Contact);
+    // Handed in unwrapped, periods away on either side: the same answer, to the bit.
+    for x in [29.5, -0.5, -20.5] {
+        let again = both(circle(x, 5.0, 0.25, 2.0, 0.0), &cushion, options);
+        assert_eq!(again, Some(impact), "x = {x}");
+    }
+    // Without the box the body stays clear of it, as before.
+    assert!(
+        both(
+            circle(9.5, 5.0, 0.25, 2.0, 0.0),
+            &cushion,
+            SweepOptions::DEFAULT
+        )
+        .is_none()
+    );
+    // The other way, through x = 0: the image from x = 10 meets the cushion x = 9 from its
+    // right at x = 9.25, at t = 0.25 + 0.75 / 2.
+    let far_cushion = Wall::segment(Vec2::new(9.0, 4.0), Vec2::new(9.0, 6.0));
+    let impact = both(circle(0.5, 5.0, 0.25, -2.0, 0.0), &far_cushion, options).unwrap();
+    assert_eq!((impact.time_of_impact, impact.normal), (0.625, Vec3::NEG_X));
+    assert_eq!(impact.point, Vec3::new(9.0, 5.0, 0.0));
+    // And the earliest wall of such bodies, with the reach checked.
+    let bodies = [
+        circle(9.5, 5.0, 0.25, 2.0, 0.0),
+        circle(29.5, 5.0, 0.25, 2.0, 0.0),
+    ];
+    let contacts = cpu::earliest_wall_contacts(&bodies, &[cushion], options).unwrap();
+    assert!(
+        contacts
+            .iter()
+            .all(|c| c.map(|c| c.impact.time_of_impact) == Some(0.625))
+    );
+    let too_fast = [circle(9.5, 5.0, 0.25, 2.5, 0.0)];
+    assert!(matches!(
+        cpu::earliest_wall_contacts(&too_fast, &[cushion], options),
+        Err(Error::PeriodicBoxTooSmall {
+            body: 0,
+            axis: 0,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_body_that_wraps_meets_a_plane_as_its_image_in_the_cell() {
+    // A floor y = 1 in a cube of side 10: a body handed in at y = 21.5 is the image at
+    // y = 1.5, which falls to the floor (at y = 1.25) at t = 0.25.
+    let floor = Wall::plane(Vec3::new(0.0, 1.0, 0.0), Vec3::Y);
+    let options = SweepOptions::DEFAULT.with_periodic_box(PeriodicBox::cube(10.0).unwrap());
+    let falling = |y| MovingSphere::new(Vec3::new(5.0, y, 5.0), 0.25, Vec3::NEG_Y);
+    let impact = both(falling(1.5), &floor, options).unwrap();
+    assert_eq!((impact.time_of_impact, impact.normal), (0.25, Vec3::NEG_Y));
+    assert_eq!(both(falling(21.5), &floor, options), Some(impact));
+    assert_eq!(both(falling(-8.5), &floor, options), Some(impact));
+    // A plane that cuts a periodic axis: x = 9 + y (free side below-right, x - y > 9).
+    // Moving +x from (9.75, 0.25), the centre crosses x = 10 at t = 0.25 and its image
+    // appears at x = 0, deep in the solid: it meets the plane then, as a contact; under the
+    // separating option it is moving out of the solid (towards its free side), a miss.
+    let slope = Wall::plane(Vec3::new(9.0, 0.0, 0.0), Vec3::new(1.0, -1.0, 0.0));
+    let body = circle(9.75, 0.25, 0.1, 1.0, 0.0);
+    let options = periodic_along_x();
+    let impact = both(body, &slope, options).expect("its image appears in the solid");
+    assert_eq!(impact.time_of_impact, 0.25);
+    assert_eq!(impact.status, ImpactStatus::Contact);
+    let event_driven =
+        SweepOptions::event_driven().with_periodic_box(options.periodic_box.unwrap());
+    assert!(both(body, &slope, event_driven).is_none());
+    // Open space: the body stays on the free side.
+    assert!(both(body, &slope, SweepOptions::DEFAULT).is_none());
+}
+
+#[test]
+fn the_periodic_judge_rejects_wrong_answers() {
+    let options = periodic_along_x();
+    let body: MovingSphere = circle(9.5, 5.0, 0.25, 2.0, 0.0).into();
+    let cushion = Wall::segment(Vec2::new(1.0, 4.0), Vec2::new(1.0, 6.0));
+    let judge = |wall: &Wall, time| common::judge_wall(&body, wall, &options, time).is_ok();
+    assert!(judge(&cushion, Some(0.625)));
+    // A miss; a time short of touching; the image leaving the cushion's far side (touching
+    // then too, but not first).
+    for wrong in [None, Some(0.6), Some(0.875)] {
+        assert!(!judge(&cushion, wrong), "{wrong:?}");
+    }
+    // A wall beyond the face x = 10, which the body's path in open space meets at t = 0.375
+    // (x = 10.25) but no image in the cell does.
+    let beyond = Wall::segment(Vec2::new(10.5, 4.0), Vec2::new(10.5, 6.0));
+    assert!(judge(&beyond, None));
+    assert!(!judge(&beyond, Some(0.375)));
+}
+
+/// A random periodic box for the wall tests: in 2D x and y may wrap, in 3D any axis, at
+/// least one; periods from 4 to 20.
+fn random_periodic_box(random: &mut SplitMix64, dimensions: u32) -> PeriodicBox {
+    loop {
+        let period = Vec3::from_array(std::array::from_fn(|axis| {
+            let wraps = axis < dimensions as usize && random.unit() < 0.7;
+            if wraps {
+                random.range(4.0, 20.0) as f32
+            } else {
+                f32::INFINITY
+            }
+        }));
+        if let Ok(periodic_box) = PeriodicBox::new(period) {
+            return periodic_box;
+        }
+    }
+}
+
+/// A random point of the box's primary cell ([0, L) where an axis wraps, [0, 20) where it
+/// does not), in `dimensions`.
+fn in_cell(random: &mut SplitMix64, periodic_box: &PeriodicBox, dimensions: u32) -> Vec3 {
+    Vec3::from_array(std::array::from_fn(|axis| {
+        let period = periodic_box.period()[axis];
+        let side = if period.is_finite() { period } else { 20.0 };
+        if axis < dimensions as usize {
+            (random.unit() * f64::from(side)) as f32 % side
+        } else {
+            0.0
+        }
+    }))
+}
+
+/// A random body in the box's primary cell, of radius below `largest_radius` and within the
+/// validated reach (radius plus displacement below a quarter period). Half the time on each
+/// axis that wraps, it starts where its centre crosses the face ahead at a random time of
+/// the step.
+fn body_in_box(
+    random: &mut SplitMix64,
+    periodic_box: &PeriodicBox,
+    dimensions: u32,
+    largest_radius: f64,
+) -> MovingSphere {
+    let shortest = f64::from(periodic_box.period().min_element());
+    let radius = random.range(0.0, largest_radius);
+    let displacement = random.in_ball((shortest / 4.0 - radius) * 0.999, dimensions);
+    let mut center = in_cell(random, periodic_box, dimensions);
+    for axis in (0..3).filter(|&axis| periodic_box.wraps(axis)) {
+        let motion = f64::from(displacement[axis]);
+        if random.unit() < 0.5 {
+            let before_face = motion.abs() * random.unit();
+            let period = f64::from(periodic_box.period()[axis]);
+            center[axis] = if motion > 0.0 {
+                period - before_face
+            } else {
+                before_face
+            } as f32;
+        }
+    }
+    let body = MovingSphere::new(center, radius as f32, displacement);
+    assert!(sweepcast::validate_periodic_reach(&[body], periodic_box).is_ok());
+    body
+}
+
+/// Where `body`'s image in the box's primary cell ends the step.
+fn end_in_cell(body: &MovingSphere, periodic_box: &PeriodicBox) -> Vec3 {
+    Vec3::from_array(std::array::from_fn(|axis| {
+        let end = body.center[axis] + body.displacement[axis];
+        let period = periodic_box.period()[axis];
+        if period.is_finite() {
+            end.rem_euclid(period)
+        } else {
+            end
+        }
+    }))
+}
+
+/// Whether the image of `body` (which starts in the primary cell) that met a wall is not
+/// the body itself: it met it after crossing a face.
+fn met_after_a_crossing(
+    body: &MovingSphere,
+    impact: &sweepcast::Impact,
+    periodic_box: &PeriodicBox,
+) -> bool {
+    let image = impact.point - impact.normal * body.radius;
+    let unwrapped = body.center + body.displacement * impact.time_of_impact;
+    (image - unwrapped).abs().max_element() > periodic_box.period().min_element() / 2.0
+}
+
+#[test]
+fn the_f32_path_is_held_to_the_oracle_in_periodic_boxes() {
+    let mut random = SplitMix64::new(23);
+    let (mut hits, mut crossing_hits, mut worst, mut disagreements) = (0, 0, 0.0f64, 0);
+    for case in 0..100_000 {
+        let dimensions = if case % 2 == 0 { 2 } else { 3 };
+        let periodic_box = random_periodic_box(&mut random, dimensions);
+        let options = [SweepOptions::DEFAULT, SweepOptions::event_driven()][case / 2 % 2]
+            .with_periodic_box(periodic_box);
+        let shortest = f64::from(periodic_box.period().min_element());
+        let body = body_in_box(&mut random, &periodic_box, dimensions, shortest / 10.0);
+        // Where the body's image in the cell ends the step: walls about it are met after a
+        // crossing as often as before.
+        let end = end_in_cell(&body, &periodic_box);
+        let near_end = |random: &mut SplitMix64, size: f64| end + random.in_ball(size, dimensions);
+        let wall = match case % 6 {
+            0 => Wall::segment_3d(
+                in_cell(&mut random, &periodic_box, dimensions),
+                in_cell(&mut random, &periodic_box, dimensions),
+            ),
+            1 => Wall::segment_3d(near_end(&mut random, 2.0), near_end(&mut random, 4.0)),
+            // Short segments, nearly points.
+            2 => {
+                let start = near_end(&mut random, 1.0);
+                Wall::segment_3d(start, start + random.in_ball(1e-3, dimensions))
+            }
+            // Planes, tilted across the axes that wrap (an image entering the cell may then
+            // appear behind one), or along an axis.
+            3 => Wall::plane(near_end(&mut random, 1.0), random.in_ball(1.0, dimensions)),
+            4 => Wall::plane(
+                in_cell(&mut random, &periodic_box, dimensions),
+                random.in_ball(1.0, dimensions),
+            ),
+            _ => {
+                let mut normal = Vec3::ZERO;
+                normal[(random.unit() * f64::from(dimensions)) as usize] = 1.0;
+                Wall::plane(near_end(&mut random, 1.0), normal)
+            }
+        };
+        if validate_walls(&[wall]).is_err() {
+            continue;
+        }
+        let answer = cpu::sweep_sphere_wall(&body, &wall, options);
+        let time = answer.map(|impact| impact.time_of_impact);
+        let verdict = common::judge_wall(&body, &wall, &options, time).unwrap_or_else(|why| {
+            panic!("case {case}: {why}: {body:?} {wall:?} {options:?}: {answer:?}")
+        });
+        if let Some(impact) = answer {
+            hits += 1;
+            crossing_hits += usize::from(met_after_a_crossing(&body, &impact, &periodic_box));
+        }
+        if let Some(error) = verdict.backward_error {
+            worst = worst.max(error);
+        }
+        disagreements += usize::from(verdict.disagrees);
+    }
+    println!(
+        "{hits} hits ({crossing_hits} after a crossing); worst backward error {worst:.2} ε s² (bound {}); {disagreements} hit/miss disagreements within the bound",
+        common::WALL_BOUND
+    );
+    assert!(
+        hits > 10_000 && crossing_hits > 1_000,
+        "the random cases must hit, and after a crossing, often enough to test something: {hits}, {crossing_hits}"
+    );
+}
+
+#[test]
+fn walls_in_the_cpu_step_in_a_periodic_box_are_held_to_the_oracle() {
+    let (bodies, options) = testkit::Scene::Periodic.bodies(10_000, 3, 5);
+    let periodic_box = options.periodic_box.expect("a periodic scene");
+    let side = periodic_box.period().x;
+    let mut random = SplitMix64::new(17);
+    // A plane across x (its solid side x > 0.9 L, which bodies crossing x = 0 downwards
+    // enter), long segments through the cell and short ones along its faces, within a unit
+    // of them.
+    let mut walls = vec![Wall::plane(Vec3::new(0.9 * side, 0.0, 0.0), Vec3::NEG_X)];
+    for k in 0..36 {
+        if k % 3 == 0 {
+            walls.push(Wall::segment_3d(
+                in_cell(&mut random, &periodic_box, 3),
+                in_cell(&mut random, &periodic_box, 3),
+            ));
+            continue;
+        }
+        let axis = (random.unit() * 3.0) as usize;
+        let mut start = in_cell(&mut random, &periodic_box, 3);
+        start[axis] = random.range(0.0, 1.0) as f32;
+        if k % 3 == 2 {
+            start[axis] = side - start[axis];
+        }
+        let mut along = random.in_ball(8.0, 3);
+        along[axis] = 0.0;
+        walls.push(Wall::segment_3d(start, start + along));
+    }
+    let mut finder = cpu::ContactFinder::new();
+    let without = finder.find(&bodies, options).unwrap().clone();
+    let with = finder.find_with_walls(&bodies, &walls, options).unwrap();
+    assert_eq!(with.contacts(), without.contacts());
+    let alone = cpu::earliest_wall_contacts(&bodies, &walls, options).unwrap();
+    assert_eq!(with.earliest_walls(), &alone[..]);
+    let (mut hits, mut crossing_hits, mut equal) = (0, 0, 0);
+    for (k, (body, contact)) in bodies.iter().zip(with.earliest_walls()).enumerate() {
+        // The oracle's earliest wall: the lowest index among equal times.
+        let oracle = walls
+            .iter()
+            .enumerate()
+            .filter_map(|(w, wall)| {
+                let impact = reference::sweep_sphere_wall(&Body::from(*body), wall, &options)?;
+                Some((w as u32, impact.time_of_impact))
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+            .map(|(w, t)| (w, t as f32));
+        let ours = contact.map(|c| (c.wall, c.impact.time_of_impact));
+        if ours == oracle {
+            equal += 1;
+        } else if let Err(why) = common::judge_earliest_wall(body, &walls, &options, ours, oracle) {
+            panic!("body {k}: {why}: {contact:?} against the oracle's {oracle:?}");
+        }
+        if let Some(contact) = contact {
+            hits += 1;
+            crossing_hits +=
+                usize::from(met_after_a_crossing(body, &contact.impact, &periodic_box));
+        }
+    }
+    println!(
+        "{} bodies, {} walls: {hits} meet a wall ({crossing_hits} after crossing a face), {equal} as the oracle's to f32",
+        bodies.len(),
+        walls.len()
+    );
+    assert!(
+        hits > 300 && crossing_hits > 30,
+        "the walls must be met, and after a crossing, often enough to test something: {hits}, {crossing_hits}"
     );
 }

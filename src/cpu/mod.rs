@@ -105,8 +105,12 @@ pub fn sweep_circle_circle(
 /// touching or overlapping the wall at t = 0 is reported at t = 0
 /// ([`ImpactStatus::Overlapping`](crate::ImpactStatus) for an overlap, also for a centre
 /// behind a plane), or is a miss under the separating option when it is not moving towards
-/// the wall. A periodic box in `options` does not apply to walls. Inputs are not validated
-/// here (a plane with a zero normal is a miss); [`earliest_wall_contacts`] validates.
+/// the wall. In a periodic box in `options`, the wall lies in the box's primary cell and the
+/// body meets it when its image in the cell does, across any faces it crosses in the step
+/// (see [`crate::reference::sweep_sphere_wall`]; an overlap found where the image enters
+/// the cell after t = 0 is a contact then). Inputs are not validated here (a plane with a
+/// zero normal is a miss; beyond the periodic box's reach, one crossing an axis is followed);
+/// [`earliest_wall_contacts`] validates.
 ///
 /// # Example
 /// ```
@@ -131,7 +135,7 @@ pub fn sweep_circle_circle(
 /// ```
 ///
 /// See also [`crate::reference::sweep_sphere_wall`], the f64 oracle of the same test, and
-/// [`walls::sweep_wall`], the twin of the shader's function this calls.
+/// [`walls::main`], the twin of the shader's entry point this calls.
 #[must_use]
 pub fn sweep_sphere_wall<B>(body: &B, wall: &Wall, options: SweepOptions) -> Option<Impact>
 where
@@ -139,8 +143,9 @@ where
 {
     let body = BodyRecord::from((*body).into());
     let params = WallParams::new(&options, 1, 1);
-    walls::sweep_wall(&body, &WallRecord::from(wall), &params)
-        .to_impact(&body, &BodyRecord::default())
+    let mut contact = [WallContactRecord::default()];
+    walls::main(0, &[body], &[WallRecord::from(wall)], &mut contact, &params);
+    contact[0].impact.to_impact(&body, &BodyRecord::default())
 }
 
 /// A body's earliest impact on a wall in the step.
@@ -153,14 +158,17 @@ pub struct WallContact {
 }
 
 /// Each body's earliest impact on any of `walls` during the step, in parallel on all cores:
-/// the twin of the walls shader's entry point (`walls::main`) on every body.
+/// the twin of the walls shader's entry point (`walls::main`) on every body. In a periodic
+/// box, of the body's image in the box's primary cell, where the walls lie (see
+/// [`sweep_sphere_wall`]).
 ///
 /// # Errors
 /// [`Error::NonFinite`], [`Error::TooLarge`] or [`Error::NegativeRadius`] for a bad body,
+/// [`Error::PeriodicBoxTooSmall`] or [`Error::OutsidePeriodicBox`] for a body that does not
+/// fit the options' periodic box ([`crate::validate_periodic_reach`]),
 /// [`Error::InvalidWall`] for a bad wall (a non-finite or too large coordinate, a plane with
 /// a zero normal, or more walls than `u32` indices name), [`Error::TooManyBodies`] beyond
-/// `u32` indices. No walls, or no bodies,
-/// give no contacts.
+/// `u32` indices. No walls, or no bodies, give no contacts.
 ///
 /// # Example
 /// ```
@@ -187,6 +195,9 @@ where
     B: Copy + Into<MovingSphere> + Sync,
 {
     crate::validate_bodies(bodies)?;
+    if let Some(periodic_box) = &options.periodic_box {
+        crate::validate_periodic_reach(bodies, periodic_box)?;
+    }
     let mut records = Vec::new();
     wall_records_into(walls, &mut records)?;
     let bodies: Vec<BodyRecord> = bodies.iter().map(|&body| body.into().into()).collect();

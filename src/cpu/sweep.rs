@@ -53,8 +53,22 @@ pub(crate) fn center_offset(a: Vec3, b: Vec3, params: &SweepParams) -> Vec3 {
     if (params.flags & FLAG_PERIODIC) == 0 {
         return b - a;
     }
-    let period = Vec3::from_array(params.period);
-    let image = nearest_image(a, b, params);
+    image_offset(
+        a,
+        b,
+        nearest_image(a, b, params),
+        Vec3::from_array(params.period),
+    )
+}
+
+/// `image_offset` of `shared.wgsl`: `b` minus `a`, with `b` taken `image` periods away (per
+/// axis): `(b - image * period) - a`. The shift is applied to whichever of the two lies near
+/// it (`b` for a positive image, `a` for a negative one), where it is exact (Sterbenz) for
+/// points in `[0, period)` a period apart: the one rounding is that of the difference itself,
+/// as without a box.
+#[must_use]
+#[inline]
+pub fn image_offset(a: Vec3, b: Vec3, image: Vec3, period: Vec3) -> Vec3 {
     let shift_b = Vec3::select(image.cmpgt(Vec3::ZERO), image * period, Vec3::ZERO);
     let shift_a = Vec3::select(image.cmplt(Vec3::ZERO), -image * period, Vec3::ZERO);
     (b - shift_b) - (a - shift_a)

@@ -1,13 +1,17 @@
 //! The f32 twin of `shaders/walls.wgsl`, line for line, entry point included: each body's
-//! earliest impact on the step's static walls ([`Wall`](crate::Wall): segments and planes).
-//! Its f64 oracle is [`crate::reference::sweep_sphere_wall`].
+//! earliest impact on the step's static walls ([`Wall`](crate::Wall): segments and planes),
+//! in a periodic box that of its image in the primary cell ([`path_in_box`],
+//! [`sweep_wall_in_box`]). Its f64 oracle is [`crate::reference::sweep_sphere_wall`].
 
-use glam::Vec3;
+use glam::{IVec3, Vec3};
 
-use super::sweep::{contact_normal, first_touch, largest_component, miss, power_of_two_scale};
+use super::sweep::{
+    contact_normal, first_touch, image_offset, largest_component, miss, power_of_two_scale,
+};
 use crate::layout::{
-    BodyRecord, FLAG_SEPARATING_MISSES, ImpactRecord, MIN_NORMAL, STATUS_CONTACT, STATUS_MISS,
-    STATUS_OVERLAPPING, WALL_PLANE, WallContactRecord, WallParams, WallRecord,
+    BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, MIN_NORMAL, NO_TOUCH,
+    STATUS_CONTACT, STATUS_MISS, STATUS_OVERLAPPING, WALL_PLANE, WallContactRecord, WallParams,
+    WallRecord,
 };
 
 // The record of the body touching or overlapping the wall at t = 0, the wall lying along
@@ -36,14 +40,19 @@ fn at_start(
     }
 }
 
-fn sweep_plane(body: &BodyRecord, wall: &WallRecord, params: &WallParams) -> ImpactRecord {
+// The body against a plane, its centre at `raw_offset` from the plane's point.
+fn sweep_plane(
+    body: &BodyRecord,
+    raw_offset: Vec3,
+    wall: &WallRecord,
+    params: &WallParams,
+) -> ImpactRecord {
     let (center, displacement) = (
         Vec3::from_array(body.center),
         Vec3::from_array(body.displacement),
     );
-    // Relative coordinates, rescaled by a power of two (exact) as the pair sweep does, so
-    // that nothing below overflows or flushes to zero on one path and not another.
-    let raw_offset = center - Vec3::from_array(wall.point);
+    // The relative coordinates, rescaled by a power of two (exact) as the pair sweep does,
+    // so that nothing below overflows or flushes to zero on one path and not another.
     let largest = largest_component(raw_offset)
         .max(largest_component(displacement))
         .max(body.radius);
@@ -72,15 +81,21 @@ fn sweep_plane(body: &BodyRecord, wall: &WallRecord, params: &WallParams) -> Imp
     }
 }
 
-fn sweep_segment(body: &BodyRecord, wall: &WallRecord, params: &WallParams) -> ImpactRecord {
+// The body against a segment, its end points at `raw_to_start` and `raw_to_end` from the
+// body's centre.
+fn sweep_segment(
+    body: &BodyRecord,
+    raw_to_start: Vec3,
+    raw_to_end: Vec3,
+    wall: &WallRecord,
+    params: &WallParams,
+) -> ImpactRecord {
     let (center, displacement) = (
         Vec3::from_array(body.center),
         Vec3::from_array(body.displacement),
     );
     let (start, end) = (Vec3::from_array(wall.point), Vec3::from_array(wall.vector));
     // Relative to the body's centre: the end points, and the edge between them.
-    let raw_to_start = start - center;
-    let raw_to_end = end - center;
     let largest = largest_component(raw_to_start)
         .max(largest_component(raw_to_end))
         .max(largest_component(displacement))
@@ -144,19 +159,157 @@ fn sweep_segment(body: &BodyRecord, wall: &WallRecord, params: &WallParams) -> I
     }
 }
 
-/// `sweep_wall` of the shader: the body against one wall, the body first, the wall second
-/// (the normal points from the body's centre towards the wall).
+/// `sweep_wall` of the shader: the body against one wall in open space, the body first, the
+/// wall second (the normal points from the body's centre towards the wall).
 #[must_use]
 pub fn sweep_wall(body: &BodyRecord, wall: &WallRecord, params: &WallParams) -> ImpactRecord {
+    let (center, point) = (Vec3::from_array(body.center), Vec3::from_array(wall.point));
     if wall.kind == WALL_PLANE {
-        return sweep_plane(body, wall, params);
+        return sweep_plane(body, center - point, wall, params);
     }
-    sweep_segment(body, wall, params)
+    let end = Vec3::from_array(wall.vector);
+    sweep_segment(body, point - center, end - center, wall, params)
+}
+
+/// `Path` of the shader: a body's step in the periodic box, as the walls see it.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Path {
+    /// Per axis: the image (in periods) whose centre lies in the primary cell at t = 0.
+    pub image: Vec3,
+    /// Per axis: when the centre crosses a face of the cell, or [`NO_TOUCH`] if not in the
+    /// step.
+    pub crossing: Vec3,
+    /// Per axis: how the image changes there (1 moving up, -1 moving down, 0 without one).
+    pub step: Vec3,
+}
+
+/// `path_in_box` of the shader: where `body`'s step lies in the periodic box of `params`.
+#[must_use]
+pub fn path_in_box(body: &BodyRecord, params: &WallParams) -> Path {
+    let (center, displacement) = (
+        Vec3::from_array(body.center),
+        Vec3::from_array(body.displacement),
+    );
+    let period = Vec3::from_array(params.period);
+    let wraps = period.cmpgt(Vec3::ZERO);
+    // floor(centre / period), put right where the product has rounded across a face, so that
+    // a centre in [0, period) is its own image (0) and `in_cell` below is exact for it.
+    let mut image = (center * Vec3::from_array(params.inverse_period)).floor();
+    let below = wraps & (center - image * period).cmplt(Vec3::ZERO);
+    image -= Vec3::select(below, Vec3::ONE, Vec3::ZERO);
+    let above = wraps & (center - image * period).cmpge(period);
+    image += Vec3::select(above, Vec3::ONE, Vec3::ZERO);
+    let in_cell = center - image * period;
+    // The face ahead: the upper one moving up, the lower one moving down. A centre that
+    // rounding leaves just past it crosses at t = 0.
+    let moving_up = displacement.cmpgt(Vec3::ZERO);
+    let ahead = Vec3::select(moving_up, period - in_cell, in_cell);
+    let speed = displacement.abs();
+    let crosses = wraps & speed.cmpgt(Vec3::ZERO) & ahead.cmple(speed);
+    let crossing = Vec3::select(
+        crosses,
+        (ahead / speed).clamp(Vec3::ZERO, Vec3::ONE),
+        Vec3::splat(NO_TOUCH),
+    );
+    let step = Vec3::select(
+        crosses,
+        Vec3::select(moving_up, Vec3::ONE, Vec3::NEG_ONE),
+        Vec3::ZERO,
+    );
+    Path {
+        image,
+        crossing,
+        step,
+    }
+}
+
+// The body's image `image` periods away (per axis), from `start` to the end of the step,
+// against one wall. The offsets between the image and the wall are formed before any
+// position is moved (image_offset: exact for a body in the cell crossing a face and a wall
+// near the face it reaches), and the image's motion up to `start` is added to them, so that
+// they round as open space's do. The impact's time is of the piece: 0 at `start`.
+fn sweep_image(
+    body: &BodyRecord,
+    wall: &WallRecord,
+    image: Vec3,
+    start: f32,
+    params: &WallParams,
+) -> ImpactRecord {
+    let (center, displacement) = (
+        Vec3::from_array(body.center),
+        Vec3::from_array(body.displacement),
+    );
+    let period = Vec3::from_array(params.period);
+    let moved = displacement * start;
+    let piece = BodyRecord {
+        center: (center - image * period + moved).to_array(),
+        radius: body.radius,
+        displacement: (displacement * (1.0 - start)).to_array(),
+        _pad: 0.0,
+    };
+    let (point, end) = (Vec3::from_array(wall.point), Vec3::from_array(wall.vector));
+    if wall.kind == WALL_PLANE {
+        let raw_offset = image_offset(point, center, image, period) + moved;
+        return sweep_plane(&piece, raw_offset, wall, params);
+    }
+    let raw_to_start = image_offset(center, point, -image, period) - moved;
+    let raw_to_end = image_offset(center, end, -image, period) - moved;
+    sweep_segment(&piece, raw_to_start, raw_to_end, wall, params)
+}
+
+/// `sweep_wall_in_box` of the shader: the body against one wall in the periodic box of
+/// `params`, along its `path` ([`path_in_box`]). The step in pieces, cut where the centre
+/// crosses a face of the cell (piece 0 from t = 0, then one from each crossing, in the order
+/// of time and then axis); on each, the image then in the cell, swept from the piece's
+/// start (touching or overlapping the wall there counts then, as at t = 0, the separating
+/// option included) and counted if it touches the wall by the piece's end. The earliest wins
+/// (the first piece on a tie); a touch after t = 0 is a contact.
+#[must_use]
+pub fn sweep_wall_in_box(
+    body: &BodyRecord,
+    wall: &WallRecord,
+    path: &Path,
+    params: &WallParams,
+) -> ImpactRecord {
+    let mut earliest = miss();
+    let axes = IVec3::new(0, 1, 2);
+    for piece in -1..3 {
+        let mut start = 0.0;
+        if piece >= 0 {
+            start = path.crossing[piece as usize];
+        }
+        if start > 1.0 {
+            continue;
+        }
+        // The faces crossed by the piece's start, and the next crossing, where it ends.
+        let crossed = path.crossing.cmplt(Vec3::splat(start))
+            | (path.crossing.cmpeq(Vec3::splat(start)) & axes.cmple(IVec3::splat(piece)));
+        let later = Vec3::select(crossed, Vec3::splat(NO_TOUCH), path.crossing);
+        let end = later.x.min(later.y).min(later.z).min(1.0);
+        let image = path.image + Vec3::select(crossed, path.step, Vec3::ZERO);
+        let impact = sweep_image(body, wall, image, start, params);
+        let time_of_impact = start + impact.time_of_impact * (1.0 - start);
+        if impact.status != STATUS_MISS
+            && time_of_impact <= end
+            && (earliest.status == STATUS_MISS || time_of_impact < earliest.time_of_impact)
+        {
+            earliest = ImpactRecord {
+                time_of_impact,
+                status: if time_of_impact > 0.0 {
+                    STATUS_CONTACT
+                } else {
+                    impact.status
+                },
+                ..impact
+            };
+        }
+    }
+    earliest
 }
 
 /// `main` of the shader for one invocation: the earliest impact of body `index` over every
-/// wall (the lowest wall index among equal times), written to `wall_contacts`; nothing past
-/// `params.body_count`.
+/// wall (the lowest wall index among equal times; in a periodic box, of its image in the
+/// primary cell), written to `wall_contacts`; nothing past `params.body_count`.
 ///
 /// # Panics
 /// If `bodies`, `walls` or `wall_contacts` are shorter than `params` says.
@@ -171,13 +324,19 @@ pub fn main(
         return;
     }
     let body = &bodies[index as usize];
+    let periodic = (params.flags & FLAG_PERIODIC) != 0;
+    let path = path_in_box(body, params);
     let mut earliest = WallContactRecord {
         impact: miss(),
         wall: 0,
         ..Default::default()
     };
     for wall in 0..params.wall_count {
-        let impact = sweep_wall(body, &walls[wall as usize], params);
+        let impact = if periodic {
+            sweep_wall_in_box(body, &walls[wall as usize], &path, params)
+        } else {
+            sweep_wall(body, &walls[wall as usize], params)
+        };
         if impact.status != STATUS_MISS
             && (earliest.impact.status == STATUS_MISS
                 || impact.time_of_impact < earliest.impact.time_of_impact)

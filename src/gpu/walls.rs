@@ -229,9 +229,12 @@ impl WallStage {
 
     /// Records the first `wall_count` walls of `buffers` (written with
     /// [`WallBuffers::write_walls`], or by the caller's own copy) against its first
-    /// `body_count` bodies: one [`WallContactRecord`] a body into [`WallBuffers::contacts`]. The options reach the device through a queue write, which
-    /// lands before the submission of `encoder`: the separating option applies, a periodic
-    /// box does not (walls are not repeated).
+    /// `body_count` bodies: one [`WallContactRecord`] a body into [`WallBuffers::contacts`].
+    /// The options reach the device through a queue write, which lands before the
+    /// submission of `encoder`. In a periodic box the walls lie in its primary cell and a
+    /// body meets a wall when its image in the cell does, as
+    /// [`crate::cpu::sweep_sphere_wall`] says; the stage trusts the bodies to fit the box
+    /// ([`crate::validate_periodic_reach`]: one crossing of a face an axis is followed).
     ///
     /// # Errors
     /// [`Error::TooManyBodies`] or [`Error::InvalidWall`] when `body_count` or

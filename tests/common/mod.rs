@@ -9,7 +9,7 @@ use sweepcast::layout::{StepParams, WORKGROUP_SIZE};
 use wgpu::BufferUsages as Usage;
 use wgpu::util::DeviceExt;
 
-use glam::{DVec3, Vec3};
+use glam::DVec3;
 use sweepcast::reference::{self, Body};
 use sweepcast::{MovingSphere, SweepOptions, Wall};
 
@@ -228,16 +228,68 @@ pub fn distance_squared_to(point: DVec3, wall: &Wall) -> f64 {
 /// the body's centre, of its displacement, and its radius (what the f32 path rescales by).
 #[allow(dead_code)]
 pub fn scale_of(body: &MovingSphere, wall: &Wall) -> f64 {
-    let largest = |v: Vec3| f64::from(v.abs().max_element());
+    image_scale_of(body, DVec3::ZERO, wall)
+}
+
+/// [`scale_of`] the body's image whose centre is `shift` from the body's: in a periodic box,
+/// the f32 path forms the offsets between an image and a wall before it moves anything
+/// (`image_offset`), so that they round as the image's own would in open space.
+fn image_scale_of(body: &MovingSphere, shift: DVec3, wall: &Wall) -> f64 {
+    let center = body.center.as_dvec3() - shift;
+    let largest = |v: DVec3| v.abs().max_element();
     let (first, second) = match *wall {
-        Wall::Segment { start, end } => (start - body.center, end - body.center),
-        Wall::Plane { point, .. } => (body.center - point, Vec3::ZERO),
+        Wall::Segment { start, end } => (start.as_dvec3() - center, end.as_dvec3() - center),
+        Wall::Plane { point, .. } => (center - point.as_dvec3(), DVec3::ZERO),
     };
     largest(first)
         .max(largest(second))
-        .max(largest(body.displacement))
+        .max(f64::from(body.displacement.abs().max_element()))
         .max(f64::from(body.radius))
 }
+
+/// The shifts (whole periods per axis that wraps) that put `body`'s centre at time `t` in
+/// the primary cell of the options' periodic box, or within rounding of it: within
+/// [`FACE_TOLERANCE`] of a period, as an image a hair across a face is as good as the one
+/// just inside. Without a box, no shift.
+fn images_at(body: &MovingSphere, options: &SweepOptions, t: f64) -> Vec<DVec3> {
+    let Some(periodic_box) = &options.periodic_box else {
+        return vec![DVec3::ZERO];
+    };
+    let center = body.center.as_dvec3() + body.displacement.as_dvec3() * t;
+    let per_axis: Vec<Vec<f64>> = (0..3)
+        .map(|axis| {
+            if !periodic_box.wraps(axis) {
+                return vec![0.0];
+            }
+            let period = f64::from(periodic_box.period()[axis]);
+            let tolerance = period * FACE_TOLERANCE;
+            let image = (center[axis] / period).floor();
+            [image - 1.0, image, image + 1.0]
+                .map(|image| image * period)
+                .into_iter()
+                .filter(|shift| {
+                    let inside = center[axis] - shift;
+                    (-tolerance..=period + tolerance).contains(&inside)
+                })
+                .collect()
+        })
+        .collect();
+    let mut shifts = Vec::new();
+    for &x in &per_axis[0] {
+        for &y in &per_axis[1] {
+            for &z in &per_axis[2] {
+                shifts.push(DVec3::new(x, y, z));
+            }
+        }
+    }
+    shifts
+}
+
+/// How far across a face of a periodic box's cell, in periods, an image's centre may be
+/// and still count as in the cell: 2⁻¹⁹, 32 ε (ε = 2⁻²⁴). The f32 path places an image by
+/// its crossing times, which round (ε of the displacement, below a quarter period), and by
+/// its wrap of the centre into the cell (exact for a centre in [0, 2 L)).
+const FACE_TOLERANCE: f64 = 1.0 / 524_288.0;
 
 /// The backward-error bound of the walls' f32 path, in units of ε s² (ε = 2⁻²⁴, s the
 /// [`scale_of`] the case): at the reported time, the exact squared distance from the centre
@@ -245,13 +297,129 @@ pub fn scale_of(body: &MovingSphere, wall: &Wall) -> f64 {
 /// a wall's side adds the projection across the edge (a quotient, a product and a difference
 /// a component, three roundings of s), a plane its unit normal's rounding (about one ε) and
 /// the product with it, which together at most double it. 32 leaves a margin the test prints.
+///
+/// In a periodic box, s is the scale of the image that touched ([`image_scale_of`]): the
+/// piece of the step it is swept on starts from offsets formed exactly (`image_offset`) and
+/// moved by the displacement up to the piece's start (one rounding of at most s), and its
+/// time is mapped back to the step (two roundings of the time, each at most ε s² in the
+/// squared distance at contact): within the same bound.
 #[allow(dead_code)]
 pub const WALL_BOUND: f64 = 32.0;
 
-/// Whether the f32 answer `time` (or a miss) of `body` against `wall` passes the judge of
-/// `tests/walls.rs`'s f32 test: a hit within [`WALL_BOUND`] of
-/// touching at its time; a hit or miss that the oracle contradicts only where the oracle with
-/// the squared radius moved by the bound agrees.
+/// How far the f32 path's time may lie outside the oracle's times with the squared radius
+/// moved by the bound, in units of ε: the rounding of the time itself (a quotient, 2.5 ulps
+/// on a GPU, and in a periodic box the piece's start plus the time along it, one each),
+/// which the bound on the squared distance does not see at a body small beside its scale.
+const TIME_SLACK: f64 = 8.0;
+
+/// What [`judge_wall`] saw of an answer it passed.
+#[allow(dead_code)]
+pub struct WallVerdict {
+    /// A hit's backward error in units of ε s² (s the scale of the image that touched), or
+    /// `None` for a miss or a body reported where it overlaps the wall (at t = 0, or where
+    /// its image enters the cell).
+    pub backward_error: Option<f64>,
+    /// Whether the oracle on the body as given says the opposite (hit or miss): allowed only
+    /// within the bound.
+    pub disagrees: bool,
+}
+
+/// The judge of an f32 answer `time` (or a miss) of `body` against `wall`: a hit must put the
+/// centre (in a periodic box, its image in the primary cell then) within [`WALL_BOUND`] of
+/// touching the wall, or overlapping it at t = 0 or where the image has just entered the
+/// cell; the oracle's times with the squared radius moved by the bound must bracket it (so
+/// that it is the first touch, not a later one); a hit or miss that the oracle contradicts
+/// passes only where the oracle with the squared radius moved by the bound agrees. In a
+/// periodic box the oracle's bound is that of the largest scale of the images the body takes
+/// in the step (the oracle does not say which touched).
+///
+/// # Errors
+/// Why the answer fails.
+#[allow(dead_code)]
+pub fn judge_wall(
+    body: &MovingSphere,
+    wall: &Wall,
+    options: &SweepOptions,
+    time: Option<f32>,
+) -> Result<WallVerdict, &'static str> {
+    let epsilon = f64::from(f32::EPSILON) / 2.0;
+    let bound_at = |scale: f64| WALL_BOUND * epsilon * scale * scale;
+    let radius_squared = f64::from(body.radius).powi(2);
+    let oracle_with = |extra: f64| {
+        let mut widened = Body::from(*body);
+        widened.radius = (radius_squared + extra).max(0.0).sqrt();
+        reference::sweep_sphere_wall(&widened, wall, options)
+    };
+    let widest = images_at(body, options, 0.0)
+        .into_iter()
+        .chain(images_at(body, options, 1.0))
+        .map(|shift| image_scale_of(body, shift, wall))
+        .fold(0.0, f64::max);
+    let bound = bound_at(widest);
+    let disagrees =
+        reference::sweep_sphere_wall(&Body::from(*body), wall, options).is_some() != time.is_some();
+    let Some(t) = time else {
+        if oracle_with(-bound).is_some() {
+            return Err(
+                "a miss where the oracle with the squared radius smaller by the bound hits",
+            );
+        }
+        return Ok(WallVerdict {
+            backward_error: None,
+            disagrees,
+        });
+    };
+    let t = f64::from(t);
+    let mut accepted = false;
+    let mut backward_error: Option<f64> = None;
+    for shift in images_at(body, options, t) {
+        let scale = image_scale_of(body, shift, wall);
+        let center = body.center.as_dvec3() - shift + body.displacement.as_dvec3() * t;
+        let gap = distance_squared_to(center, wall) - radius_squared;
+        // Where the image has just entered the cell through a face.
+        let on_face = options.periodic_box.is_some_and(|periodic_box| {
+            (0..3).filter(|&axis| periodic_box.wraps(axis)).any(|axis| {
+                let period = f64::from(periodic_box.period()[axis]);
+                let tolerance = period * FACE_TOLERANCE;
+                center[axis].abs() <= tolerance || (center[axis] - period).abs() <= tolerance
+            })
+        });
+        if gap <= bound_at(scale) && (t == 0.0 || on_face) && gap < 0.0 {
+            // Overlapping where the body starts, or where the image enters the cell.
+            accepted = true;
+        } else if gap.abs() <= bound_at(scale) {
+            accepted = true;
+            let error = gap.abs() / (epsilon * scale * scale);
+            backward_error = Some(backward_error.map_or(error, |best| best.min(error)));
+        }
+    }
+    if !accepted {
+        return Err("the time is beyond the bound of touching on every image in the cell then");
+    }
+    let slack = TIME_SLACK * epsilon;
+    match oracle_with(bound) {
+        None => {
+            return Err(
+                "a hit where the oracle with the squared radius larger by the bound misses",
+            );
+        }
+        Some(early) if t < early.time_of_impact - slack => {
+            return Err("a hit before the oracle's with the squared radius larger by the bound");
+        }
+        Some(_) => {}
+    }
+    if let Some(late) = oracle_with(-bound)
+        && t > late.time_of_impact + slack
+    {
+        return Err("a hit after the oracle's with the squared radius smaller by the bound");
+    }
+    Ok(WallVerdict {
+        backward_error,
+        disagrees,
+    })
+}
+
+/// Whether the f32 answer `time` (or a miss) of `body` against `wall` passes [`judge_wall`].
 #[allow(dead_code)]
 pub fn passes_judge(
     body: &MovingSphere,
@@ -259,23 +427,7 @@ pub fn passes_judge(
     time: Option<f32>,
     options: &SweepOptions,
 ) -> bool {
-    let epsilon = f64::from(f32::EPSILON) / 2.0;
-    let bound = WALL_BOUND * epsilon * scale_of(body, wall).powi(2);
-    let radius_squared = f64::from(body.radius).powi(2);
-    let oracle_with = |extra: f64| {
-        let mut widened = Body::from(*body);
-        widened.radius = (radius_squared + extra).max(0.0).sqrt();
-        reference::sweep_sphere_wall(&widened, wall, options)
-    };
-    match time {
-        Some(t) => {
-            let t = f64::from(t);
-            let center = body.center.as_dvec3() + body.displacement.as_dvec3() * t;
-            let gap = distance_squared_to(center, wall) - radius_squared;
-            (gap.abs() <= bound || (t == 0.0 && gap <= bound)) && oracle_with(bound).is_some()
-        }
-        None => oracle_with(-bound).is_none(),
-    }
+    judge_wall(body, wall, options, time).is_ok()
 }
 
 /// Where a path's earliest wall of `body` (`ours`: the wall and time, or a miss) is not
