@@ -304,6 +304,24 @@ impl ContactFinder {
         self.max_output_bytes.0
     }
 
+    /// [`find`](Self::find) with the output limit lowered to `bytes` for this step alone
+    /// (the event loop's partner limit).
+    pub(crate) fn find_within<B>(
+        &mut self,
+        bodies: &[B],
+        options: SweepOptions,
+        bytes: usize,
+    ) -> Result<&Contacts, Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        let own = self.max_output_bytes;
+        self.max_output_bytes = MaxOutputBytes(own.0.min(bytes.max(1)));
+        let found = self.find_with_walls(bodies, &[], options).map(|_| ());
+        self.max_output_bytes = own;
+        found.map(|()| &self.contacts)
+    }
+
     /// The contacts of the step of `bodies` with `options`: see [`find_contacts`].
     ///
     /// # Errors

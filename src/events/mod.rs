@@ -548,6 +548,22 @@ impl BroadPhase for crate::cpu::ContactFinder {
         contact_pairs(self.find(spheres, options)?, pairs);
         Ok(())
     }
+
+    /// With the step's output limit lowered to what `max_pairs` touching pairs take (each
+    /// a candidate and a contact): [`Error::OutputLimit`] soon after it is passed.
+    fn touching_pairs_within(
+        &mut self,
+        spheres: &[MovingSphere],
+        options: SweepOptions,
+        pairs: &mut Vec<[u32; 2]>,
+        max_pairs: usize,
+    ) -> Result<(), Error> {
+        let per_pair =
+            crate::cpu::OUTPUT_BYTES_PER_CANDIDATE + crate::cpu::OUTPUT_BYTES_PER_CONTACT;
+        let bytes = max_pairs.saturating_add(1).saturating_mul(per_pair);
+        contact_pairs(self.find_within(spheres, options, bytes)?, pairs);
+        too_many_pairs(pairs.len() as u64, max_pairs)
+    }
 }
 
 /// The GPU step: the pairs of its contacts.

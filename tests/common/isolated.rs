@@ -158,3 +158,15 @@ fn read_to_end(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHan
         String::from_utf8_lossy(&bytes).into_owned()
     })
 }
+
+/// Runs `case` as the test `test` (its exact name) in a child process of [`run_isolated`],
+/// failing the test unless the child passes; in the child, runs `case` itself. For a test
+/// that is one case.
+pub fn isolated(test: &str, timeout: Duration, max_bytes: u64, case: impl FnOnce()) {
+    if isolated_case().is_some() {
+        case();
+        return;
+    }
+    let outcome = run_isolated(test, "the case", timeout, max_bytes);
+    assert!(outcome.passed(), "{outcome}");
+}

@@ -14,7 +14,7 @@ use sweepcast::reference::{self, Body};
 use sweepcast::{MovingSphere, SweepOptions, Wall};
 
 #[allow(unused_imports)]
-pub use isolated::{CASE_VARIABLE, Outcome, isolated_case, run_isolated};
+pub use isolated::{CASE_VARIABLE, Outcome, isolated, isolated_case, run_isolated};
 
 /// The context every GPU test uses, or `None` (after a loud message) when no adapter exists
 /// and `SWEEPCAST_REQUIRE_GPU` is not `1`.
