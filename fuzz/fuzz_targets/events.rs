@@ -17,6 +17,10 @@
 //!   wrapped into the box), by more than 10⁻⁹ of the scene's scale, except pairs and walls
 //!   already overlapping at the start;
 //! * keep the energy to 10⁻⁹ (relative) for restitution 1 where every mass is finite.
+//!
+//! A wall that comes within a radius of a face of a periodic box is held to nothing: it is not
+//! repeated beyond the face, so a body's image may enter the box overlapping it (and meets it
+//! then, as the docs say). `FUZZ_DEBUG=1` prints each input's scene, to reproduce a finding.
 
 #![no_main]
 
@@ -140,6 +144,11 @@ fn check(data: &[u8]) {
         Box::new(AllPairs)
     };
     let period = periodic_box.map_or(DVec3::INFINITY, |b| b.period().as_dvec3());
+    if std::env::var("FUZZ_DEBUG").is_ok() {
+        eprintln!(
+            "flags {flags:#b} restitution {restitution} step {step} skin {skin} box {periodic_box:?}\nbodies {bodies:?}\nwalls {walls:?}"
+        );
+    }
     let finite_input = bodies
         .iter()
         .all(|b| b.position.is_finite() && b.velocity.is_finite() && b.radius.is_finite());
@@ -148,6 +157,7 @@ fn check(data: &[u8]) {
         .iter()
         .map(|b| b.position.abs().max_element() + b.radius + b.velocity.length() * step)
         .fold(1e-300, f64::max);
+    let largest = bodies.iter().map(|b| b.radius).fold(0.0, f64::max);
     let start_gaps = gaps(&bodies, &walls, period);
     let energy = |bodies: &[EventBody]| bodies.iter().map(EventBody::kinetic_energy).sum::<f64>();
     let start_energy = energy(&bodies);
@@ -160,8 +170,15 @@ fn check(data: &[u8]) {
         |event, moment| {
             let now: Vec<EventBody> = moment.bodies().collect();
             for ((what, gap), (_, start)) in gaps(&now, &walls, period).iter().zip(&start_gaps) {
+                // A wall that reaches within a radius of a face of the box is not repeated
+                // beyond it: a body's image may enter the box overlapping it (it meets the
+                // wall then, as the docs say), so only walls clear of the faces are held.
+                let clear = match *what {
+                    ('w', _, wall) => clear_of_the_faces(&walls[wall], period, largest),
+                    _ => true,
+                };
                 assert!(
-                    *gap >= -1e-9 * scale || *start < 0.0,
+                    *gap >= -1e-9 * scale || *start < 0.0 || !clear,
                     "{event:?}: {what:?} overlaps by {gap:e} (scale {scale:e})"
                 );
             }
@@ -189,6 +206,20 @@ fn check(data: &[u8]) {
             "energy drift {drift:e}"
         );
     }
+}
+
+/// Whether `wall` keeps more than `reach` from every face of the box along the axes that
+/// wrap: a plane parallel to them, or a segment inside the box that far from its faces.
+fn clear_of_the_faces(wall: &Wall, period: DVec3, reach: f64) -> bool {
+    (0..3)
+        .filter(|&axis| period[axis].is_finite())
+        .all(|axis| match *wall {
+            Wall::Plane { normal, .. } => normal[axis] == 0.0,
+            Wall::Segment { start, end } => [start, end].iter().all(|point| {
+                let x = f64::from(point[axis]);
+                x > reach && x < period[axis] - reach
+            }),
+        })
 }
 
 /// Every pair's gap (`('b', a, b)`: the distance at the nearest image less the radius sum) and every body's gap

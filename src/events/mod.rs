@@ -695,8 +695,8 @@ impl EventLoop {
 
     /// This loop with at most `max_work` units of work a step ([`Error::WorkLimit`] past
     /// it; 2³² by default, some tens of seconds of one core). A unit is one pair predicted,
-    /// one wall swept, one partner found when a skin is renewed, one body or pair of a
-    /// broad-phase run (which costs 64 more), or one turn of the loop. A gas of hard spheres
+    /// one wall swept, one partner found when a skin is renewed, one pair of a broad-phase
+    /// run and 32 a body (the grid's cells; 64 more a run), or one turn of the loop. A gas of hard spheres
     /// takes some 30 units an impact.
     #[must_use]
     pub fn with_max_work(mut self, max_work: u64) -> Self {
@@ -1134,7 +1134,7 @@ impl EventLoop {
         // Each pair takes two slots of the partners.
         let max_pairs = usize::try_from(self.max_partners / 2).unwrap_or(usize::MAX);
         broad_phase.touching_pairs_within(&self.spheres, options, &mut self.pairs, max_pairs)?;
-        self.work += 64 + (n + self.pairs.len()) as u64;
+        self.work += 64 + (32 * n + self.pairs.len()) as u64;
         std::mem::swap(&mut self.lists, &mut self.old_lists);
         if afresh {
             self.old_lists.clear(n, 0, self.max_partners)?;
