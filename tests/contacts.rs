@@ -311,10 +311,12 @@ fn adversarial_and_extreme_worlds_lose_no_contact() {
 fn a_pair_met_through_two_images_is_one_contact() {
     let options = SweepOptions::default()
         .with_periodic_box(sweepcast::PeriodicBox::cube(10.0).expect("valid"));
-    // Radius 2.4999 against the reach rule's 2.5; 4.99975 apart, overlapping by 5e-5.
+    // Radius 2.49999 against the reach rule's 2.5; 4.99996 apart, overlapping by 2e-5, and
+    // 6e-5 apart across the boundary, within the two boxes' margins (2⁻¹⁶ of each radius,
+    // 3.8e-5).
     let bodies = [
-        MovingSphere::new(Vec3::new(2.0, 5.0, 5.0), 2.4999, Vec3::ZERO),
-        MovingSphere::new(Vec3::new(6.99975, 5.0, 5.0), 2.4999, Vec3::ZERO),
+        MovingSphere::new(Vec3::new(2.0, 5.0, 5.0), 2.49999, Vec3::ZERO),
+        MovingSphere::new(Vec3::new(6.99996, 5.0, 5.0), 2.49999, Vec3::ZERO),
     ];
     let contacts = cpu::find_contacts(&bodies, options).expect("valid bodies");
     assert_eq!(contacts.candidates(), 2, "found through both images");
