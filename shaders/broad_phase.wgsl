@@ -13,10 +13,11 @@
 //   resume_candidates  one per saved query, as many dispatches as the host records
 //                 (prepare_resume sizes each from the count saved by the one before)
 // Its twin, one function per entry point, is src/cpu/broad_phase.rs (tests/broad_phase.rs
-// holds each stage to it: the tree bit for bit, the queries' pairs and saved queries as sets). The CPU step's own broad phase,
-// src/cpu/bvh.rs, uses the same boxes and margin and builds the same kind of tree its own way
-// (centres wrapped in f64, codes over the boxes' bounds, four-wide nodes), and finds the same
-// contacts: both broad phases keep every pair the sweep can call a hit.
+// holds each stage to it: the tree bit for bit, the queries' pairs and saved queries as sets).
+// The CPU step's own broad phase, src/cpu/bvh.rs, uses the same local frame and margin and
+// builds the same kind of tree its own way (local centres in f64, codes over the boxes'
+// bounds, four-wide nodes), and finds the same contacts: both broad phases keep every pair
+// the sweep can call a hit.
 
 @group(0) @binding(0) var<uniform> params: StepParams;
 @group(0) @binding(1) var<storage, read> bodies: array<BodyRecord>;
@@ -80,8 +81,9 @@ struct Node {
 const STACK_SIZE: u32 = 97u;
 const NO_PARENT: u32 = 0xffffffffu;
 
-// `c` wrapped into [0, period) on an axis that wraps (period > 0). Within a rounding of |c|
-// of the exact remainder, which the margin covers (validation keeps |c| below 2^24 periods).
+// `c` wrapped into [0, period) on an axis that wraps (period > 0). Exact for c in
+// [0, 2 period); elsewhere within a rounding of |c| and the period of the exact remainder
+// (validation keeps |c| below 2^24 periods).
 fn wrap(c: f32, period: f32, inverse_period: f32) -> f32 {
     if (period <= 0.0) {
         return c;
@@ -94,6 +96,49 @@ fn wrap(c: f32, period: f32, inverse_period: f32) -> f32 {
         wrapped = wrapped - period;
     }
     return wrapped;
+}
+
+// A centre's coordinate in the broad phase's local frame: c - origin, wrapped into
+// [0, period) on an axis that wraps. The origin is a multiple of f32's spacing at the period,
+// below it, so that period - origin is exact, and so is w - origin for w in [origin, period):
+// the result is exact or one rounding at its own size for c in the box. Just below the box,
+// c + (period - origin) keeps that, where the wrap's c + period would round at the period's
+// size first. Elsewhere it is within a few roundings of |c| (modulo the period), which the
+// margin's outside_the_box covers.
+fn local_coordinate(c: f32, period: f32, inverse_period: f32, origin: f32) -> f32 {
+    if (period <= 0.0) {
+        return c - origin;
+    }
+    let below = c + (period - origin);
+    if (c < 0.0 && below >= 0.0) {
+        return below;
+    }
+    let wrapped = wrap(c, period, inverse_period);
+    return select(wrapped + (period - origin), wrapped - origin, wrapped >= origin);
+}
+
+// The largest magnitude of the centre's components on the axes that wrap where it lies
+// outside [0, 2 period): 0 in open space, in the box and within a period beyond it, where
+// the wrap and the sweep's shift by whole periods are exact. `outside_the_box` in
+// src/cpu/bvh.rs.
+fn outside_the_box(center: vec3<f32>) -> f32 {
+    let outside = (params.period > vec3<f32>(0.0))
+        & ((center < vec3<f32>(0.0)) | (center >= 2.0 * params.period));
+    return largest_component(select(vec3<f32>(0.0), center, outside));
+}
+
+// The widening of a body's swept box, `margin` in src/cpu/bvh.rs (whose comment has the
+// rounding analysis in full). 2^-16 of the body's radius, largest displacement component and
+// outside_the_box covers the sweep's rounding: it works in relative coordinates, so it
+// rounds at the pair's own scale (under 30u of the two bodies' r + |d|, u = 2^-24), and at
+// a centre's coordinates only where it lies below the box or beyond 2L. 2^-20 of the
+// centre's largest component in the local frame covers the rounding of the boxes' corners,
+// made here in f32 (about 4u of it, and u of a query shifted by a period). One sum scaled
+// once: a sum of two products may be reassociated here, and the twin's boxes must be these
+// bit for bit.
+fn margin(body: BodyRecord, center: vec3<f32>, outside: f32) -> f32 {
+    return (body.radius + largest_component(body.displacement) + outside
+        + largest_component(center) * (1.0 / 16.0)) * (1.0 / 65536.0);
 }
 
 fn overlaps(a_lo: vec3<f32>, a_hi: vec3<f32>, b_lo: vec3<f32>, b_hi: vec3<f32>) -> bool {
@@ -125,10 +170,9 @@ fn node_hi(node: u32) -> vec3<f32> {
                      unordered(atomicLoad(&node_boxes[base + 5u])));
 }
 
-// The swept box of a body (centre wrapped into the box), widened by the margin of the CPU
-// broad phase (`margin` in src/cpu/bvh.rs): 2^-16 of the body's scale. Its Morton code: the
-// box centre's cell on the grid of `params`, 21 bits an axis, bit k of axis a at bit
-// 3k + 2 - a of the 63-bit code.
+// The swept box of a body in the local frame (centre wrapped into the box), widened by the
+// margin. Its Morton code: the box centre's cell on the grid of `params`, 21 bits an axis,
+// bit k of axis a at bit 3k + 2 - a of the 63-bit code.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn swept_boxes(
     @builtin(global_invocation_id) id: vec3<u32>,
@@ -140,20 +184,18 @@ fn swept_boxes(
     }
     let body = bodies[i];
     let center = vec3<f32>(
-        wrap(body.center.x, params.period.x, params.inverse_period.x),
-        wrap(body.center.y, params.period.y, params.inverse_period.y),
-        wrap(body.center.z, params.period.z, params.inverse_period.z),
+        local_coordinate(body.center.x, params.period.x, params.inverse_period.x, params.origin.x),
+        local_coordinate(body.center.y, params.period.y, params.inverse_period.y, params.origin.y),
+        local_coordinate(body.center.z, params.period.z, params.inverse_period.z, params.origin.z),
     );
     let end = center + body.displacement;
-    let scale = largest_component(body.center) + largest_component(body.displacement)
-        + body.radius + params.largest_period;
-    let reach = body.radius + scale * (1.0 / 65536.0);
+    let reach = body.radius + margin(body, center, outside_the_box(body.center));
     let lo = min(center, end) - vec3<f32>(reach);
     let hi = max(center, end) + vec3<f32>(reach);
     boxes[i] = Aabb(lo, 0.0, hi, 0.0);
 
     let largest_cell = f32((1u << MORTON_BITS) - 1u);
-    let cell = vec3<u32>(clamp((0.5 * (lo + hi) - params.origin) * params.morton_scale,
+    let cell = vec3<u32>(clamp((0.5 * (lo + hi) - params.morton_origin) * params.morton_scale,
                                vec3<f32>(0.0), vec3<f32>(largest_cell)));
     var high = 0u;
     var low = 0u;

@@ -47,23 +47,24 @@ struct SweepDispatch {
 }
 
 // The step's parameters (src/gpu/contacts.rs): the options as SweepParams has them, the body
-// count, the Morton codes' quantisation and the capacities of the counted buffers. 80 bytes.
+// count, the broad phase's local frame, the Morton codes' quantisation and the capacities of
+// the counted buffers. 80 bytes.
 struct StepParams {
     period: vec3<f32>,
     flags: u32,
     inverse_period: vec3<f32>,
     body_count: u32,
-    // The Morton codes' grid: cell = (box centre - origin) * morton_scale, per axis.
+    // The broad phase's local frame: the boxes are made about this point near the bodies (a
+    // multiple of f32's spacing at the period below it, on an axis that wraps).
     origin: vec3<f32>,
-    // The largest period (0 without a periodic box), part of every body's margin.
-    largest_period: f32,
-    morton_scale: vec3<f32>,
     candidate_capacity: u32,
+    // The Morton codes' grid, in the local frame: cell = (box centre - morton_origin) *
+    // morton_scale, per axis.
+    morton_origin: vec3<f32>,
     contact_capacity: u32,
+    morton_scale: vec3<f32>,
     // Saved queries each queue of the broad phase holds.
     continuation_capacity: u32,
-    _pad0: u32,
-    _pad1: u32,
 }
 
 // A key and what it sorts (a body or a contact's index): the record of the radix sort. 8 bytes.

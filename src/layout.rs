@@ -88,8 +88,8 @@ pub struct SweepDispatch {
 
 /// `StepParams`: the parameters of one step of
 /// [`ContactPipeline`](crate::gpu::ContactPipeline) (a uniform block), 80 bytes: the options
-/// as [`SweepParams`] has them, the body count, the grid of the Morton codes and the
-/// capacities of the counted buffers.
+/// as [`SweepParams`] has them, the body count, the broad phase's local frame, the grid of the
+/// Morton codes and the capacities of the counted buffers.
 #[repr(C)]
 #[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
 pub struct StepParams {
@@ -101,22 +101,20 @@ pub struct StepParams {
     pub inverse_period: [f32; 3],
     /// Bodies of the step.
     pub body_count: u32,
-    /// The Morton grid's origin: a box centre's cell is `(centre - origin) · morton_scale`.
+    /// The origin of the broad phase's local frame (see [`StepParams::new`]): the swept boxes
+    /// are made about it, so that their corners round at the scene's own size.
     pub origin: [f32; 3],
-    /// The largest period, 0 without a periodic box (part of each body's margin).
-    pub largest_period: f32,
-    /// The Morton grid's cells per unit length, per axis.
-    pub morton_scale: [f32; 3],
     /// Candidate pairs the pair and impact buffers hold.
     pub candidate_capacity: u32,
+    /// The Morton grid's low corner, in the local frame: a box centre's cell is
+    /// `(centre - morton_origin) · morton_scale`.
+    pub morton_origin: [f32; 3],
     /// Contacts the contact buffers hold.
     pub contact_capacity: u32,
+    /// The Morton grid's cells per unit length, per axis.
+    pub morton_scale: [f32; 3],
     /// Saved queries each of the broad phase's two queues holds.
     pub continuation_capacity: u32,
-    /// Padding to 80 bytes.
-    pub _pad0: u32,
-    /// Padding to 80 bytes.
-    pub _pad1: u32,
 }
 
 /// `WallRecord`: one static wall ([`Wall`]), 32 bytes. A segment keeps its two end points;
@@ -334,38 +332,30 @@ impl SweepParams {
 
 impl StepParams {
     /// The parameters of a step of `bodies` with `options`, as `gpu::ContactPipeline` sets
-    /// them before its capacities: the options, and the Morton grid over the boxes' centres
-    /// (the box `[0, L]` on an axis that wraps, else the span of the centres' paths). The
-    /// capacities are left 0 for the caller to set.
+    /// them before its capacities: the options, the broad phase's local frame (its origin a
+    /// point near the bodies, as the CPU step's broad phase takes it) and the Morton grid
+    /// over the boxes' centres in it (the box `[0, L]` on an axis that wraps, else the span
+    /// of the centres' paths). The capacities are left 0 for the caller to set.
     #[must_use]
     pub fn new(bodies: &[BodyRecord], options: &SweepOptions) -> Self {
         let sweep = SweepParams::new(options, 0);
         let periodic = sweep.flags & FLAG_PERIODIC != 0;
         let period = if periodic { sweep.period } else { [0.0; 3] };
-        let span = bodies
-            .par_iter()
-            .map(|body| {
-                let lo = std::array::from_fn(|k| body.center[k] + body.displacement[k].min(0.0));
-                let hi = std::array::from_fn(|k| body.center[k] + body.displacement[k].max(0.0));
-                (lo, hi)
-            })
-            .reduce(
-                || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
-                |(lo_a, hi_a): ([f32; 3], [f32; 3]), (lo_b, hi_b)| {
-                    (
-                        std::array::from_fn(|k| lo_a[k].min(lo_b[k])),
-                        std::array::from_fn(|k| hi_a[k].max(hi_b[k])),
-                    )
-                },
-            );
-        let (mut origin, mut end) = span;
+        let frame = Frame::of(bodies, period);
+        let origin = frame.origin();
+        let cells = ((1u32 << MORTON_BITS) - 1) as f32;
+        let (mut morton_origin, mut morton_scale) = ([0.0; 3], [0.0; 3]);
         for k in 0..3 {
-            if period[k] > 0.0 {
-                origin[k] = 0.0;
-                end[k] = period[k];
+            let (low, extent) = if period[k] > 0.0 {
+                (0.0, period[k])
+            } else {
+                (frame.lo[k] - origin[k], frame.hi[k] - frame.lo[k])
+            };
+            if extent > 0.0 && extent.is_finite() {
+                morton_origin[k] = low;
+                morton_scale[k] = cells / extent;
             }
         }
-        let cells = ((1u32 << MORTON_BITS) - 1) as f32;
         Self {
             period,
             flags: sweep.flags,
@@ -376,18 +366,151 @@ impl StepParams {
             },
             body_count: bodies.len() as u32,
             origin,
-            largest_period: period.iter().fold(0.0f32, |m, &p| m.max(p)),
-            morton_scale: std::array::from_fn(|k| {
-                let extent = end[k] - origin[k];
-                if extent > 0.0 && extent.is_finite() {
-                    cells / extent
-                } else {
-                    0.0
-                }
-            }),
+            morton_origin,
+            morton_scale,
             ..Self::default()
         }
     }
+}
+
+/// The origin of the broad phase's local frame for `bodies` in a box of `period` (per axis, 0
+/// where the axis does not wrap), on both steps: a point near the bodies, subtracted from
+/// every centre (and, on an axis that wraps, the difference wrapped into `[0, L)`) before the
+/// swept boxes are made, so that the boxes' corners round at the size of the scene rather
+/// than of its distance from the world's origin, and the margin that covers that rounding
+/// stays small (`margin` in `src/cpu/bvh.rs`).
+///
+/// On an axis that does not wrap, the point of the centres' paths nearest 0 (0 itself where
+/// the paths span it): no body's local coordinate is then larger than its own. On an axis that
+/// wraps, the start of the first occupied of [`FRAME_BINS`] equal slices of the box after the
+/// longest run of empty ones (0 where none is empty): a cluster anywhere in the box, across
+/// a face of it too, has local coordinates no larger than its extent plus a slice. It is a
+/// multiple of the spacing of f32 at the period, below it, so that the shader's `L - origin`
+/// and `c - origin` (for `c` in `[origin, L)`) are exact.
+#[must_use]
+pub(crate) fn local_origin(bodies: &[BodyRecord], period: [f32; 3]) -> [f32; 3] {
+    Frame::of(bodies, period).origin()
+}
+
+/// The slices of a periodic axis that [`local_origin`] finds the bodies' gaps in.
+pub(crate) const FRAME_BINS: usize = 4096;
+
+/// What [`local_origin`] and [`StepParams::new`] gather in one pass over the bodies: per
+/// axis, the span of the centres' paths and, on an axis that wraps, which slices of the box
+/// hold a wrapped centre.
+struct Frame {
+    period: [f32; 3],
+    lo: [f32; 3],
+    hi: [f32; 3],
+    occupied: [[u64; FRAME_BINS / 64]; 3],
+}
+
+impl Frame {
+    fn empty(period: [f32; 3]) -> Self {
+        Self {
+            period,
+            lo: [f32::INFINITY; 3],
+            hi: [f32::NEG_INFINITY; 3],
+            occupied: [[0; FRAME_BINS / 64]; 3],
+        }
+    }
+
+    fn of(bodies: &[BodyRecord], period: [f32; 3]) -> Self {
+        // A frame a chunk, filled in place: the frame (1.5 KB of slices) is not moved per
+        // body.
+        bodies
+            .par_chunks(16_384)
+            .map(|chunk| {
+                let mut frame = Self::empty(period);
+                for body in chunk {
+                    frame.add(body);
+                }
+                frame
+            })
+            .reduce(|| Self::empty(period), Self::join)
+    }
+
+    fn add(&mut self, body: &BodyRecord) {
+        for k in 0..3 {
+            let (c, d) = (body.center[k], body.displacement[k]);
+            self.lo[k] = self.lo[k].min(c + d.min(0.0));
+            self.hi[k] = self.hi[k].max(c + d.max(0.0));
+            let period = self.period[k];
+            if period > 0.0 {
+                let wrapped = wrap_exactly(f64::from(c), f64::from(period));
+                let bin = ((wrapped / f64::from(period) * FRAME_BINS as f64) as usize)
+                    .min(FRAME_BINS - 1);
+                self.occupied[k][bin / 64] |= 1 << (bin % 64);
+            }
+        }
+    }
+
+    fn join(mut self, other: Self) -> Self {
+        for k in 0..3 {
+            self.lo[k] = self.lo[k].min(other.lo[k]);
+            self.hi[k] = self.hi[k].max(other.hi[k]);
+            for (word, other) in self.occupied[k].iter_mut().zip(other.occupied[k]) {
+                *word |= other;
+            }
+        }
+        self
+    }
+
+    fn origin(&self) -> [f32; 3] {
+        std::array::from_fn(|k| {
+            let period = self.period[k];
+            if period > 0.0 {
+                let occupied = |bin: usize| self.occupied[k][bin / 64] >> (bin % 64) & 1 != 0;
+                let Some(start) = first_after_longest_gap(FRAME_BINS, occupied) else {
+                    return 0.0;
+                };
+                // A multiple of f32's spacing at the period (2^(e - 23) for a period in
+                // [2^e, 2^(e+1))), at or below the slice's start.
+                let spacing = f64::from(f32::from_bits(period.to_bits() & 0x7f80_0000))
+                    * f64::from(f32::EPSILON);
+                let start = start as f64 * f64::from(period) / FRAME_BINS as f64;
+                ((start / spacing).floor() * spacing) as f32
+            } else if self.lo[k] <= self.hi[k] {
+                0.0f32.clamp(self.lo[k], self.hi[k])
+            } else {
+                0.0
+            }
+        })
+    }
+}
+
+/// `x` wrapped into `[0, period)` in f64, where it is exact for the difference of two f32
+/// values (or within 2⁻⁵³ of the period of it, next to 0), with no division where `x` is in
+/// the box or within a period below it.
+pub(crate) fn wrap_exactly(x: f64, period: f64) -> f64 {
+    if (0.0..period).contains(&x) {
+        x
+    } else if (-period..0.0).contains(&x) {
+        x + period
+    } else {
+        x.rem_euclid(period)
+    }
+}
+
+/// The first occupied of `bins` circular bins after the longest run of unoccupied ones, or
+/// `None` where every bin is occupied or none is.
+fn first_after_longest_gap(bins: usize, occupied: impl Fn(usize) -> bool) -> Option<usize> {
+    let first = (0..bins).find(|&bin| occupied(bin))?;
+    // Walk once round from the first occupied bin: each run of empty bins ends at an
+    // occupied one.
+    let (mut best, mut best_length, mut length) = (None, 0, 0);
+    for step in 1..=bins {
+        let bin = (first + step) % bins;
+        if occupied(bin) {
+            if length > best_length {
+                (best, best_length) = (Some(bin), length);
+            }
+            length = 0;
+        } else {
+            length += 1;
+        }
+    }
+    best
 }
 
 impl SweepDispatch {
@@ -499,5 +622,45 @@ impl TimeOfImpact {
     #[cfg(test)]
     pub(crate) fn to_bits(self) -> u32 {
         self.0.to_bits()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(centers: &[[f32; 3]]) -> Vec<BodyRecord> {
+        centers
+            .iter()
+            .map(|&center| BodyRecord {
+                center,
+                radius: 0.5,
+                ..BodyRecord::default()
+            })
+            .collect()
+    }
+
+    /// On an open axis, the point of the span nearest 0; on one that wraps, the start of the
+    /// occupied slices after the longest empty run, on f32's grid at the period.
+    #[test]
+    fn the_local_origin_lies_at_the_bodies() {
+        let open = at(&[[5.0, -3.0, -10.0], [10.0, 4.0, -2.0]]);
+        assert_eq!(local_origin(&open, [0.0; 3]), [5.0, 0.0, -2.0]);
+        let period = 1e7;
+        // Across the corner at the origin: the slice below the box's end.
+        let across = at(&[[-27.0, 27.0, 1e6], [27.0, -27.0, 1e6 + 54.0]]);
+        let origin = local_origin(&across, [period; 3]);
+        let slice = period / FRAME_BINS as f32;
+        assert!(origin[0] <= period - 27.0 && origin[0] > period - 27.0 - slice);
+        assert_eq!(origin[0], origin[1]);
+        assert!(origin[2] <= 1e6 && origin[2] > 1e6 - slice);
+        let spacing = 1.0; // of f32 at 1e7
+        assert!(origin.iter().all(|&o| o % spacing == 0.0 && o < period));
+        // Every slice occupied: the box's own corner.
+        let filled: Vec<[f32; 3]> = (0..FRAME_BINS)
+            .map(|i| [(i as f32 + 0.5) * slice; 3])
+            .collect();
+        assert_eq!(local_origin(&at(&filled), [period; 3]), [0.0; 3]);
+        assert_eq!(local_origin(&[], [period; 3]), [0.0; 3]);
     }
 }

@@ -3,7 +3,8 @@
 //! output equal, bit for bit.
 //!
 //! * `swept_boxes`: boxes, Morton codes and the first sort's keys, on the uniform, 100×-radii,
-//!   fast and periodic scenes in 3D and 2D.
+//!   fast and periodic scenes in 3D and 2D, and in worlds far from the origin and in large
+//!   periodic boxes (across their faces, and with centres periods outside them).
 //! * `key_by_high` and `leaves_in_order`: the second sort's keys and the sorted leaves, from
 //!   the twin's sorts.
 //! * `hierarchy`: Karras's nodes and every node's and leaf's parent, also where many bodies
@@ -127,6 +128,24 @@ fn scenes() -> Vec<(String, Vec<MovingSphere>, SweepOptions)> {
         crowded,
         SweepOptions::default().with_periodic_box(small_box),
     ));
+    // Worlds far from the origin and in large periodic boxes, across their faces, and with
+    // centres given more than a period outside the box: every branch of the local frame.
+    for world in testkit::sparse_cube_far_away(3000, 7) {
+        scenes.push((world.label, world.bodies, world.options));
+    }
+    let adversarial = testkit::Workload::adversarial(3).bodies;
+    scenes.extend(testkit::in_large_boxes("adversarial", &adversarial));
+    let in_cube = SweepOptions::default()
+        .with_periodic_box(sweepcast::PeriodicBox::cube(1e6).expect("a valid box"));
+    // (Few bodies: so far outside, each margin is 2⁻¹⁶ of the coordinates, and every pair
+    // a candidate.)
+    for corner in [-2.5e6, 2.5e6] {
+        scenes.push((
+            format!("periods outside cube(1e6), at {corner:e}"),
+            testkit::sparse_cube(300, 7, glam::DVec3::splat(corner)),
+            in_cube,
+        ));
+    }
     scenes
 }
 

@@ -472,17 +472,35 @@ fn contacts_are_deterministic() {
 }
 
 /// The adversarial and extreme sets (grazing and end-of-step contacts at scales from
-/// subnormal to near the largest magnitude, worlds far from the origin) as whole worlds: the
-/// widened boxes leave out no pair that the f32 sweep calls a hit.
+/// subnormal to near the largest magnitude, worlds far from the origin) as whole worlds, and
+/// the adversarial set in periodic boxes of side 10⁶ and 10⁷ (pairs across the faces, centres
+/// as given and wrapped): the widened boxes leave out no pair that the f32 sweep calls a hit.
 #[test]
 fn adversarial_and_extreme_worlds_lose_no_contact() {
     let mut finder = cpu::ContactFinder::new();
-    for (label, workload) in [
-        ("adversarial", testkit::Workload::adversarial(3)),
-        ("extreme", testkit::Workload::extreme(3)),
-    ] {
-        for options in [SweepOptions::default(), SweepOptions::event_driven()] {
-            check_world(&mut finder, label, &workload.bodies, options);
+    let adversarial = testkit::Workload::adversarial(3).bodies;
+    let mut worlds = vec![
+        (
+            "adversarial".to_string(),
+            adversarial.clone(),
+            SweepOptions::default(),
+        ),
+        (
+            "extreme".to_string(),
+            testkit::Workload::extreme(3).bodies,
+            SweepOptions::default(),
+        ),
+    ];
+    worlds.extend(testkit::in_large_boxes("adversarial", &adversarial));
+    for (label, bodies, options) in worlds {
+        for options in [
+            options,
+            SweepOptions {
+                stop_at_penetration: false,
+                ..options
+            },
+        ] {
+            check_world(&mut finder, &label, &bodies, options);
         }
     }
 }
@@ -493,10 +511,12 @@ fn adversarial_and_extreme_worlds_lose_no_contact() {
 fn a_pair_met_through_two_images_is_one_contact() {
     let options = SweepOptions::default()
         .with_periodic_box(sweepcast::PeriodicBox::cube(10.0).expect("valid"));
-    // Radius 2.4999 against the reach rule's 2.5; 4.99975 apart, overlapping by 5e-5.
+    // Radius 2.49999 against the reach rule's 2.5; 4.99996 apart, overlapping by 2e-5, and
+    // 6e-5 apart across the boundary, within the two boxes' margins (2⁻¹⁶ of each radius,
+    // 3.8e-5).
     let bodies = [
-        MovingSphere::new(Vec3::new(2.0, 5.0, 5.0), 2.4999, Vec3::ZERO),
-        MovingSphere::new(Vec3::new(6.99975, 5.0, 5.0), 2.4999, Vec3::ZERO),
+        MovingSphere::new(Vec3::new(2.0, 5.0, 5.0), 2.49999, Vec3::ZERO),
+        MovingSphere::new(Vec3::new(6.99996, 5.0, 5.0), 2.49999, Vec3::ZERO),
     ];
     let contacts = cpu::find_contacts(&bodies, options).expect("valid bodies");
     assert_eq!(contacts.candidates(), 2, "found through both images");
@@ -540,4 +560,23 @@ fn centres_far_outside_a_periodic_box() {
             ..
         })
     ));
+}
+
+/// Issue 23's sparse scene (20,000 bodies of radius 0.5 in a cube of 54) in periodic boxes
+/// of side 10⁶ and 10⁷, deep inside one, across their corner and 10⁶ from the origin: at
+/// most 1.5 times the candidates of the same scene near the origin without a box (once 114
+/// million, or all 2 × 10⁸ pairs). At 5,000 bodies (every pair swept by brute force in each),
+/// exactly the contacts of every pair.
+#[test]
+fn a_large_box_or_a_far_world_keeps_the_candidates_of_open_space() {
+    let mut finder = cpu::ContactFinder::new();
+    for world in testkit::sparse_cube_far_away(20_000, 23) {
+        world.assert_few_candidates("CPU", |bodies, options| {
+            let contacts = finder.find(bodies, options).expect("valid bodies");
+            contacts.candidates()
+        });
+    }
+    for world in testkit::sparse_cube_far_away(5_000, 23) {
+        check_world(&mut finder, &world.label, &world.bodies, world.options);
+    }
 }

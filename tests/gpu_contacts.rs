@@ -678,3 +678,27 @@ fn walls_in_the_step_equal_the_cpu_steps() {
         "60,000 bodies on a floor: {mismatches} earliest walls differ from the CPU's, each within the bound"
     );
 }
+
+/// Issue 23's sparse scene (20,000 bodies of radius 0.5 in a cube of 54) in periodic boxes
+/// of side 10⁶ and 10⁷, deep inside one, across their corner and 10⁶ from the origin: at
+/// most 1.5 times the candidates of the same scene near the origin without a box (once
+/// `CapacityExceeded` after seconds), and the CPU step's contacts, themselves those of every
+/// pair (`tests/contacts.rs`). So too the adversarial set in those boxes, across their faces.
+#[test]
+fn a_large_box_or_a_far_world_keeps_the_candidates_of_open_space() {
+    let Some(pipeline) = pipeline("a_large_box_or_a_far_world_keeps_the_candidates_of_open_space")
+    else {
+        return;
+    };
+    for world in testkit::sparse_cube_far_away(20_000, 23) {
+        world.assert_few_candidates("GPU", |bodies, options| {
+            let contacts = pipeline.find(bodies, options).expect("valid bodies");
+            contacts.candidates()
+        });
+        compare(pipeline, &world.label, &world.bodies, world.options);
+    }
+    let adversarial = testkit::Workload::adversarial(3).bodies;
+    for (label, bodies, options) in testkit::in_large_boxes("adversarial", &adversarial) {
+        compare(pipeline, &label, &bodies, options);
+    }
+}

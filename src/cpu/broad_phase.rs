@@ -16,7 +16,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
-use super::sweep::largest_component;
+use super::bvh::{margin, outside_the_box};
 use crate::layout::{BodyRecord, KeyValue, LEAF, MORTON_BITS, StepParams};
 
 /// `Aabb` of the shader: a body's swept box, 32 bytes.
@@ -80,8 +80,28 @@ pub fn wrap(c: f32, period: f32, inverse_period: f32) -> f32 {
     wrapped
 }
 
-/// `swept_boxes`, invocation `i`: body `i`'s swept box (centre wrapped, widened by the
-/// margin), its Morton code (high 31 bits, low 32) and the first sort's key-value.
+/// `local_coordinate`: a centre's coordinate in the broad phase's local frame, `c - origin`,
+/// wrapped into `[0, period)` on an axis that wraps.
+#[must_use]
+pub fn local_coordinate(c: f32, period: f32, inverse_period: f32, origin: f32) -> f32 {
+    if period <= 0.0 {
+        return c - origin;
+    }
+    let below = c + (period - origin);
+    if c < 0.0 && below >= 0.0 {
+        return below;
+    }
+    let wrapped = wrap(c, period, inverse_period);
+    if wrapped >= origin {
+        wrapped - origin
+    } else {
+        wrapped + (period - origin)
+    }
+}
+
+/// `swept_boxes`, invocation `i`: body `i`'s swept box (in the local frame, centre wrapped,
+/// widened by the margin), its Morton code (high 31 bits, low 32) and the first sort's
+/// key-value.
 pub fn swept_boxes(
     i: usize,
     params: &StepParams,
@@ -95,16 +115,32 @@ pub fn swept_boxes(
     }
     let body = bodies[i];
     let center = Vec3::new(
-        wrap(body.center[0], params.period[0], params.inverse_period[0]),
-        wrap(body.center[1], params.period[1], params.inverse_period[1]),
-        wrap(body.center[2], params.period[2], params.inverse_period[2]),
+        local_coordinate(
+            body.center[0],
+            params.period[0],
+            params.inverse_period[0],
+            params.origin[0],
+        ),
+        local_coordinate(
+            body.center[1],
+            params.period[1],
+            params.inverse_period[1],
+            params.origin[1],
+        ),
+        local_coordinate(
+            body.center[2],
+            params.period[2],
+            params.inverse_period[2],
+            params.origin[2],
+        ),
     );
     let end = center + Vec3::from_array(body.displacement);
-    let scale = largest_component(Vec3::from_array(body.center))
-        + largest_component(Vec3::from_array(body.displacement))
-        + body.radius
-        + params.largest_period;
-    let reach = body.radius + scale * (1.0 / 65536.0);
+    let reach = body.radius
+        + margin(
+            &body,
+            center.to_array(),
+            outside_the_box(body.center, params.period),
+        );
     let lo = center.min(end) - Vec3::splat(reach);
     let hi = center.max(end) + Vec3::splat(reach);
     boxes[i] = Aabb {
@@ -115,7 +151,7 @@ pub fn swept_boxes(
     };
 
     let largest_cell = ((1u32 << MORTON_BITS) - 1) as f32;
-    let cell = ((0.5 * (lo + hi) - Vec3::from_array(params.origin))
+    let cell = ((0.5 * (lo + hi) - Vec3::from_array(params.morton_origin))
         * Vec3::from_array(params.morton_scale))
     .clamp(Vec3::ZERO, Vec3::splat(largest_cell))
     .to_array()

@@ -550,3 +550,187 @@ impl Scene {
         (bodies, options)
     }
 }
+
+/// Issue 23's sparse scene: `n` bodies of radius 0.5 uniform in a cube of side 54 whose low
+/// corner is at `corner` (placed in f64, then rounded to f32, so that the same scene far from
+/// the origin is the same up to f32's spacing there), each displaced up to 0.5.
+#[must_use]
+pub fn sparse_cube(n: usize, seed: u64, corner: glam::DVec3) -> Vec<MovingSphere> {
+    let mut rng = SplitMix64::new(seed);
+    (0..n)
+        .map(|_| {
+            let unit = glam::DVec3::new(rng.unit(), rng.unit(), rng.unit());
+            let center = (corner + 54.0 * unit).as_vec3();
+            MovingSphere::new(center, 0.5, rng.in_ball(0.5, 3))
+        })
+        .collect()
+}
+
+/// `bodies` with their centres wrapped into `[0, L)` on each axis of `periodic_box` that
+/// wraps (in f64, where the remainder is exact, then rounded to f32; one that rounds to `L`
+/// is the f32 below it).
+#[must_use]
+pub fn wrapped(
+    bodies: &[MovingSphere],
+    periodic_box: &sweepcast::PeriodicBox,
+) -> Vec<MovingSphere> {
+    let period = periodic_box.period();
+    bodies
+        .iter()
+        .map(|body| {
+            let center = Vec3::from_array(std::array::from_fn(|k| {
+                let (c, l) = (body.center[k], period[k]);
+                if !l.is_finite() {
+                    return c;
+                }
+                let wrapped = f64::from(c).rem_euclid(f64::from(l)) as f32;
+                if wrapped < l {
+                    wrapped
+                } else {
+                    f32::from_bits(l.to_bits() - 1)
+                }
+            }));
+            MovingSphere::new(center, body.radius, body.displacement)
+        })
+        .collect()
+}
+
+/// `bodies` in periodic boxes of side 10⁶ and 10⁷, each as given (centres below 0 or beyond
+/// the box are wrapped by the paths themselves) and wrapped into the box ([`wrapped`]), each
+/// `(label, bodies, options)`: pairs across the boxes' faces where f32's spacing is coarse.
+#[must_use]
+pub fn in_large_boxes(
+    label: &str,
+    bodies: &[MovingSphere],
+) -> Vec<(String, Vec<MovingSphere>, sweepcast::SweepOptions)> {
+    [1e6f32, 1e7]
+        .into_iter()
+        .flat_map(|side| {
+            let periodic_box = sweepcast::PeriodicBox::cube(side).expect("a valid box");
+            let options = sweepcast::SweepOptions::default().with_periodic_box(periodic_box);
+            [
+                (
+                    format!("{label} in cube({side:e})"),
+                    bodies.to_vec(),
+                    options,
+                ),
+                (
+                    format!("{label} in cube({side:e}), wrapped"),
+                    wrapped(bodies, &periodic_box),
+                    options,
+                ),
+            ]
+        })
+        .collect()
+}
+
+/// A world of [`sparse_cube_far_away`]: its label, bodies and options, and the same scene
+/// near the origin without a box.
+#[derive(Clone, Debug)]
+pub struct FarWorld {
+    /// What the world is, for messages.
+    pub label: String,
+    /// The bodies, where f32's spacing is coarse.
+    pub bodies: Vec<MovingSphere>,
+    /// The options, with the world's periodic box if it has one.
+    pub options: sweepcast::SweepOptions,
+    /// The same bodies moved near the origin, without a box: less the corner the scene was
+    /// placed at, each by whole periods to the image nearest it (in f64, where these moves
+    /// are exact, and exact again in f32 nearer the origin). The same scene as `bodies`, up
+    /// to nothing: its candidates are those of `bodies` with a broad phase that adds none.
+    pub near: Vec<MovingSphere>,
+}
+
+impl FarWorld {
+    /// Asserts that a step (`candidates`: its candidate count of some bodies under some
+    /// options) gives this world at most 1.5 times the candidates of its scene near the
+    /// origin without a box ([`FarWorld::near`]), and prints both, naming the step `path`.
+    ///
+    /// # Panics
+    /// Where it gives more.
+    pub fn assert_few_candidates(
+        &self,
+        path: &str,
+        mut candidates: impl FnMut(&[MovingSphere], sweepcast::SweepOptions) -> usize,
+    ) {
+        let label = &self.label;
+        let open = candidates(&self.near, sweepcast::SweepOptions::default());
+        let far = candidates(&self.bodies, self.options);
+        println!("{label}: {far} candidates on the {path}, {open} near the origin without a box");
+        assert!(
+            2 * far <= 3 * open,
+            "{label}: {far} candidates on the {path}, more than 1.5 times the {open} in open space"
+        );
+    }
+}
+
+/// Where f32's coordinates are coarse: [`sparse_cube`] in periodic boxes of side 10⁶ and 10⁷
+/// (in the corner at the origin, and deep inside the larger), across the boxes' corner
+/// ([`in_large_boxes`]), and 10⁶ from the origin without a box. The broad phase's margin once
+/// grew with the coordinates and the period; each of these must give about the candidates of
+/// its scene near the origin without a box ([`FarWorld::near`]), and the contacts of every
+/// pair.
+#[must_use]
+pub fn sparse_cube_far_away(n: usize, seed: u64) -> Vec<FarWorld> {
+    let open = sweepcast::SweepOptions::default();
+    let in_cube = |side: f32| {
+        open.with_periodic_box(sweepcast::PeriodicBox::cube(side).expect("a valid box"))
+    };
+    let at = |corner: f64| sparse_cube(n, seed, glam::DVec3::splat(corner));
+    let deep = glam::DVec3::new(3e6, 5e6, 7e6);
+    let mut worlds = vec![
+        ("offset 1e6".into(), at(1e6), open, glam::DVec3::splat(1e6)),
+        (
+            "at the origin in cube(1e6)".into(),
+            at(0.0),
+            in_cube(1e6),
+            glam::DVec3::ZERO,
+        ),
+        (
+            "at the origin in cube(1e7)".into(),
+            at(0.0),
+            in_cube(1e7),
+            glam::DVec3::ZERO,
+        ),
+        (
+            "deep in cube(1e7)".into(),
+            sparse_cube(n, seed, deep),
+            in_cube(1e7),
+            deep,
+        ),
+    ];
+    let across = glam::DVec3::splat(-27.0);
+    worlds.extend(
+        in_large_boxes("across the corner", &at(-27.0))
+            .into_iter()
+            .map(|(label, bodies, options)| (label, bodies, options, across)),
+    );
+    worlds
+        .into_iter()
+        .map(|(label, bodies, options, corner)| {
+            let period = options
+                .periodic_box
+                .map_or(glam::DVec3::INFINITY, |b| b.period().as_dvec3());
+            let near = bodies
+                .iter()
+                .map(|body| {
+                    let from_corner = body.center.as_dvec3() - corner;
+                    let near = glam::DVec3::from_array(std::array::from_fn(|k| {
+                        if period[k].is_finite() {
+                            from_corner[k] - period[k] * (from_corner[k] / period[k]).round()
+                        } else {
+                            from_corner[k]
+                        }
+                    }));
+                    MovingSphere::new(near.as_vec3(), body.radius, body.displacement)
+                })
+                .collect();
+            FarWorld {
+                label,
+                bodies,
+                options,
+                near,
+            }
+        })
+        .collect()
+}
