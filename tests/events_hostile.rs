@@ -610,3 +610,35 @@ fn the_range_is_the_same_for_every_broad_phase() {
         );
     }
 }
+
+/// Found by the fuzzer: the grid over a large periodic box around few bodies (or a long thin
+/// world) asked for 10¹⁵ cells. It keeps within its two cells a body, and finds the pairs.
+#[test]
+fn the_grid_stays_small_in_a_large_box_or_a_long_world() {
+    isolated(
+        "the_grid_stays_small_in_a_large_box_or_a_long_world",
+        Duration::from_secs(60),
+        2 << 30,
+        || {
+            let periodic = PeriodicBox::new(Vec3::new(1.96e23, f32::INFINITY, f32::INFINITY));
+            let spheres = [
+                sweepcast::MovingSphere::new(Vec3::ZERO, 1.0, Vec3::ZERO),
+                sweepcast::MovingSphere::new(Vec3::new(1.5, 0.0, 0.0), 1.0, Vec3::ZERO),
+                sweepcast::MovingSphere::new(Vec3::new(1e22, 0.0, 0.0), 1.0, Vec3::ZERO),
+            ];
+            let options = sweepcast::SweepOptions::default().with_periodic_box(periodic.unwrap());
+            let mut pairs = Vec::new();
+            Cells::new()
+                .touching_pairs(&spheres, options, &mut pairs)
+                .unwrap();
+            assert_eq!(pairs, [[0, 1]]);
+            // A long thin world in open space.
+            let mut far = spheres;
+            far[2].center = Vec3::new(0.0, 3e37, 0.0);
+            Cells::new()
+                .touching_pairs(&far, sweepcast::SweepOptions::default(), &mut pairs)
+                .unwrap();
+            assert_eq!(pairs, [[0, 1]]);
+        },
+    );
+}

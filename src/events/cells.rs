@@ -109,8 +109,19 @@ fn lay_out(centres: impl Iterator<Item = DVec3> + Clone, width: f64, period: DVe
             .map(|axis| (extent[axis] / width).floor().max(1.0))
             .product::<f64>()
     };
+    // Widened until the cells are within the limit: by the cube root of the excess where
+    // every axis holds several cells, by more where some hold one (a long thin world, or a
+    // large periodic box around few bodies), each round taking at least a third of the
+    // excess's logarithm; a few rounds in all.
+    for _ in 0..64 {
+        let excess = cells(width) / limit;
+        if excess <= 1.0 {
+            break;
+        }
+        width *= excess.cbrt().max(1.0 + 1e-3);
+    }
     if cells(width) > limit {
-        width *= (cells(width) / limit).cbrt();
+        width = extent.max_element().max(width);
     }
     std::array::from_fn(|axis| {
         let wraps = period[axis].is_finite();
