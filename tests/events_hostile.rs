@@ -642,3 +642,119 @@ fn the_grid_stays_small_in_a_large_box_or_a_long_world() {
         },
     );
 }
+
+/// Perfectly inelastic impacts at any angle are resolved: the approach a response leaves to
+/// rounding (a few ε of the speeds, either way) is not an unresolved impact.
+#[test]
+fn inelastic_impacts_at_any_angle_are_resolved() {
+    let mut random = testkit::SplitMix64::new(7);
+    let inelastic = Elastic::new(0.0).unwrap();
+    for _ in 0..200 {
+        let angle = random.unit() * std::f64::consts::TAU;
+        let normal = DVec3::new(angle.cos(), angle.sin(), 0.0);
+        // A ball into an oblique plane, and a pair meeting along an oblique line.
+        let plane = [Wall::plane((normal * 3.0).as_vec3(), (-normal).as_vec3())];
+        let mut bodies = [ball(DVec3::ZERO, normal + DVec3::new(0.3, -0.2, 0.1))];
+        // Sliding along the plane, a rounding's approach may close a rounding's gap later:
+        // a few impacts, never the same one again and again.
+        let mut times = Vec::new();
+        EventLoop::new()
+            .with_max_events(10)
+            .advance(&mut bodies, &plane, 10.0, &mut { inelastic }, |event, _| {
+                times.push(event.time());
+            })
+            .unwrap();
+        assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
+        let mut pair = [
+            ball(DVec3::ZERO, normal * 2.0),
+            EventBody::new(
+                normal * 3.0,
+                DVec3::new(0.1, 0.2, 0.0),
+                0.5,
+                1.0 + random.unit(),
+            ),
+        ];
+        let impacts = EventLoop::new()
+            .advance(&mut pair, &[], 5.0, &mut { inelastic }, |_, _| {})
+            .unwrap();
+        assert_eq!(impacts, 1, "one impact, not the same again at once");
+    }
+}
+
+/// A burst at one instant runs: 100 balls in a line, touching, each faster than the next,
+/// resolve their 4,950 impacts at t = 0 and leave in order, the energy kept.
+#[test]
+fn a_burst_of_impacts_at_one_instant_runs() {
+    let mut bodies: Vec<EventBody> = (0..100)
+        .map(|i| {
+            ball(
+                DVec3::new(f64::from(i), 0.0, 0.0),
+                DVec3::X * f64::from(100 - i),
+            )
+        })
+        .collect();
+    let energy = |bodies: &[EventBody]| bodies.iter().map(EventBody::kinetic_energy).sum::<f64>();
+    let before = energy(&bodies);
+    let mut at_once = 0;
+    let events = EventLoop::new()
+        .advance(
+            &mut bodies,
+            &[],
+            1.0,
+            &mut Elastic::perfect(),
+            |event, _| {
+                at_once += usize::from(event.time() == 0.0);
+            },
+        )
+        .unwrap();
+    assert!(
+        at_once > 2624,
+        "{at_once} impacts at t = 0, beyond 16 n + 1,024 turns"
+    );
+    assert_eq!(events, at_once);
+    assert!(
+        bodies
+            .windows(2)
+            .all(|w| w[0].velocity.x <= w[1].velocity.x)
+    );
+    assert!(((energy(&bodies) - before) / before).abs() < 1e-12);
+}
+
+/// A loop reused after a crowded step lays its partners out anew: many sparse bodies later
+/// fit the same partner limit.
+#[test]
+fn a_crowded_step_does_not_stay_in_the_partner_limit() {
+    let mut events = EventLoop::new().with_max_partners(1 << 20).with_skin(1.0);
+    let mut crowded: Vec<EventBody> = (0..1000)
+        .map(|i| {
+            ball(
+                DVec3::new(
+                    f64::from(i % 10),
+                    f64::from(i / 10 % 10),
+                    f64::from(i / 100),
+                ) * 0.01,
+                DVec3::ZERO,
+            )
+        })
+        .collect();
+    run(&mut events, &mut crowded, &[], 1.0).unwrap();
+    let mut sparse: Vec<EventBody> = (0..5000)
+        .map(|i| ball(DVec3::new(f64::from(i) * 4.0, 0.0, 0.0), DVec3::X * 0.1))
+        .collect();
+    events
+        .advance_with(
+            &mut sparse,
+            &[],
+            1.0,
+            &mut Elastic::perfect(),
+            &mut Cells::new(),
+            |_, _| {},
+        )
+        .unwrap();
+    // Point bodies at a crawl: the default skin stays within the range.
+    let mut points = [
+        EventBody::new(DVec3::ZERO, DVec3::X * 1e-200, 0.0, 1.0),
+        EventBody::new(DVec3::X, DVec3::ZERO, 0.0, 1.0),
+    ];
+    run(&mut EventLoop::new(), &mut points, &[], 1e-10).unwrap();
+}

@@ -6,7 +6,7 @@
 
 use glam::DVec3;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 
 use super::BroadPhase;
 use crate::error::Error;
@@ -226,7 +226,8 @@ impl SkinGrid {
         reach: f64,
         period: DVec3,
         found: &mut Vec<u32>,
-    ) {
+    ) -> u64 {
+        let mut scanned = 0;
         let cell = self.coordinates(centre);
         // Per axis, the cells around (each once) and the shift to their image beside this
         // one; with one cell along a wrapping axis, each offset is wrapped instead.
@@ -249,7 +250,9 @@ impl SkinGrid {
             for &(y, sy) in &around[1].0[..around[1].1] {
                 for &(x, sx) in &around[0].0[..around[0].1] {
                     let origin = centre - DVec3::new(sx, sy, sz);
-                    for skin in &self.cells[self.index([x, y, z])] {
+                    let cell = &self.cells[self.index([x, y, z])];
+                    scanned += cell.len() as u64;
+                    for skin in cell {
                         let mut offset = skin.centre - origin;
                         if wrap_each {
                             let beyond = offset.abs().cmpgt(half);
@@ -267,6 +270,7 @@ impl SkinGrid {
         if let Some(at) = found.iter().position(|&other| other as usize == body) {
             found.swap_remove(at);
         }
+        scanned
     }
 }
 
@@ -382,21 +386,17 @@ impl Cells {
         );
     }
 
-    /// The pairs of cells of the z-layer `z` into `pairs`, until the layers have found more
-    /// than `max_pairs` together (`found`, added to after each cell).
-    fn layer_pairs(
-        &self,
-        z: usize,
-        pairs: &mut Vec<[u32; 2]>,
-        found: &AtomicUsize,
-        max_pairs: usize,
-    ) {
+    /// The pairs of cells of the z-layer `z` into `pairs`, until the layers together have
+    /// found more than `spent`'s pairs or made more than its tests (each layer adds what it
+    /// found and tested to `spent` after each cell, and looks at it after each body).
+    fn layer_pairs(&self, z: usize, pairs: &mut Vec<[u32; 2]>, spent: &Spent) {
         let [ax, ay, az] = self.axes;
         // With three cells or more along each wrapping axis, a neighbour across the box's
         // face is reached by shifting its bodies by a period; with one, the bodies of a cell
         // are their own neighbours across the face, and each offset is wrapped.
         let wrap_each = self.axes.iter().any(|axis| axis.wraps && axis.count == 1);
         let period = DVec3::new(ax.period, ay.period, az.period);
+        let mut layer = Unpublished::default();
         for y in 0..ay.count {
             for x in 0..ax.count {
                 let cell = self.index([x, y, z]);
@@ -405,12 +405,12 @@ impl Cells {
                     for b in a + 1..own.end {
                         self.test(a, b, DVec3::ZERO, wrap_each, period, pairs);
                     }
-                    // A crowded cell (a huge skin) stops within a body's pairs of the limit.
-                    if pairs.len() > max_pairs {
-                        return;
+                    // A crowded cell (a huge skin) stops within a body's tests of the limit.
+                    layer.tests += (own.end - a) as u64;
+                    if spent.passed(&layer, pairs.len()) {
+                        return spent.publish(&mut layer, pairs.len());
                     }
                 }
-                let before = pairs.len();
                 for offset in HALF_STENCIL {
                     let (Some((nx, sx)), Some((ny, sy)), Some((nz, sz))) = (
                         ax.neighbour(x, offset[0]),
@@ -429,13 +429,15 @@ impl Cells {
                         for b in theirs.clone() {
                             self.test(a, b, shift, wrap_each, period, pairs);
                         }
-                        if pairs.len() > max_pairs {
-                            return;
+                        layer.tests += theirs.len() as u64 + 1;
+                        if spent.passed(&layer, pairs.len()) {
+                            return spent.publish(&mut layer, pairs.len());
                         }
                     }
                 }
-                let cell_pairs = pairs.len() - before;
-                if found.fetch_add(cell_pairs, AtomicOrdering::Relaxed) + cell_pairs > max_pairs {
+                layer.tests += 1;
+                spent.publish(&mut layer, pairs.len());
+                if spent.over() {
                     return;
                 }
             }
@@ -475,21 +477,24 @@ impl BroadPhase for Cells {
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        self.touching_pairs_within(spheres, options, pairs, usize::MAX)
+        self.touching_pairs_within(spheres, options, pairs, usize::MAX, u64::MAX)
+            .map(|_| ())
     }
 
-    /// Stops soon after the pairs found pass `max_pairs` (at the end of the cell that passes
-    /// it, in each layer at work).
+    /// Stops soon after the pairs found pass `max_pairs` or the pairs tested pass `max_work`
+    /// (within a body's of each, in each layer at work); its work is the pairs it tested, one
+    /// a cell, and one a body.
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
-    ) -> Result<(), Error> {
+        max_work: u64,
+    ) -> Result<u64, Error> {
         pairs.clear();
         if spheres.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
         crate::validate_bodies(spheres)?;
         self.lay_out(spheres, &options);
@@ -498,11 +503,16 @@ impl BroadPhase for Cells {
         self.found
             .resize_with(layers.max(self.found.len()), Vec::new);
         let mut found = std::mem::take(&mut self.found);
-        let count = AtomicUsize::new(0);
+        let spent = Spent {
+            pairs: AtomicUsize::new(0),
+            tests: AtomicU64::new(spheres.len() as u64),
+            max_pairs,
+            max_tests: max_work,
+        };
         let each = |(z, layer): (usize, &mut Vec<[u32; 2]>)| {
             layer.clear();
-            if count.load(AtomicOrdering::Relaxed) <= max_pairs {
-                self.layer_pairs(z, layer, &count, max_pairs);
+            if !spent.over() {
+                self.layer_pairs(z, layer, &spent);
             }
         };
         // Layers side by side on rayon's threads where the bodies are many enough to pay for
@@ -513,17 +523,64 @@ impl BroadPhase for Cells {
             found[..layers].iter_mut().enumerate().for_each(each);
         }
         let total = found[..layers].iter().map(Vec::len).sum::<usize>();
-        let within = super::too_many_pairs(total as u64, max_pairs);
+        let tests = spent.tests.load(AtomicOrdering::Relaxed);
+        let within = super::too_many_pairs(total as u64, max_pairs).and_then(|()| {
+            if tests > max_work {
+                Err(Error::WorkLimit { limit: max_work })
+            } else {
+                Ok(tests)
+            }
+        });
         if within.is_ok() {
             for layer in &found[..layers] {
                 pairs.extend_from_slice(layer);
             }
-        }
-        if within.is_err() {
+        } else {
             // The layers give back the memory of the burst.
             found.iter_mut().for_each(|layer| *layer = Vec::new());
         }
         self.found = found;
         within
+    }
+}
+
+/// What the layers of a run of [`Cells`] have found and tested together, and the limits.
+struct Spent {
+    pairs: AtomicUsize,
+    tests: AtomicU64,
+    max_pairs: usize,
+    max_tests: u64,
+}
+
+/// What a layer has found (its pairs up to `pairs` are counted in [`Spent`]) and tested
+/// since it last added to [`Spent`].
+#[derive(Default)]
+struct Unpublished {
+    pairs: usize,
+    tests: u64,
+}
+
+impl Spent {
+    /// Whether the layers, with this layer's unpublished pairs (of `found` in all) and tests,
+    /// have passed a limit.
+    fn passed(&self, layer: &Unpublished, found: usize) -> bool {
+        self.pairs.load(AtomicOrdering::Relaxed) + (found - layer.pairs) > self.max_pairs
+            || self.tests.load(AtomicOrdering::Relaxed) + layer.tests > self.max_tests
+    }
+
+    /// Adds a layer's unpublished pairs (of `found` in all) and tests.
+    fn publish(&self, layer: &mut Unpublished, found: usize) {
+        self.pairs
+            .fetch_add(found - layer.pairs, AtomicOrdering::Relaxed);
+        self.tests.fetch_add(layer.tests, AtomicOrdering::Relaxed);
+        *layer = Unpublished {
+            pairs: found,
+            tests: 0,
+        };
+    }
+
+    /// Whether the layers have passed a limit.
+    fn over(&self) -> bool {
+        self.passed(&Unpublished::default(), 0)
     }
 }

@@ -431,24 +431,39 @@ pub trait BroadPhase {
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error>;
 
-    /// [`touching_pairs`](Self::touching_pairs), or [`Error::TooManyPartners`] where there
-    /// are more than `max_pairs`: what the event loop calls, with its partner limit
-    /// ([`EventLoop::with_max_partners`]). The default finds every pair, then counts them;
-    /// a broad phase whose pairs could outgrow memory (every pair of many bodies, a grid
-    /// under a huge skin) stops as soon as it has found more.
+    /// [`touching_pairs`](Self::touching_pairs) within limits: [`Error::TooManyPartners`]
+    /// where there are more than `max_pairs`, [`Error::WorkLimit`] where it would take more
+    /// than `max_work` units of work (about a pair tested each); else the work it took. What
+    /// the event loop calls, with its partner and work limits
+    /// ([`EventLoop::with_max_partners`], [`EventLoop::with_max_work`]). The default finds
+    /// every pair, then counts them, and takes 32 units a body and one a pair; a broad phase
+    /// whose pairs or tests could outgrow the limits (every pair of many bodies, a grid under
+    /// a huge skin) stops soon after it passes one ([`AllPairs`], [`Cells`] and the CPU step
+    /// do).
     ///
     /// # Errors
-    /// As [`touching_pairs`](Self::touching_pairs), and [`Error::TooManyPartners`].
+    /// As [`touching_pairs`](Self::touching_pairs), [`Error::TooManyPartners`] and
+    /// [`Error::WorkLimit`].
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
-    ) -> Result<(), Error> {
+        max_work: u64,
+    ) -> Result<u64, Error> {
         self.touching_pairs(spheres, options, pairs)?;
-        too_many_pairs(pairs.len() as u64, max_pairs)
+        too_many_pairs(pairs.len() as u64, max_pairs)?;
+        within_work(32 * spheres.len() as u64 + pairs.len() as u64, max_work)
     }
+}
+
+/// `work`, or [`Error::WorkLimit`] where it exceeds `max_work`.
+pub(crate) fn within_work(work: u64, max_work: u64) -> Result<u64, Error> {
+    if work > max_work {
+        return Err(Error::WorkLimit { limit: max_work });
+    }
+    Ok(work)
 }
 
 /// [`Error::TooManyPartners`] (each pair two partners) where `pairs` exceed `max_pairs`.
@@ -479,8 +494,9 @@ impl<B: BroadPhase + ?Sized> BroadPhase for &mut B {
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
-    ) -> Result<(), Error> {
-        (**self).touching_pairs_within(spheres, options, pairs, max_pairs)
+        max_work: u64,
+    ) -> Result<u64, Error> {
+        (**self).touching_pairs_within(spheres, options, pairs, max_pairs, max_work)
     }
 }
 
@@ -501,8 +517,9 @@ impl<B: BroadPhase + ?Sized> BroadPhase for Box<B> {
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
-    ) -> Result<(), Error> {
-        (**self).touching_pairs_within(spheres, options, pairs, max_pairs)
+        max_work: u64,
+    ) -> Result<u64, Error> {
+        (**self).touching_pairs_within(spheres, options, pairs, max_pairs, max_work)
     }
 }
 
@@ -517,23 +534,27 @@ impl BroadPhase for AllPairs {
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        self.touching_pairs_within(spheres, options, pairs, usize::MAX)
+        self.touching_pairs_within(spheres, options, pairs, usize::MAX, u64::MAX)
+            .map(|_| ())
     }
 
-    /// Counts the pairs before it makes them.
+    /// Counts the pairs before it makes them (a unit of work each).
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
         _: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
-    ) -> Result<(), Error> {
+        max_work: u64,
+    ) -> Result<u64, Error> {
         pairs.clear();
         let n = spheres.len() as u64;
-        too_many_pairs(n * n.saturating_sub(1) / 2, max_pairs)?;
+        let all = n * n.saturating_sub(1) / 2;
+        too_many_pairs(all, max_pairs)?;
+        within_work(all, max_work)?;
         let n = spheres.len() as u32;
         pairs.extend((0..n).flat_map(|a| (a + 1..n).map(move |b| [a, b])));
-        Ok(())
+        Ok(all)
     }
 }
 
@@ -557,12 +578,16 @@ impl BroadPhase for crate::cpu::ContactFinder {
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
-    ) -> Result<(), Error> {
+        max_work: u64,
+    ) -> Result<u64, Error> {
         let per_pair =
             crate::cpu::OUTPUT_BYTES_PER_CANDIDATE + crate::cpu::OUTPUT_BYTES_PER_CONTACT;
         let bytes = max_pairs.saturating_add(1).saturating_mul(per_pair);
-        contact_pairs(self.find_within(spheres, options, bytes)?, pairs);
-        too_many_pairs(pairs.len() as u64, max_pairs)
+        let contacts = self.find_within(spheres, options, bytes)?;
+        let work = 32 * spheres.len() as u64 + contacts.candidates() as u64;
+        contact_pairs(contacts, pairs);
+        too_many_pairs(pairs.len() as u64, max_pairs)?;
+        within_work(work, max_work)
     }
 }
 
@@ -708,7 +733,12 @@ impl EventLoop {
     /// it; 2²⁷ by default, 512 MiB of them). The loop keeps each body's partners side by side
     /// in one array of the bodies times the most partners any body has (rounded up to a
     /// power of two), each pair twice; a broad phase is asked for at most half that many
-    /// pairs. It is the loop's memory bound: its other arrays take some 300 bytes a body.
+    /// pairs. It bounds the loop's memory: at most 16 bytes a slot of the limit (2 GiB by
+    /// default) for the partners of this broad-phase run and the last (4 bytes a slot each)
+    /// and the broad phase's pairs (8 bytes each, and as much again inside [`Cells`] or the
+    /// CPU step while it finds them), besides some 300 bytes a body. One body with many
+    /// partners among many bodies (a large body among small ones) takes its partners' count
+    /// of slots for every body: keep such scenes to the default skins and a limit that fits.
     #[must_use]
     pub fn with_max_partners(mut self, max_partners: u64) -> Self {
         self.max_partners = max_partners;
@@ -797,7 +827,7 @@ impl EventLoop {
     /// # Bounds
     /// Whatever the input, a call returns after at most [`with_max_events`](Self::with_max_events)
     /// impacts, [`with_max_work`](Self::with_max_work) units of work and `16 n + 1024` turns
-    /// of the loop at one instant, holding at most
+    /// of the loop at one instant between two impacts, holding at most
     /// [`with_max_partners`](Self::with_max_partners) partner slots.
     ///
     /// # Errors
@@ -807,7 +837,8 @@ impl EventLoop {
     /// [`Error::InvalidStep`], [`Error::InvalidWall`], [`Error::InvalidSkin`],
     /// [`Error::PeriodicBoxTooSmall`], [`Error::SkinTooThin`] where the fastest body would
     /// renew its skin more times than the work limit (the bodies are unchanged). Then, with
-    /// the bodies left as at the last completed event: the broad phase's errors,
+    /// the bodies left where the loop stopped (on their paths from the last completed
+    /// event, finite): the broad phase's errors,
     /// [`Error::TooManyEvents`], [`Error::WorkLimit`], [`Error::TooManyPartners`],
     /// [`Error::NoProgress`], [`Error::SkinTooThin`] (a renewed skin the clock cannot move
     /// past), and, as just before the impact, [`Error::UnresolvedImpact`] and
@@ -845,6 +876,7 @@ impl EventLoop {
                 .all(|(index, body)| *body == self.handed_out(index, self.clock));
         if goes_on {
             self.check_paths(step)?;
+            self.check_skin(bodies, step)?;
         } else {
             validate(bodies, step, self.period)?;
             self.live = false;
@@ -854,7 +886,8 @@ impl EventLoop {
         // Until the step ends well: an error leaves the loop to start afresh.
         self.live = false;
         let mut events = 0;
-        // The turns of the loop at one instant, to tell a loop that does not move on.
+        // The turns of the loop at one instant since its last impact, to tell a loop that
+        // does not move on.
         let (mut instant, mut rounds) = (f64::NAN, 0);
         let most_rounds = 16 * self.motions.len() + 1024;
         // Each pass predicts the body's next event again, which moves it in the queue.
@@ -882,7 +915,15 @@ impl EventLoop {
                 });
             }
             self.prefetch(body);
-            let outcome = match self.plans[body].next.kind {
+            let kind = self.plans[body].next.kind;
+            if matches!(kind, Kind::Pair { other, count } if self.counts[other as usize] == count)
+                || matches!(kind, Kind::Wall { .. })
+            {
+                // An impact: bounded by the events' limit, it starts the count again (a
+                // burst at one instant, a Newton's cradle or a pile, may make many).
+                rounds = 0;
+            }
+            let outcome = match kind {
                 Kind::Nothing => Ok(()),
                 Kind::Recheck => {
                     self.predict(walls, body, now);
@@ -937,9 +978,11 @@ impl EventLoop {
     /// renewal a unit of work at least; more than the work limit is [`Error::SkinTooThin`]
     /// at once.
     fn check_skin(&self, bodies: &[EventBody], step: f64) -> Result<(), Error> {
-        let skin = self
-            .skin_setting
-            .unwrap_or_else(|| default_skin(bodies, step, self.period));
+        let skin = match (self.live, self.skin_setting) {
+            (true, _) => self.skin,
+            (false, Some(skin)) => skin,
+            (false, None) => default_skin(bodies, step, self.period),
+        };
         let Some((body, speed)) = bodies
             .iter()
             .map(|body| body.velocity.length())
@@ -1133,8 +1176,22 @@ impl EventLoop {
         };
         // Each pair takes two slots of the partners.
         let max_pairs = usize::try_from(self.max_partners / 2).unwrap_or(usize::MAX);
-        broad_phase.touching_pairs_within(&self.spheres, options, &mut self.pairs, max_pairs)?;
-        self.work += 64 + (32 * n + self.pairs.len()) as u64;
+        let remaining = self.max_work.saturating_sub(self.work + 64);
+        let work = broad_phase
+            .touching_pairs_within(
+                &self.spheres,
+                options,
+                &mut self.pairs,
+                max_pairs,
+                remaining,
+            )
+            .map_err(|error| match error {
+                Error::WorkLimit { .. } => Error::WorkLimit {
+                    limit: self.max_work,
+                },
+                error => error,
+            })?;
+        self.work += 64 + work;
         std::mem::swap(&mut self.lists, &mut self.old_lists);
         if afresh {
             self.old_lists.clear(n, 0, self.max_partners)?;
@@ -1226,8 +1283,7 @@ impl EventLoop {
         let mut near = std::mem::take(&mut self.near);
         near.clear();
         let reach = self.motions[index].radius + 2.0 * self.skin;
-        self.grid.near(index, centre, reach, self.period, &mut near);
-        self.work += near.len() as u64;
+        self.work += self.grid.near(index, centre, reach, self.period, &mut near);
         // Its earliest pair stands (its motion has not changed) if its partner has not
         // collided since; the new partners may come first.
         let kept = self.plans[index].pair;
@@ -1348,7 +1404,7 @@ impl EventLoop {
                     normal,
                 };
                 check_response(&event, body, &own)?;
-                if own.velocity.dot(normal) > 0.0 {
+                if still_approaching(own.velocity.dot(normal), own.velocity.length()) {
                     return Err(Error::UnresolvedImpact { event });
                 }
                 self.counts[body] += 1;
@@ -1376,7 +1432,8 @@ impl EventLoop {
                 };
                 check_response(&event, low, &a)?;
                 check_response(&event, high, &b)?;
-                if (a.velocity - b.velocity).dot(normal) > 0.0 {
+                let scale = a.velocity.length() + b.velocity.length();
+                if still_approaching((a.velocity - b.velocity).dot(normal), scale) {
                     return Err(Error::UnresolvedImpact { event });
                 }
                 self.counts[low] += 1;
@@ -1678,6 +1735,14 @@ fn wall_impact(wall: &Wall, motion: &Motion) -> Option<(f64, DVec3, DVec3)> {
         displacement: motion.velocity * horizon,
     };
     let impact = reference::sweep_sphere_wall(&swept, wall, &SweepOptions::event_driven())?;
+    // Touching at once, the body approaches only beyond what a response's rounding leaves
+    // of its speed (as a pair's, [`predict::SETTLED`]).
+    let speed = motion.velocity.abs().element_sum();
+    if impact.time_of_impact == 0.0
+        && motion.velocity.dot(impact.normal) <= predict::SETTLED * speed
+    {
+        return None;
+    }
     Some((
         motion.time + impact.time_of_impact * horizon,
         impact.point,
@@ -1733,10 +1798,8 @@ impl Partners {
         self.limit = limit;
         self.degree.clear();
         self.degree.resize(n, 0);
-        let mut capacity = self.capacity.max(16);
-        while capacity < degree {
-            capacity *= 2;
-        }
+        // Laid out anew for the most partners now, so that a burst does not stay.
+        let capacity = degree.max(16).next_power_of_two();
         self.fits(n, capacity)?;
         self.capacity = capacity;
         self.slots.resize(n * capacity, 0);
@@ -1895,7 +1958,15 @@ fn default_skin(bodies: &[EventBody], step: f64, period: DVec3) -> f64 {
     if room > 0.0 {
         skin = skin.min(room);
     }
-    skin.min(MAX_MAGNITUDE)
+    skin.clamp(MIN_LENGTH, MAX_MAGNITUDE)
+}
+
+/// Whether a response left an approach speed `approach` along the normal beyond rounding:
+/// more than [`predict::SETTLED`] of `speeds`, the two speeds (a perfectly inelastic impulse
+/// leaves a few ε of them, either way, where the normal is not along an axis). What passes
+/// is not predicted to meet again at once.
+fn still_approaching(approach: f64, speeds: f64) -> bool {
+    approach > predict::SETTLED * speeds
 }
 
 /// Checks what a response made of body `index` at `event`: finite and within the range, its

@@ -14,6 +14,13 @@
 use super::{Images, Motion, Prediction};
 use crate::cpu::Simd;
 
+/// What a touching pair's approach (`s · w`) must pass, over its radius sum times the sum
+/// of the two speeds (each as the sum of its components' magnitudes, at least its length):
+/// 16 ε, above what rounding leaves of a perfectly inelastic impulse, so that such a pair,
+/// resolved, is not met again at once. The loop's check of a response
+/// (`still_approaching`) allows the same along the normal.
+pub(super) const SETTLED: f64 = 16.0 * f64::EPSILON;
+
 /// Partners per block: one 512-bit register of f64, or two 256-bit ones.
 pub(super) const LANES: usize = 8;
 
@@ -232,7 +239,16 @@ fn block<const L: usize>(
         let discriminant = speed_squared * (reach * reach) - (cx * cx + cy * cy + cz * cz);
         let root = from + gap / (approach + discriminant.max(0.0).sqrt());
         time[k] = if gap <= 0.0 { from } else { root };
-        let meets = approach > 0.0 && (gap <= 0.0 || discriminant >= 0.0);
+        // Touching, the pair approaches only beyond what a response's rounding leaves of
+        // the speeds (a perfectly inelastic impulse leaves a few ε of them, either way).
+        let speeds =
+            (av.x.abs() + av.y.abs() + av.z.abs()) + (bvx[k].abs() + bvy[k].abs() + bvz[k].abs());
+        let settled = if gap <= 0.0 {
+            SETTLED * reach * speeds
+        } else {
+            0.0
+        };
+        let meets = approach > settled && (gap <= 0.0 || discriminant >= 0.0);
         let wait = (time[k] - now).max(0.0);
         impact[k] = meets && wait * wait <= lasts[k];
     }
@@ -271,7 +287,13 @@ mod tests {
             speed_squared * (reach * reach) - separation.cross(velocity).length_squared();
         let time = from + gap / (approach + discriminant.max(0.0).sqrt());
         let time = if gap <= 0.0 { from } else { time };
-        let meets = approach > 0.0 && (gap <= 0.0 || discriminant >= 0.0);
+        let speeds = a.velocity.abs().element_sum() + b.velocity.abs().element_sum();
+        let settled = if gap <= 0.0 {
+            SETTLED * reach * speeds
+        } else {
+            0.0
+        };
+        let meets = approach > settled && (gap <= 0.0 || discriminant >= 0.0);
         let wait = (time - now).max(0.0);
         if meets && wait * wait <= lasts {
             Prediction::Impact(time)
