@@ -524,13 +524,8 @@ impl BroadPhase for Cells {
         }
         let total = found[..layers].iter().map(Vec::len).sum::<usize>();
         let tests = spent.tests.load(AtomicOrdering::Relaxed);
-        let within = super::too_many_pairs(total as u64, max_pairs).and_then(|()| {
-            if tests > max_work {
-                Err(Error::WorkLimit { limit: max_work })
-            } else {
-                Ok(tests)
-            }
-        });
+        let within = super::too_many_pairs(total as u64, max_pairs)
+            .and_then(|()| super::within_work(tests, max_work));
         if within.is_ok() {
             for layer in &found[..layers] {
                 pairs.extend_from_slice(layer);
