@@ -267,15 +267,17 @@ enum Kind {
 }
 
 impl Kind {
-    /// Ties in time go to pairs, then walls, then skins, then by index, so that the order of
-    /// the events depends on nothing but the bodies.
+    /// Ties in time go first to what only looks again (a recheck of an image, a skin, a
+    /// wrap: each may find an impact at that very instant), then to pairs, then walls, then
+    /// by index, so that the order of the events depends on nothing but the bodies, not on
+    /// when the loop learnt of them.
     fn rank(&self) -> (u8, u32) {
         match *self {
-            Self::Pair { other, .. } => (0, other),
-            Self::Wall { wall, .. } => (1, wall),
-            Self::Skin => (2, 0),
-            Self::Recheck => (3, 0),
-            Self::Wrap => (4, 0),
+            Self::Recheck => (0, 0),
+            Self::Skin => (1, 0),
+            Self::Wrap => (2, 0),
+            Self::Pair { other, .. } => (3, other),
+            Self::Wall { wall, .. } => (4, wall),
             Self::Nothing => (5, 0),
         }
     }
