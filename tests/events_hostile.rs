@@ -797,3 +797,55 @@ fn simultaneous_impacts_come_in_the_same_order_with_every_broad_phase() {
     assert!(runs[0].0.len() > 20);
     assert_eq!(runs[0], runs[1]);
 }
+
+/// Found by the fuzzer: a perfectly inelastic impact that leaves a body nearly at rest
+/// leaves only rounding of the speed it had before, which is not an unresolved impact.
+#[test]
+fn an_inelastic_impact_that_leaves_a_body_nearly_at_rest_is_resolved() {
+    // The fuzzer's scene, in a periodic cube: pairs' inelastic impacts at t = 0, then the
+    // first body's against a plane it is deep behind, which leaves it nearly at rest.
+    let corner = -401.578125;
+    let big = |position: f64, velocity: DVec3| {
+        EventBody::new(DVec3::splat(position), velocity, 50.197265625, 9.6875)
+    };
+    let mut bodies = vec![
+        EventBody::new(
+            DVec3::splat(293.140625),
+            DVec3::splat(293.140625),
+            36.642578125,
+            4.5625,
+        ),
+        big(293.140625, DVec3::new(-464.015625, 48.1875, corner)),
+    ];
+    bodies.extend((0..4).map(|_| big(corner, DVec3::splat(corner))));
+    bodies.push(EventBody::new(
+        DVec3::splat(corner),
+        DVec3::new(50.421875, 48.1875, 48.1875),
+        6.0234375,
+        0.75,
+    ));
+    bodies.push(EventBody::new(
+        DVec3::splat(48.1875),
+        DVec3::splat(48.1875),
+        6.0234375,
+        0.75,
+    ));
+    let plane = Wall::plane(Vec3::splat(-389.53125), Vec3::splat(-389.53125));
+    let walls = [
+        Wall::segment(Vec2::splat(48.1875), Vec2::splat(-389.53125)),
+        plane,
+        plane,
+    ];
+    EventLoop::new()
+        .with_periodic_box(PeriodicBox::cube(293.140_63).unwrap())
+        .with_max_events(20_000)
+        .advance_with(
+            &mut bodies,
+            &walls,
+            293.140625,
+            &mut Elastic::new(0.0).unwrap(),
+            &mut Cells::new(),
+            |_, _| {},
+        )
+        .unwrap();
+}

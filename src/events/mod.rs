@@ -1397,6 +1397,7 @@ impl EventLoop {
                 };
                 self.move_to(body, now);
                 let mut own = self.body(body);
+                let before = own.velocity.length();
                 response.wall(&mut own, normal);
                 let event = Event::Wall {
                     time: now - self.clock,
@@ -1406,7 +1407,8 @@ impl EventLoop {
                     normal,
                 };
                 check_response(&event, body, &own)?;
-                if still_approaching(own.velocity.dot(normal), own.velocity.length()) {
+                let speeds = before + own.velocity.length();
+                if still_approaching(own.velocity.dot(normal), speeds) {
                     return Err(Error::UnresolvedImpact { event });
                 }
                 self.counts[body] += 1;
@@ -1425,6 +1427,7 @@ impl EventLoop {
                     .or_else(|| (a.velocity - b.velocity).try_normalize())
                     .unwrap_or(DVec3::X);
                 let point = a.position + normal * a.radius;
+                let before = a.velocity.length() + b.velocity.length();
                 response.pair(&mut a, &mut b, normal);
                 let event = Event::Pair {
                     time: now - self.clock,
@@ -1434,8 +1437,8 @@ impl EventLoop {
                 };
                 check_response(&event, low, &a)?;
                 check_response(&event, high, &b)?;
-                let scale = a.velocity.length() + b.velocity.length();
-                if still_approaching((a.velocity - b.velocity).dot(normal), scale) {
+                let speeds = before + a.velocity.length() + b.velocity.length();
+                if still_approaching((a.velocity - b.velocity).dot(normal), speeds) {
                     return Err(Error::UnresolvedImpact { event });
                 }
                 self.counts[low] += 1;
@@ -1964,9 +1967,9 @@ fn default_skin(bodies: &[EventBody], step: f64, period: DVec3) -> f64 {
 }
 
 /// Whether a response left an approach speed `approach` along the normal beyond rounding:
-/// more than [`predict::SETTLED`] of `speeds`, the two speeds (a perfectly inelastic impulse
-/// leaves a few ε of them, either way, where the normal is not along an axis). What passes
-/// is not predicted to meet again at once.
+/// more than [`predict::SETTLED`] of `speeds`, the speeds before and after it (a perfectly
+/// inelastic impulse leaves a few ε of those before, either way, where the normal is not
+/// along an axis; a head-on one leaves nothing else).
 fn still_approaching(approach: f64, speeds: f64) -> bool {
     approach > predict::SETTLED * speeds
 }
