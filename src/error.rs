@@ -273,7 +273,8 @@ pub enum Error {
     },
     /// After an impact the response left the bodies still approaching each other (or the
     /// wall): two bodies of infinite mass, a moving body of infinite mass against a wall, or a
-    /// response that does not separate them. The bodies are left as they were just before it.
+    /// response that does not separate them. The bodies are left as they were at the last
+    /// completed event.
     #[error(
         "the response to {event:?} left the bodies still approaching; two bodies of infinite mass (or one against a wall) cannot be resolved: give one of them a finite mass"
     )]
@@ -282,8 +283,8 @@ pub enum Error {
         event: crate::events::Event,
     },
     /// After an impact the response left a body with a non-finite or out-of-range position,
-    /// velocity or radius, or an invalid mass. The bodies are left as they were just before
-    /// it.
+    /// velocity or radius, or an invalid mass. The bodies are left as they were at the last
+    /// completed event.
     #[error(
         "the response to {event:?} left body {body} with a {field} that is not finite or outside the event loop's range (or an invalid mass)"
     )]

@@ -839,13 +839,12 @@ impl EventLoop {
     /// [`Error::InvalidStep`], [`Error::InvalidWall`], [`Error::InvalidSkin`],
     /// [`Error::PeriodicBoxTooSmall`], [`Error::SkinTooThin`] where the fastest body would
     /// renew its skin more times than the work limit (the bodies are unchanged). Then, with
-    /// the bodies left where the loop stopped (on their paths from the last completed
-    /// event, finite): the broad phase's errors,
+    /// the bodies left as they were at the last completed event (at its time; at the step's
+    /// start if there was none), never NaN: the broad phase's errors,
     /// [`Error::TooManyEvents`], [`Error::WorkLimit`], [`Error::TooManyPartners`],
     /// [`Error::NoProgress`], [`Error::SkinTooThin`] (a renewed skin the clock cannot move
-    /// past), and, as just before the impact, [`Error::UnresolvedImpact`] and
-    /// [`Error::InvalidResponse`] where the response leaves the bodies approaching or
-    /// invalid.
+    /// past), [`Error::UnresolvedImpact`] and [`Error::InvalidResponse`] where the response
+    /// leaves the bodies approaching or invalid.
     pub fn advance_with(
         &mut self,
         bodies: &mut [EventBody],
@@ -888,6 +887,9 @@ impl EventLoop {
         // Until the step ends well: an error leaves the loop to start afresh.
         self.live = false;
         let mut events = 0;
+        // The time of the last completed event (the step's start before any): where an
+        // error leaves the bodies.
+        let mut settled = self.clock;
         // The turns of the loop at one instant since its last impact, to tell a loop that
         // does not move on.
         let (mut instant, mut rounds) = (f64::NAN, 0);
@@ -900,7 +902,7 @@ impl EventLoop {
             if now == instant {
                 rounds += 1;
                 if rounds > most_rounds {
-                    self.hand_out(bodies, now);
+                    self.hand_out(bodies, settled);
                     return Err(Error::NoProgress {
                         time: now - self.clock,
                         rounds,
@@ -911,7 +913,7 @@ impl EventLoop {
             }
             self.work += 1;
             if self.work > self.max_work {
-                self.hand_out(bodies, now);
+                self.hand_out(bodies, settled);
                 return Err(Error::WorkLimit {
                     limit: self.max_work,
                 });
@@ -948,22 +950,27 @@ impl EventLoop {
                 }
                 kind => {
                     if events == self.max_events {
-                        self.hand_out(bodies, now);
+                        self.hand_out(bodies, settled);
                         return Err(Error::TooManyEvents {
                             limit: self.max_events,
                         });
                     }
                     self.impact(walls, body, kind, now, response, broad_phase, &mut on_event)
-                        .map(|resolved| events += usize::from(resolved))
+                        .map(|resolved| {
+                            if resolved {
+                                events += 1;
+                                settled = now;
+                            }
+                        })
                 }
             };
             if let Err(error) = outcome {
-                self.hand_out(bodies, now);
+                self.hand_out(bodies, settled);
                 return Err(error);
             }
         }
         if let Some((index, value)) = self.beyond_range(self.clock + step) {
-            self.hand_out(bodies, instant.min(self.clock + step));
+            self.hand_out(bodies, settled);
             return Err(Error::OutOfRange {
                 body: index,
                 field: BodyField::Center,
