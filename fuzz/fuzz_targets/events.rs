@@ -132,6 +132,8 @@ fn check(data: &[u8]) {
     if flags & 16 != 0 {
         events = events.with_skin(skin);
     }
+    // A second loop as the first was made, for the other broad phase.
+    let mut configured = events.clone();
     let mut response = if flags & 64 != 0 {
         match Elastic::new(restitution) {
             Ok(response) => response,
@@ -244,20 +246,7 @@ fn check(data: &[u8]) {
     };
     let mut again = original.clone();
     let mut seen_again = Vec::new();
-    let mut fresh = EventLoop::new()
-        .with_max_work(200_000)
-        .with_max_events(20_000)
-        .with_max_partners(1 << 16);
-    if let Some(periodic_box) = periodic_box {
-        fresh = fresh.with_periodic_box(periodic_box);
-    }
-    if flags & 4 != 0 {
-        fresh = fresh.with_local_skins();
-    }
-    if flags & 16 != 0 {
-        fresh = fresh.with_skin(skin);
-    }
-    if fresh
+    if configured
         .advance_with(
             &mut again,
             &walls,

@@ -334,6 +334,10 @@ const _: () = assert!(std::mem::size_of::<Plan>() == 64);
 /// The default work limit of a step ([`EventLoop::with_max_work`]).
 const DEFAULT_MAX_WORK: u64 = 1 << 32;
 
+/// The work a broad phase is charged for each body it is asked about (besides a unit a pair):
+/// a grid's cells, up to two a body, each visited with its neighbours.
+const WORK_PER_BODY: u64 = 32;
+
 /// The default limit of partner slots ([`EventLoop::with_max_partners`]).
 const DEFAULT_MAX_PARTNERS: u64 = 1 << 27;
 
@@ -456,7 +460,10 @@ pub trait BroadPhase {
     ) -> Result<u64, Error> {
         self.touching_pairs(spheres, options, pairs)?;
         too_many_pairs(pairs.len() as u64, max_pairs)?;
-        within_work(32 * spheres.len() as u64 + pairs.len() as u64, max_work)
+        within_work(
+            WORK_PER_BODY * spheres.len() as u64 + pairs.len() as u64,
+            max_work,
+        )
     }
 }
 
@@ -586,7 +593,7 @@ impl BroadPhase for crate::cpu::ContactFinder {
             crate::cpu::OUTPUT_BYTES_PER_CANDIDATE + crate::cpu::OUTPUT_BYTES_PER_CONTACT;
         let bytes = max_pairs.saturating_add(1).saturating_mul(per_pair);
         let contacts = self.find_within(spheres, options, bytes)?;
-        let work = 32 * spheres.len() as u64 + contacts.candidates() as u64;
+        let work = WORK_PER_BODY * spheres.len() as u64 + contacts.candidates() as u64;
         contact_pairs(contacts, pairs);
         too_many_pairs(pairs.len() as u64, max_pairs)?;
         within_work(work, max_work)
@@ -1047,8 +1054,7 @@ impl EventLoop {
             return None;
         }
         self.motions.iter().enumerate().find_map(|(index, motion)| {
-            let largest = DVec3::select(open, motion.at(time).abs(), DVec3::ZERO).max_element();
-            (largest.is_nan() || largest > MAX_MAGNITUDE).then_some((index, largest))
+            beyond(motion.at(time), self.period).map(|value| (index, value))
         })
     }
 
@@ -1981,31 +1987,22 @@ fn still_approaching(approach: f64, speeds: f64) -> bool {
     approach > predict::SETTLED * speeds
 }
 
-/// Checks what a response made of body `index` at `event`: finite and within the range, its
-/// mass valid ([`Error::InvalidResponse`]).
+/// Checks what a response made of body `index` at `event` as [`validate`] checks a body
+/// handed in: finite, within the range, a radius of at least 0, a valid mass
+/// ([`Error::InvalidResponse`] naming the first field that is not).
 fn check_response(event: &Event, index: usize, body: &EventBody) -> Result<(), Error> {
-    let field = if !body.position.is_finite() {
-        Some(BodyField::Center)
-    } else if !body.velocity.is_finite() {
-        Some(BodyField::Velocity)
-    } else if !body.radius.is_finite() || body.radius < 0.0 {
-        Some(BodyField::Radius)
-    } else if !valid_mass(body.mass) {
-        Some(BodyField::Mass)
-    } else {
-        match check_range(index, body) {
-            Err(Error::OutOfRange { field, .. }) => Some(field),
-            _ => None,
-        }
+    // The checks of a body handed in (its path over no time is its position).
+    let field = match validate(std::slice::from_ref(body), 0.0, DVec3::INFINITY) {
+        Ok(()) => return Ok(()),
+        Err(Error::NonFinite { field, .. } | Error::OutOfRange { field, .. }) => field,
+        Err(Error::NegativeRadius { .. }) => BodyField::Radius,
+        Err(_) => BodyField::Mass,
     };
-    match field {
-        Some(field) => Err(Error::InvalidResponse {
-            event: *event,
-            body: index,
-            field,
-        }),
-        None => Ok(()),
-    }
+    Err(Error::InvalidResponse {
+        event: *event,
+        body: index,
+        field,
+    })
 }
 
 /// Checks every body: finite, within the loop's range ([`MAX_MAGNITUDE`], [`MIN_LENGTH`])
@@ -2031,14 +2028,11 @@ fn validate(bodies: &[EventBody], step: f64, period: DVec3) -> Result<(), Error>
         }
         check_range(index, body)?;
         // Where it would be at the end of the step, along the axes that do not wrap.
-        let end = body.position + body.velocity * step;
-        let open = DVec3::select(period.is_finite_mask(), DVec3::ZERO, end.abs());
-        let farthest = open.max_element();
-        if farthest.is_nan() || farthest > MAX_MAGNITUDE {
+        if let Some(value) = beyond(body.position + body.velocity * step, period) {
             return Err(Error::OutOfRange {
                 body: index,
                 field: BodyField::Center,
-                value: open.max_element(),
+                value,
             });
         }
         if !valid_mass(body.mass) {
@@ -2049,6 +2043,13 @@ fn validate(bodies: &[EventBody], step: f64, period: DVec3) -> Result<(), Error>
         }
     }
     Ok(())
+}
+
+/// `point`'s largest coordinate along the axes that do not wrap (those of `period` that are
+/// infinite), where it is beyond [`MAX_MAGNITUDE`] or NaN.
+fn beyond(point: DVec3, period: DVec3) -> Option<f64> {
+    let largest = DVec3::select(period.is_finite_mask(), DVec3::ZERO, point.abs()).max_element();
+    (largest.is_nan() || largest > MAX_MAGNITUDE).then_some(largest)
 }
 
 /// A mass above 0 whose inverse is finite, or infinity.
