@@ -12,6 +12,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use rayon::prelude::*;
 
+use crate::cpu::broad_phase::{BOUNDS_WORDS, OCCUPANCY, frame, scene_bounds};
 use crate::geometry::{Impact, ImpactStatus, MovingSphere, Wall};
 use crate::options::SweepOptions;
 
@@ -333,31 +334,24 @@ impl SweepParams {
 impl StepParams {
     /// The parameters of a step of `bodies` with `options`, as `gpu::ContactPipeline` sets
     /// them before its capacities: the options, the broad phase's local frame (its origin a
-    /// point near the bodies, as the CPU step's broad phase takes it) and the Morton grid
-    /// over the boxes' centres in it (the box `[0, L]` on an axis that wraps, else the span
-    /// of the centres' paths). The capacities are left 0 for the caller to set.
+    /// point near the bodies, as the CPU step's broad phase takes it: [`local_origin`]) and
+    /// the Morton grid over the boxes' centres in it (the box `[0, L]` on an axis that wraps,
+    /// else the span of the centres' paths). The capacities are left 0 for the caller to set.
+    ///
+    /// The shader's `scene_bounds` and `frame` (in `shaders/broad_phase.wgsl`) make the same
+    /// parameters on the device, from bodies that never leave it: this is their twins,
+    /// [`scene_bounds`] over every body and [`frame`], bit for bit.
     #[must_use]
     pub fn new(bodies: &[BodyRecord], options: &SweepOptions) -> Self {
-        let sweep = SweepParams::new(options, 0);
+        Self::framed(bodies, &SweepParams::new(options, 0))
+    }
+
+    /// The parameters of a step of `bodies` with the options of `sweep` (its periods only
+    /// where [`FLAG_PERIODIC`] is set), no capacities.
+    fn framed(bodies: &[BodyRecord], sweep: &SweepParams) -> Self {
         let periodic = sweep.flags & FLAG_PERIODIC != 0;
-        let period = if periodic { sweep.period } else { [0.0; 3] };
-        let frame = Frame::of(bodies, period);
-        let origin = frame.origin();
-        let cells = ((1u32 << MORTON_BITS) - 1) as f32;
-        let (mut morton_origin, mut morton_scale) = ([0.0; 3], [0.0; 3]);
-        for k in 0..3 {
-            let (low, extent) = if period[k] > 0.0 {
-                (0.0, period[k])
-            } else {
-                (frame.lo[k] - origin[k], frame.hi[k] - frame.lo[k])
-            };
-            if extent > 0.0 && extent.is_finite() {
-                morton_origin[k] = low;
-                morton_scale[k] = cells / extent;
-            }
-        }
-        Self {
-            period,
+        let unframed = Self {
+            period: if periodic { sweep.period } else { [0.0; 3] },
             flags: sweep.flags,
             inverse_period: if periodic {
                 sweep.inverse_period
@@ -365,118 +359,65 @@ impl StepParams {
                 [0.0; 3]
             },
             body_count: bodies.len() as u32,
-            origin,
-            morton_origin,
-            morton_scale,
             ..Self::default()
-        }
+        };
+        frame(&unframed, &bounds_of(bodies, &unframed)).0
     }
 }
 
-/// The origin of the broad phase's local frame for `bodies` in a box of `period` (per axis, 0
-/// where the axis does not wrap), on both steps: a point near the bodies, subtracted from
-/// every centre (and, on an axis that wraps, the difference wrapped into `[0, L)`) before the
-/// swept boxes are made, so that the boxes' corners round at the size of the scene rather
-/// than of its distance from the world's origin, and the margin that covers that rounding
-/// stays small (`margin` in `src/cpu/bvh.rs`).
+/// The bounds that the shader's `scene_bounds` gathers from `bodies`, by its twin: a
+/// chunk of bodies at a time in parallel (the words of each chunk filled in place, not moved
+/// per body), joined as the device's atomics join them (the first words by maximum, the
+/// occupied slices by or).
+fn bounds_of(bodies: &[BodyRecord], frame_input: &StepParams) -> [u32; BOUNDS_WORDS] {
+    bodies
+        .par_chunks(16_384)
+        .map(|chunk| {
+            let input = StepParams {
+                body_count: chunk.len() as u32,
+                ..*frame_input
+            };
+            let mut bounds = [0; BOUNDS_WORDS];
+            for i in 0..chunk.len() {
+                scene_bounds(i, &input, chunk, &mut bounds);
+            }
+            bounds
+        })
+        .reduce(
+            || [0; BOUNDS_WORDS],
+            |mut joined, other| {
+                for (word, (joined, other)) in joined.iter_mut().zip(other).enumerate() {
+                    *joined = if word < OCCUPANCY {
+                        (*joined).max(other)
+                    } else {
+                        *joined | other
+                    };
+                }
+                joined
+            },
+        )
+}
+
+/// The origin of the broad phase's local frame for `bodies` with the options of `sweep`, on
+/// both steps: a point near the bodies, subtracted from every centre (and, on an axis that
+/// wraps, the difference wrapped into `[0, L)`) before the swept boxes are made, so that the
+/// boxes' corners round at the size of the scene rather than of its distance from the
+/// world's origin, and the margin that covers that rounding stays small (`margin` in
+/// `src/cpu/bvh.rs`). [`StepParams::new`]'s origin.
 ///
 /// On an axis that does not wrap, the point of the centres' paths nearest 0 (0 itself where
-/// the paths span it): no body's local coordinate is then larger than its own. On an axis that
-/// wraps, the start of the first occupied of [`FRAME_BINS`] equal slices of the box after the
-/// longest run of empty ones (0 where none is empty): a cluster anywhere in the box, across
-/// a face of it too, has local coordinates no larger than its extent plus a slice. It is a
-/// multiple of the spacing of f32 at the period, below it, so that the shader's `L - origin`
-/// and `c - origin` (for `c` in `[origin, L)`) are exact.
+/// the paths span it): no body's local coordinate is then larger than its own. On an axis
+/// that wraps, the start of the first occupied of
+/// [`FRAME_BINS`](crate::cpu::broad_phase::FRAME_BINS) equal slices of the box after the
+/// longest run of empty ones (0 where none is empty; a centre's slice from its f32 wrap, as
+/// the shader has it): a cluster anywhere in the box, across a face of it too, has local
+/// coordinates no larger than its extent plus a slice. It is a multiple of the spacing of f32
+/// at the period, at or below the slice's start and below the period, so that the shader's
+/// `L - origin` and `c - origin` (for `c` in `[origin, L)`) are exact
+/// ([`bin_start`](crate::cpu::broad_phase::bin_start)).
 #[must_use]
-pub(crate) fn local_origin(bodies: &[BodyRecord], period: [f32; 3]) -> [f32; 3] {
-    Frame::of(bodies, period).origin()
-}
-
-/// The slices of a periodic axis that [`local_origin`] finds the bodies' gaps in.
-pub(crate) const FRAME_BINS: usize = 4096;
-
-/// What [`local_origin`] and [`StepParams::new`] gather in one pass over the bodies: per
-/// axis, the span of the centres' paths and, on an axis that wraps, which slices of the box
-/// hold a wrapped centre.
-struct Frame {
-    period: [f32; 3],
-    lo: [f32; 3],
-    hi: [f32; 3],
-    occupied: [[u64; FRAME_BINS / 64]; 3],
-}
-
-impl Frame {
-    fn empty(period: [f32; 3]) -> Self {
-        Self {
-            period,
-            lo: [f32::INFINITY; 3],
-            hi: [f32::NEG_INFINITY; 3],
-            occupied: [[0; FRAME_BINS / 64]; 3],
-        }
-    }
-
-    fn of(bodies: &[BodyRecord], period: [f32; 3]) -> Self {
-        // A frame a chunk, filled in place: the frame (1.5 KB of slices) is not moved per
-        // body.
-        bodies
-            .par_chunks(16_384)
-            .map(|chunk| {
-                let mut frame = Self::empty(period);
-                for body in chunk {
-                    frame.add(body);
-                }
-                frame
-            })
-            .reduce(|| Self::empty(period), Self::join)
-    }
-
-    fn add(&mut self, body: &BodyRecord) {
-        for k in 0..3 {
-            let (c, d) = (body.center[k], body.displacement[k]);
-            self.lo[k] = self.lo[k].min(c + d.min(0.0));
-            self.hi[k] = self.hi[k].max(c + d.max(0.0));
-            let period = self.period[k];
-            if period > 0.0 {
-                let wrapped = wrap_exactly(f64::from(c), f64::from(period));
-                let bin = ((wrapped / f64::from(period) * FRAME_BINS as f64) as usize)
-                    .min(FRAME_BINS - 1);
-                self.occupied[k][bin / 64] |= 1 << (bin % 64);
-            }
-        }
-    }
-
-    fn join(mut self, other: Self) -> Self {
-        for k in 0..3 {
-            self.lo[k] = self.lo[k].min(other.lo[k]);
-            self.hi[k] = self.hi[k].max(other.hi[k]);
-            for (word, other) in self.occupied[k].iter_mut().zip(other.occupied[k]) {
-                *word |= other;
-            }
-        }
-        self
-    }
-
-    fn origin(&self) -> [f32; 3] {
-        std::array::from_fn(|k| {
-            let period = self.period[k];
-            if period > 0.0 {
-                let occupied = |bin: usize| self.occupied[k][bin / 64] >> (bin % 64) & 1 != 0;
-                let Some(start) = first_after_longest_gap(FRAME_BINS, occupied) else {
-                    return 0.0;
-                };
-                // A multiple of f32's spacing at the period (2^(e - 23) for a period in
-                // [2^e, 2^(e+1))), at or below the slice's start.
-                let spacing = f64::from(f32::from_bits(period.to_bits() & 0x7f80_0000))
-                    * f64::from(f32::EPSILON);
-                let start = start as f64 * f64::from(period) / FRAME_BINS as f64;
-                ((start / spacing).floor() * spacing) as f32
-            } else if self.lo[k] <= self.hi[k] {
-                0.0f32.clamp(self.lo[k], self.hi[k])
-            } else {
-                0.0
-            }
-        })
-    }
+pub(crate) fn local_origin(bodies: &[BodyRecord], sweep: &SweepParams) -> [f32; 3] {
+    StepParams::framed(bodies, sweep).origin
 }
 
 /// `x` wrapped into `[0, period)` in f64, where it is exact for the difference of two f32
@@ -490,27 +431,6 @@ pub(crate) fn wrap_exactly(x: f64, period: f64) -> f64 {
     } else {
         x.rem_euclid(period)
     }
-}
-
-/// The first occupied of `bins` circular bins after the longest run of unoccupied ones, or
-/// `None` where every bin is occupied or none is.
-fn first_after_longest_gap(bins: usize, occupied: impl Fn(usize) -> bool) -> Option<usize> {
-    let first = (0..bins).find(|&bin| occupied(bin))?;
-    // Walk once round from the first occupied bin: each run of empty bins ends at an
-    // occupied one.
-    let (mut best, mut best_length, mut length) = (None, 0, 0);
-    for step in 1..=bins {
-        let bin = (first + step) % bins;
-        if occupied(bin) {
-            if length > best_length {
-                (best, best_length) = (Some(bin), length);
-            }
-            length = 0;
-        } else {
-            length += 1;
-        }
-    }
-    best
 }
 
 impl SweepDispatch {
@@ -645,22 +565,27 @@ mod tests {
     #[test]
     fn the_local_origin_lies_at_the_bodies() {
         let open = at(&[[5.0, -3.0, -10.0], [10.0, 4.0, -2.0]]);
-        assert_eq!(local_origin(&open, [0.0; 3]), [5.0, 0.0, -2.0]);
+        assert_eq!(local_origin(&open, &SweepParams::DEFAULT), [5.0, 0.0, -2.0]);
         let period = 1e7;
+        let in_box = SweepParams::new(
+            &SweepOptions::default()
+                .with_periodic_box(crate::PeriodicBox::cube(period).expect("a valid box")),
+            0,
+        );
         // Across the corner at the origin: the slice below the box's end.
         let across = at(&[[-27.0, 27.0, 1e6], [27.0, -27.0, 1e6 + 54.0]]);
-        let origin = local_origin(&across, [period; 3]);
-        let slice = period / FRAME_BINS as f32;
+        let origin = local_origin(&across, &in_box);
+        let slice = period / crate::cpu::broad_phase::FRAME_BINS as f32;
         assert!(origin[0] <= period - 27.0 && origin[0] > period - 27.0 - slice);
         assert_eq!(origin[0], origin[1]);
         assert!(origin[2] <= 1e6 && origin[2] > 1e6 - slice);
         let spacing = 1.0; // of f32 at 1e7
         assert!(origin.iter().all(|&o| o % spacing == 0.0 && o < period));
         // Every slice occupied: the box's own corner.
-        let filled: Vec<[f32; 3]> = (0..FRAME_BINS)
+        let filled: Vec<[f32; 3]> = (0..crate::cpu::broad_phase::FRAME_BINS)
             .map(|i| [(i as f32 + 0.5) * slice; 3])
             .collect();
-        assert_eq!(local_origin(&at(&filled), [period; 3]), [0.0; 3]);
-        assert_eq!(local_origin(&[], [period; 3]), [0.0; 3]);
+        assert_eq!(local_origin(&at(&filled), &in_box), [0.0; 3]);
+        assert_eq!(local_origin(&[], &in_box), [0.0; 3]);
     }
 }

@@ -1,9 +1,19 @@
 //! The f32 twin of `shaders/broad_phase.wgsl`: one function per entry point, each one
 //! invocation of it (index, gather, compute, write), written to be read beside the shader.
 //! `tests/broad_phase.rs` runs each entry point on the device and its twin here on the same
-//! input and holds the outputs equal: bit for bit for the tree (`swept_boxes` to `refit`),
-//! as sets for the queries (`candidates`, `resume_candidates`), whose invocations append in
-//! any order on the device. `prepare_resume` only sizes a dispatch and has no twin.
+//! input and holds the outputs equal: bit for bit for the frame (`scene_bounds`, `frame`)
+//! and the tree (`swept_boxes` to `refit`), as sets for the queries (`candidates`,
+//! `resume_candidates`), whose invocations append in any order on the device.
+//! `prepare_resume` only sizes a dispatch and has no twin.
+//!
+//! The frame's twins are also the host's: [`StepParams::new`] and the CPU step's local origin
+//! (`local_origin` in `src/layout.rs`) are [`scene_bounds`] over every body and [`frame`], so
+//! that the parameters the host makes and those the device makes from bodies it never reads
+//! back are the same bits. Only the Morton scale, `cells / extent`, is a division, which
+//! WGSL allows 2.5 ulps; Mesa's software adapters round it correctly, as the host does. On an
+//! adapter that does not, the device's scale may differ from the host's in its last bits:
+//! the Morton codes then differ, and so the tree's shape, but not the candidates (every
+//! pair whose boxes meet, in any tree) nor the contacts.
 //!
 //! This is the shader's reference, not a fast path: the CPU step's own broad phase
 //! ([`find_contacts`](super::find_contacts)) builds its tree its own way (one linear pass,
@@ -17,7 +27,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::bvh::{margin, outside_the_box};
-use crate::layout::{BodyRecord, KeyValue, LEAF, MORTON_BITS, StepParams};
+use crate::layout::{BodyRecord, KeyValue, LEAF, MORTON_BITS, StepParams, SweepDispatch};
 
 /// `Aabb` of the shader: a body's swept box, 32 bytes.
 #[repr(C)]
@@ -672,4 +682,279 @@ pub fn resume_candidates(
     };
     walk.stack[..saved.stack.len()].copy_from_slice(&saved.stack);
     walk.query(saved.position, saved.image, found);
+}
+
+/// `FRAME_BINS` of the shader: the slices of a periodic axis in which [`frame`] looks for the
+/// bodies' longest gap.
+pub const FRAME_BINS: u32 = 4096;
+
+/// `FRAME_WORDS` of the shader: the words of one axis's occupied slices, a bit a slice.
+pub const FRAME_WORDS: usize = FRAME_BINS as usize / 32;
+
+/// `OCCUPANCY` of the shader: where the occupied slices start in the bounds' words, after
+/// the lows, the highs and two unused words.
+pub const OCCUPANCY: usize = 8;
+
+/// `BOUNDS_WORDS` of the shader: the words of the bounds that [`scene_bounds`] gathers and
+/// [`frame`] reads (a buffer cleared to 0 before the gathering).
+pub const BOUNDS_WORDS: usize = OCCUPANCY + 3 * FRAME_WORDS;
+
+/// `occupancy_bin`: the slice of a periodic axis that holds centre `c`, from the f32 wrap
+/// ([`wrap`]); the last where the product rounds up to 1.
+#[must_use]
+pub fn occupancy_bin(c: f32, period: f32, inverse_period: f32) -> u32 {
+    let wrapped = wrap(c, period, inverse_period);
+    ((wrapped * inverse_period * FRAME_BINS as f32) as u32).min(FRAME_BINS - 1)
+}
+
+/// `scene_bounds`, invocation `i`: grows `bounds` ([`BOUNDS_WORDS`] words, 0 before the
+/// first invocation) by body `i`'s path on each axis (lows as the complement of
+/// [`ordered`], highs as [`ordered`], each grown by a maximum) and marks its centre's slice
+/// on each axis that wraps. The shader reduces each workgroup's words first; maxima and ors
+/// commute, so invocations one after another give the device's words in any order.
+pub fn scene_bounds(i: usize, frame_input: &StepParams, bodies: &[BodyRecord], bounds: &mut [u32]) {
+    if i >= frame_input.body_count as usize {
+        return;
+    }
+    let body = bodies[i];
+    for k in 0..3 {
+        let (c, d) = (body.center[k], body.displacement[k]);
+        let lo = c + if d < 0.0 { d } else { 0.0 };
+        let hi = c + if d > 0.0 { d } else { 0.0 };
+        bounds[k] = bounds[k].max(!ordered(lo));
+        bounds[3 + k] = bounds[3 + k].max(ordered(hi));
+        let period = frame_input.period[k];
+        if period > 0.0 {
+            let bin = occupancy_bin(c, period, frame_input.inverse_period[k]) as usize;
+            bounds[OCCUPANCY + FRAME_WORDS * k + bin / 32] |= 1 << (bin % 32);
+        }
+    }
+}
+
+/// `next_occupied`: the first occupied slice at or after `start` in one axis's words, or
+/// [`FRAME_BINS`] where none is.
+fn next_occupied(occupied: &[u32], start: u32) -> u32 {
+    let mut word = start as usize / 32;
+    if word >= FRAME_WORDS {
+        return FRAME_BINS;
+    }
+    let mut bits = occupied[word] & (u32::MAX << (start % 32));
+    loop {
+        if bits != 0 {
+            return 32 * word as u32 + bits.trailing_zeros();
+        }
+        word += 1;
+        if word >= FRAME_WORDS {
+            return FRAME_BINS;
+        }
+        bits = occupied[word];
+    }
+}
+
+/// `longest_gap_end`: the first occupied slice after the longest run of empty ones, walking
+/// once round from the first occupied slice (a tie goes to the run found first), or
+/// [`FRAME_BINS`] where every slice is occupied or none is.
+#[must_use]
+pub fn longest_gap_end(occupied: &[u32]) -> u32 {
+    let first = next_occupied(occupied, 0);
+    let mut end = FRAME_BINS;
+    let mut longest = 0;
+    let mut previous = first;
+    while previous < FRAME_BINS {
+        let next = next_occupied(occupied, previous + 1);
+        // After the last occupied slice, the run goes round to the first.
+        let stop = if next == FRAME_BINS {
+            first + FRAME_BINS
+        } else {
+            next
+        };
+        let gap = stop - previous - 1;
+        if gap > longest {
+            longest = gap;
+            end = stop % FRAME_BINS;
+        }
+        previous = next;
+    }
+    end
+}
+
+/// `bin_start`: the start of slice `bin` of a box of `period`, floored to a multiple of
+/// f32's spacing at the period (`2^(e - 23)` for a period `m · 2^(e - 23)`, `m` a 24-bit
+/// integer): `floor(bin · m / FRAME_BINS)` spacings, in u32 with `m` split into 12-bit
+/// halves (each product below 2²⁴), exact in f32 and below the period. 0 where the spacing is
+/// not a normal f32 (a period below 2⁻¹⁰³), which GPUs would flush.
+#[must_use]
+pub fn bin_start(bin: u32, period: f32) -> f32 {
+    let bits = period.to_bits();
+    let biased_exponent = bits >> 23;
+    if biased_exponent < 24 {
+        return 0.0;
+    }
+    let m = (bits & 0x7f_ffff) | 0x80_0000;
+    let spacings = bin * (m >> 12) + ((bin * (m & 0xfff)) >> 12);
+    spacings as f32 * f32::from_bits((biased_exponent - 23) << 23)
+}
+
+/// `frame`: the step's parameters from the bounds that [`scene_bounds`] gathered (the
+/// input's options, count and capacities, with its local frame: per axis the origin, and the
+/// Morton grid, `[0, L)` on an axis that wraps, else the span of the paths about the origin;
+/// none where that is empty or infinite), and the dispatch of the per-body passes.
+/// [`StepParams::new`] is this over the bounds of every body.
+#[must_use]
+pub fn frame(frame_input: &StepParams, bounds: &[u32]) -> (StepParams, SweepDispatch) {
+    let mut output = *frame_input;
+    let cells = ((1u32 << MORTON_BITS) - 1) as f32;
+    for k in 0..3 {
+        let lo_word = !bounds[k];
+        let hi_word = bounds[3 + k];
+        let lo = unordered(lo_word);
+        let hi = unordered(hi_word);
+        let period = frame_input.period[k];
+        let mut origin = 0.0;
+        let mut low = 0.0;
+        let mut extent = 0.0;
+        if period > 0.0 {
+            let words = &bounds[OCCUPANCY + FRAME_WORDS * k..][..FRAME_WORDS];
+            let end = longest_gap_end(words);
+            if end < FRAME_BINS {
+                origin = bin_start(end, period);
+            }
+            extent = period;
+        } else if lo_word <= hi_word {
+            // 0 clamped to the span, by comparisons: a zero's sign is the same everywhere.
+            origin = if lo > 0.0 {
+                lo
+            } else if hi < 0.0 {
+                hi
+            } else {
+                0.0
+            };
+            low = lo - origin;
+            extent = hi - lo;
+        }
+        output.origin[k] = origin;
+        let gridded = extent > 0.0 && extent <= f32::MAX;
+        output.morton_origin[k] = if gridded { low } else { 0.0 };
+        output.morton_scale[k] = if gridded { cells / extent } else { 0.0 };
+    }
+    (output, SweepDispatch::new(frame_input.body_count))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition `longest_gap_end` keeps, a slice at a time: the first occupied of the
+    /// slices after the longest run of empty ones, walking once round from the first occupied
+    /// slice, ties to the run found first.
+    fn longest_gap_end_by_slices(occupied: &[u32]) -> u32 {
+        let bins = FRAME_BINS as usize;
+        let is_occupied = |bin: usize| occupied[bin / 32] >> (bin % 32) & 1 != 0;
+        let Some(first) = (0..bins).find(|&bin| is_occupied(bin)) else {
+            return FRAME_BINS;
+        };
+        let (mut best, mut best_length, mut length) = (FRAME_BINS, 0, 0);
+        for step in 1..=bins {
+            let bin = (first + step) % bins;
+            if is_occupied(bin) {
+                if length > best_length {
+                    (best, best_length) = (bin as u32, length);
+                }
+                length = 0;
+            } else {
+                length += 1;
+            }
+        }
+        best
+    }
+
+    /// A word at a time, the walk finds the slice the walk a slice at a time finds: on
+    /// random slices of every density, none, all, one, every other one (all runs tied), and
+    /// two equal runs whose tie the walk's start decides.
+    #[test]
+    fn the_longest_gap_by_words_is_the_longest_gap_by_slices() {
+        let mut cases: Vec<Vec<u32>> = vec![
+            vec![0; FRAME_WORDS],
+            vec![u32::MAX; FRAME_WORDS],
+            vec![0x5555_5555; FRAME_WORDS],
+            vec![0xaaaa_aaaa; FRAME_WORDS],
+        ];
+        for bin in [0, 1, 31, 32, 2047, 4095] {
+            let mut one = vec![0; FRAME_WORDS];
+            one[bin / 32] |= 1 << (bin % 32);
+            cases.push(one);
+        }
+        // Slices 100 and 2148 occupied: two runs of 2047, the second ending at the first
+        // occupied slice; and the same with the runs unequal by one either way.
+        for (a, b) in [(100, 2148), (100, 2147), (100, 2149), (0, 2048)] {
+            let mut two = vec![0; FRAME_WORDS];
+            two[a / 32] |= 1 << (a % 32);
+            two[b / 32] |= 1 << (b % 32);
+            cases.push(two);
+        }
+        let mut state = 0x9e37_79b9_u32;
+        let mut random = move || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state
+        };
+        for density in [1, 2, 4, 8, 16, 24, 30, 31] {
+            for _ in 0..50 {
+                let words = (0..FRAME_WORDS)
+                    .map(|_| {
+                        // Each bit set with probability about density / 32.
+                        (0..32).fold(0, |word, bit| {
+                            word | u32::from(random() % 32 < density) << bit
+                        })
+                    })
+                    .collect();
+                cases.push(words);
+            }
+        }
+        for occupied in &cases {
+            assert_eq!(
+                longest_gap_end(occupied),
+                longest_gap_end_by_slices(occupied),
+                "{occupied:x?}"
+            );
+        }
+        assert_eq!(longest_gap_end(&cases[0]), FRAME_BINS);
+        assert_eq!(longest_gap_end(&cases[1]), FRAME_BINS);
+        assert_eq!(longest_gap_end(&cases[2]), 2);
+        assert_eq!(longest_gap_end(&cases[cases.len() - 400 - 4]), 2148);
+    }
+
+    /// The integer start of a slice is f64's `floor(start / spacing) · spacing` of the exact
+    /// start, a multiple of the spacing at or below it and below the period.
+    #[test]
+    fn a_slice_start_is_the_exact_start_floored_to_the_spacing() {
+        for period in [
+            1.0f32,
+            13.0,
+            13.5,
+            54.0,
+            1e6,
+            1e7,
+            3.3e7,
+            0.1,
+            1e-30,
+            1e30,
+            16_777_215.0,
+            2e-31,
+        ] {
+            let spacing =
+                f64::from(f32::from_bits(period.to_bits() & 0x7f80_0000)) * f64::from(f32::EPSILON);
+            for bin in [0, 1, 2, 1000, 2048, 4093, 4095] {
+                let exact = f64::from(bin) * f64::from(period) / f64::from(FRAME_BINS);
+                let expected = ((exact / spacing).floor() * spacing) as f32;
+                let start = bin_start(bin, period);
+                assert_eq!(start, expected, "period {period}, slice {bin}");
+                assert!(f64::from(start) <= exact && start < period);
+                assert_eq!(f64::from(start) % spacing, 0.0);
+            }
+        }
+        // Below 2⁻¹⁰³ the spacing is not a normal f32: the box's corner.
+        assert_eq!(bin_start(4095, 1e-32), 0.0);
+    }
 }

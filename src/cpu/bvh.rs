@@ -732,7 +732,7 @@ impl Bvh {
             [0.0; 3]
         };
         let period = self.period;
-        let origin = local_origin(bodies, period);
+        let origin = local_origin(bodies, params);
         bodies
             .par_iter()
             .map(|body| {
