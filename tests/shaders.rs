@@ -139,6 +139,46 @@ fn the_broad_phase_structs_match_their_twins_mirrors() {
     }
 }
 
+/// The broad phase's own constants are those of its twin.
+#[test]
+fn the_broad_phase_constants_match_their_twins_mirrors() {
+    use sweepcast::cpu::broad_phase::{
+        BOUNDS_WORDS, BUDGET, FRAME_BINS, FRAME_WORDS, OCCUPANCY, STACK_SIZE,
+    };
+    let module = parse_and_validate("broad_phase.wgsl", sweepcast::gpu::BROAD_PHASE_WGSL);
+    let mirrors = [
+        ("STACK_SIZE", STACK_SIZE as u32),
+        ("BUDGET", BUDGET),
+        ("FRAME_BINS", FRAME_BINS),
+        ("FRAME_WORDS", FRAME_WORDS as u32),
+        ("OCCUPANCY", OCCUPANCY as u32),
+        ("BOUNDS_WORDS", BOUNDS_WORDS as u32),
+    ];
+    for (name, rust) in mirrors {
+        let (_, constant) = module
+            .constants
+            .iter()
+            .find(|(_, constant)| constant.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("broad_phase.wgsl has no constant {name}"));
+        let naga::Expression::Literal(naga::Literal::U32(value)) =
+            module.global_expressions[constant.init]
+        else {
+            panic!("{name}: a u32 literal expected");
+        };
+        assert_eq!(value, rust, "{name}");
+    }
+    let size = |name: &str| {
+        module
+            .entry_points
+            .iter()
+            .find(|e| e.name == name)
+            .unwrap_or_else(|| panic!("entry point {name}"))
+            .workgroup_size
+    };
+    assert_eq!(size("scene_bounds"), [WORKGROUP_SIZE, 1, 1]);
+    assert_eq!(size("frame"), [1, 1, 1]);
+}
+
 /// A constant's value as WGSL declares it.
 #[derive(Debug, PartialEq)]
 enum Value {
