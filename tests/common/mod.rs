@@ -110,6 +110,19 @@ impl<'a> StageRunner<'a> {
         invocations: usize,
         bindings: &[(u32, &[u8])],
     ) -> Vec<Vec<u8>> {
+        let workgroups = invocations.div_ceil(WORKGROUP_SIZE as usize).max(1);
+        self.run_workgroups(entry, params, [workgroups as u32, 1, 1], bindings)
+    }
+
+    /// [`StageRunner::run`] over `workgroups` (x, y, z), as an indirect dispatch with a y
+    /// dimension runs them.
+    pub fn run_workgroups(
+        &self,
+        entry: &str,
+        params: Option<&StepParams>,
+        workgroups: [u32; 3],
+        bindings: &[(u32, &[u8])],
+    ) -> Vec<Vec<u8>> {
         let device = self.context.device();
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(entry),
@@ -159,8 +172,7 @@ impl<'a> StageRunner<'a> {
             let mut pass = encoder.begin_compute_pass(&Default::default());
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &bind_group, &[]);
-            let workgroups = invocations.div_ceil(WORKGROUP_SIZE as usize).max(1);
-            pass.dispatch_workgroups(workgroups as u32, 1, 1);
+            pass.dispatch_workgroups(workgroups[0], workgroups[1], workgroups[2]);
         }
         let staging: Vec<wgpu::Buffer> = buffers
             .iter()
