@@ -44,22 +44,17 @@
 // Per internal node, its box as 8 words: lo and hi in the order-preserving encoding of
 // `ordered` (so that atomicMin and atomicMax grow it), then two unused.
 @group(0) @binding(11) var<storage, read_write> node_boxes: array<atomic<u32>>;
-// The candidate pairs, lower index first, and how many the queries found (those beyond the
-// capacity are counted, not written).
+// The candidate pairs, lower index first (those beyond the capacity are counted, not written).
 @group(0) @binding(12) var<storage, read_write> pairs: array<vec2<u32>>;
-@group(0) @binding(13) var<storage, read_write> candidate_count: atomic<u32>;
-// Set when a candidate was counted past the capacity.
-@group(0) @binding(14) var<storage, read_write> candidates_overflowed: atomic<u32>;
+// The queries' counters: COUNTER_CANDIDATES (the candidates found, also past the capacity),
+// COUNTER_CANDIDATES_OVERFLOWED (set when a candidate was counted past the capacity) and
+// COUNTER_SAVED_OVERFLOWED (set when a query was saved past a queue's capacity).
+@group(0) @binding(13) var<storage, read_write> counters: array<atomic<u32>>;
 // Queries that ran out of steps: those saved by the last dispatch (`_in`) and by this one
-// (`_out`), with their counts; two queues that alternate, in two bind groups.
-@group(0) @binding(15) var<storage, read> continuations_in: array<Continuation>;
-@group(0) @binding(16) var<storage, read> continuation_count_in: u32;
-@group(0) @binding(17) var<storage, read_write> continuations_out: array<Continuation>;
-@group(0) @binding(18) var<storage, read_write> continuation_count_out: atomic<u32>;
-// Set when a query was saved past the queue's capacity.
-@group(0) @binding(19) var<storage, read_write> continuations_overflowed: atomic<u32>;
-// `prepare_resume`'s own bind group: the count to resume and the dispatch it writes.
-@group(0) @binding(20) var<storage, read> resume_count: u32;
+// (`_out`), each queue headed by its count; two queues that alternate, in two bind groups.
+@group(0) @binding(15) var<storage, read> continuations_in: SavedQueries;
+@group(0) @binding(17) var<storage, read_write> continuations_out: SavingQueries;
+// `prepare_resume`'s: the dispatch of the next resume, from the count of `continuations_in`.
 @group(0) @binding(21) var<storage, read_write> resume_dispatch: vec3<u32>;
 // `scene_bounds` and `frame`'s own bind group. The host's parameters of the step (its
 // options, capacities and body count, which the encoder may have copied from a device
@@ -75,6 +70,10 @@
 // of the per-body passes.
 @group(0) @binding(24) var<storage, read_write> frame_output: StepParams;
 @group(0) @binding(25) var<storage, read_write> body_dispatch: SweepDispatch;
+
+const COUNTER_CANDIDATES: u32 = 0u;
+const COUNTER_CANDIDATES_OVERFLOWED: u32 = 1u;
+const COUNTER_SAVED_OVERFLOWED: u32 = 2u;
 
 struct Aabb {
     lo: vec3<f32>,
@@ -410,6 +409,25 @@ struct Continuation {
     stack: array<u32, STACK_SIZE>,
 }
 
+// A queue of saved queries: its count (those beyond the capacity are counted, not written),
+// then the queries. Read as `SavedQueries` by the dispatch that resumes them, written as
+// `SavingQueries` by the one that saves them: the same bytes.
+struct SavedQueries {
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    entries: array<Continuation>,
+}
+
+struct SavingQueries {
+    count: atomic<u32>,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    entries: array<Continuation>,
+}
+
 // The steps (node visits, and the image checks of a periodic box) one invocation takes before
 // it hands the rest of its query to the next dispatch. Mesa's software adapters end an
 // invocation after 65,535 loop iterations, silently; well below that, and large enough that
@@ -468,12 +486,12 @@ fn visit(p: u32, own: Leaf, s: u32, query_lo: vec3<f32>, query_hi: vec3<f32>, ch
         let other = leaves[child & ~LEAF];
         if (overlaps(query_lo, query_hi, other.lo, other.hi)
             && !met_through_earlier_image(own, other, s)) {
-            let slot = atomicAdd(&candidate_count, 1u);
+            let slot = atomicAdd(&counters[COUNTER_CANDIDATES], 1u);
             if (slot < params.candidate_capacity) {
                 pairs[slot] = vec2<u32>(min(own.body, other.body), max(own.body, other.body));
             } else {
                 // Sticky, so that a count that wraps past 2^32 is still seen as an overflow.
-                atomicStore(&candidates_overflowed, 1u);
+                atomicStore(&counters[COUNTER_CANDIDATES_OVERFLOWED], 1u);
             }
         }
     } else if (overlaps(query_lo, query_hi, node_lo(child), node_hi(child))) {
@@ -497,16 +515,16 @@ fn met_through_earlier_image(own: Leaf, other: Leaf, s: u32) -> bool {
 
 // Hands the rest of the query to the next dispatch (counted past the capacity, not written).
 fn save(p: u32, s: u32) {
-    let slot = atomicAdd(&continuation_count_out, 1u);
+    let slot = atomicAdd(&continuations_out.count, 1u);
     if (slot >= params.continuation_capacity) {
-        atomicStore(&continuations_overflowed, 1u);
+        atomicStore(&counters[COUNTER_SAVED_OVERFLOWED], 1u);
         return;
     }
-    continuations_out[slot].position = p;
-    continuations_out[slot].image = s;
-    continuations_out[slot].depth = depth;
+    continuations_out.entries[slot].position = p;
+    continuations_out.entries[slot].image = s;
+    continuations_out.entries[slot].depth = depth;
     for (var k = 0u; k < depth; k = k + 1u) {
-        continuations_out[slot].stack[k] = stack[k];
+        continuations_out.entries[slot].stack[k] = stack[k];
     }
 }
 
@@ -531,10 +549,10 @@ fn resume_candidates(
     @builtin(num_workgroups) workgroups: vec3<u32>,
 ) {
     let i = linear_index(id, workgroups.x);
-    if (i >= min(continuation_count_in, params.continuation_capacity)) {
+    if (i >= min(continuations_in.count, params.continuation_capacity)) {
         return;
     }
-    let saved = continuations_in[i];
+    let saved = continuations_in.entries[i];
     depth = saved.depth;
     for (var k = 0u; k < depth; k = k + 1u) {
         stack[k] = saved.stack[k];
@@ -543,10 +561,10 @@ fn resume_candidates(
     query(saved.position, saved.image);
 }
 
-// One invocation before a resume: its workgroups, from the saved count (bind group of its own).
+// One invocation before a resume: its workgroups, from the count of the queue it resumes.
 @compute @workgroup_size(1)
 fn prepare_resume() {
-    resume_dispatch = workgroups_for(min(resume_count, params.continuation_capacity));
+    resume_dispatch = workgroups_for(min(continuations_in.count, params.continuation_capacity));
 }
 
 // The local frame on the device: `scene_bounds` gathers the bodies' bounds (one invocation a

@@ -130,3 +130,21 @@ fn order_contacts(
     atomicMax(&earliest[contact.pair.x], ~i);
     atomicMax(&earliest[contact.pair.y], ~i);
 }
+
+// The step's counts and validity word (bind group of its own): the counts are copied in by
+// the encoder before this one-invocation pass; `valid` is 1 only when every count fitted its
+// buffer and every query of the broad phase finished, so that a consumer pass recorded after
+// the step can skip a step whose outputs are partial.
+@group(0) @binding(30) var<storage, read_write> step_counts: StepCounts;
+
+@compute @workgroup_size(1)
+fn finish_step() {
+    let counts = step_counts;
+    let whole = counts.bodies <= counts.body_capacity
+        && counts.candidates <= params.candidate_capacity
+        && counts.candidates_overflowed == 0u
+        && counts.unfinished_queries == 0u
+        && counts.saved_queries_overflowed == 0u
+        && counts.contacts_overflowed == 0u;
+    step_counts.valid = select(0u, 1u, whole);
+}

@@ -67,6 +67,24 @@ struct StepParams {
     continuation_capacity: u32,
 }
 
+// What a step of the GPU step stage counted, and whether its outputs are whole: `valid` is 1
+// only when every count fitted its buffer and every query finished. A pass that consumes
+// the step's outputs skips a step whose `valid` is 0. 48 bytes.
+struct StepCounts {
+    valid: u32,
+    bodies: u32,
+    candidates: u32,
+    contacts: u32,
+    body_capacity: u32,
+    candidates_overflowed: u32,
+    unfinished_queries: u32,
+    saved_queries_overflowed: u32,
+    contacts_overflowed: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
 // A key and what it sorts (a body or a contact's index): the record of the radix sort. 8 bytes.
 struct KeyValue {
     key: u32,

@@ -381,6 +381,20 @@ pub enum Error {
         /// What is missing.
         reason: String,
     },
+    /// The device's limits are below what the step's stages need
+    /// ([`StepStage::required_limits`](crate::gpu::StepStage::required_limits)): create the
+    /// device asking for them.
+    #[error(
+        "the device's {limit} is {available}, below the {required} the GPU step needs: request a device with sweepcast::gpu::StepStage::required_limits()"
+    )]
+    DeviceLimit {
+        /// The `wgpu::Limits` field.
+        limit: &'static str,
+        /// What the stages need.
+        required: u64,
+        /// What the device has.
+        available: u64,
+    },
     /// The device could not be created.
     #[error("could not create a device on the adapter: {0}")]
     RequestDevice(#[from] wgpu::RequestDeviceError),

@@ -118,6 +118,41 @@ pub struct StepParams {
     pub continuation_capacity: u32,
 }
 
+/// `StepCounts`: what one step of [`StepStage`](crate::gpu::StepStage) counted, and whether
+/// its outputs are whole, 48 bytes. The stage writes it on the device
+/// ([`StepBuffers::counts`](crate::gpu::StepBuffers::counts)); a consumer pass recorded after
+/// the step skips a step whose `valid` is 0, and the host that reads it back grows the buffers
+/// ([`StepStage::grow`](crate::gpu::StepStage::grow)) and records the frame again.
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Eq, Default)]
+pub struct StepCounts {
+    /// 1 when every count fitted its buffer and every query finished: the step's outputs are
+    /// whole. 0 otherwise: they are partial and must not be applied.
+    pub valid: u32,
+    /// Bodies of the step.
+    pub bodies: u32,
+    /// Candidate pairs the broad phase found (counted past the capacity; modulo 2³²).
+    pub candidates: u32,
+    /// Contacts: the swept candidates that hit or overlap.
+    pub contacts: u32,
+    /// Bodies the step's buffers hold.
+    pub body_capacity: u32,
+    /// 1 when a candidate was counted past the capacity (also where the count wrapped).
+    pub candidates_overflowed: u32,
+    /// Queries still saved after the last resume dispatch.
+    pub unfinished_queries: u32,
+    /// 1 when a query was saved past a queue's capacity.
+    pub saved_queries_overflowed: u32,
+    /// 1 when the ordered contacts outgrew their buffer.
+    pub contacts_overflowed: u32,
+    /// Padding to 48 bytes.
+    pub _pad0: u32,
+    /// Padding to 48 bytes.
+    pub _pad1: u32,
+    /// Padding to 48 bytes.
+    pub _pad2: u32,
+}
+
 /// `WallRecord`: one static wall ([`Wall`]), 32 bytes. A segment keeps its two end points;
 /// a plane a point of it and its unit normal (normalised on the host, in f64, so that every
 /// path reads the same normal).
@@ -279,6 +314,7 @@ const _: () = assert!(size_of::<ImpactRecord>() == 32);
 const _: () = assert!(size_of::<SweepParams>() == 32);
 const _: () = assert!(size_of::<SweepDispatch>() == 32);
 const _: () = assert!(size_of::<StepParams>() == 80);
+const _: () = assert!(size_of::<StepCounts>() == 48);
 const _: () = assert!(size_of::<KeyValue>() == 8);
 const _: () = assert!(size_of::<WallRecord>() == 32);
 const _: () = assert!(size_of::<WallParams>() == 48);

@@ -325,8 +325,9 @@ fn queries_on_device(
 ) -> Found {
     let params = queried.params;
     let words = 4 + STACK_SIZE;
-    let saved_words: Vec<u32> = saved.iter().flat_map(Continuation::to_words).collect();
-    let saved_count = [saved.len() as u32];
+    // A queue: its count and three words of padding, then the queries.
+    let mut saved_queue: Vec<u32> = vec![saved.len() as u32, 0, 0, 0];
+    saved_queue.extend(saved.iter().flat_map(Continuation::to_words));
     let mut bindings: Vec<(u32, Vec<u8>)> = vec![
         (6, bytemuck::cast_slice(queried.leaves).to_vec()),
         (8, bytemuck::cast_slice(queried.nodes).to_vec()),
@@ -335,40 +336,39 @@ fn queries_on_device(
             12,
             unwritten::<[u32; 2]>(params.candidate_capacity as usize),
         ),
-        (13, vec![0; 4]),
-        (14, vec![0; 4]),
-        (
-            17,
-            unwritten::<u32>(words * params.continuation_capacity as usize),
-        ),
-        (18, vec![0; 4]),
-        (19, vec![0; 4]),
+        (13, vec![0; 16]),
+        (17, {
+            let mut queue = vec![0; 16];
+            queue.extend(unwritten::<u32>(
+                words * params.continuation_capacity as usize,
+            ));
+            queue
+        }),
     ];
     let invocations = if entry == "resume_candidates" {
-        bindings.push((15, bytemuck::cast_slice(&saved_words).to_vec()));
-        bindings.push((16, bytemuck::cast_slice(&saved_count).to_vec()));
+        bindings.push((15, bytemuck::cast_slice(&saved_queue).to_vec()));
         saved.len()
     } else {
         params.body_count as usize
     };
     let borrowed: Vec<(u32, &[u8])> = bindings.iter().map(|(b, bytes)| (*b, &bytes[..])).collect();
     let out = stages.run(entry, Some(params), invocations.max(1), &borrowed);
-    let word = |index: usize| cast::<u32>(&out[index], 1)[0];
-    let candidate_count = word(4);
-    let continuation_count = word(7);
+    let counters: Vec<u32> = cast(&out[4], 3);
+    let queue: Vec<u32> = cast(&out[5], out[5].len() / 4);
+    let continuation_count = queue[0];
+    let candidate_count = counters[0];
     let written = candidate_count.min(params.candidate_capacity) as usize;
     let saved_written = continuation_count.min(params.continuation_capacity) as usize;
-    let continuation_words: Vec<u32> = cast(&out[6], words * saved_written);
     Found {
         pairs: cast(&out[3], written),
         candidate_count,
-        candidates_overflowed: word(5),
-        continuations: continuation_words
+        candidates_overflowed: counters[1],
+        continuations: queue[4..4 + words * saved_written]
             .chunks(words)
             .map(Continuation::from_words)
             .collect(),
         continuation_count,
-        continuations_overflowed: word(8),
+        continuations_overflowed: counters[2],
     }
 }
 

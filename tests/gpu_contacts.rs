@@ -371,6 +371,7 @@ fn stage_times_name_every_stage_and_change_nothing() {
             "candidates",
             "sweep",
             "contacts",
+            "counts",
             "readback"
         ]
     );

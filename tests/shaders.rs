@@ -11,9 +11,9 @@ use sweepcast::gpu::{SHARED_WGSL, SWEEP_WGSL};
 use sweepcast::layout::{
     BodyRecord, ContactRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, KeyValue, LEAF,
     MAX_WORKGROUPS_PER_DIMENSION, MIN_NORMAL, MORTON_BITS, NO_TOUCH, STATUS_CONTACT, STATUS_MISS,
-    STATUS_OVERLAPPING, StepParams, SweepDispatch, SweepParams, TIME_MISS_BITS, TIME_OVERLAPPING,
-    TimeOfImpact, WALL_PLANE, WALL_SEGMENT, WORKGROUP_SIZE, WallContactRecord, WallParams,
-    WallRecord,
+    STATUS_OVERLAPPING, StepCounts, StepParams, SweepDispatch, SweepParams, TIME_MISS_BITS,
+    TIME_OVERLAPPING, TimeOfImpact, WALL_PLANE, WALL_SEGMENT, WORKGROUP_SIZE, WallContactRecord,
+    WallParams, WallRecord,
 };
 
 fn parse_and_validate(name: &str, source: &str) -> naga::Module {
@@ -84,6 +84,9 @@ fn every_shared_struct_matches_its_rust_mirror() {
         rust_layout!(StepParams: period, flags, inverse_period, body_count, origin,
             candidate_capacity, morton_origin, contact_capacity, morton_scale,
             continuation_capacity),
+        rust_layout!(StepCounts: valid, bodies, candidates, contacts, body_capacity,
+            candidates_overflowed, unfinished_queries, saved_queries_overflowed,
+            contacts_overflowed, _pad0, _pad1, _pad2),
         rust_layout!(KeyValue: key, value),
         rust_layout!(ContactRecord: pair, _pad0, image, _pad1, impact),
         rust_layout!(WallRecord: point, kind, vector, _pad),

@@ -275,3 +275,44 @@ impl ErrorScopes {
         first.map_or(Ok(()), |error| Err(Error::Device(error.to_string())))
     }
 }
+
+/// The buffers of one stage's buffers struct, made in error scopes of their own and kept
+/// for the count of device memory.
+pub(crate) struct BufferSet<'a> {
+    device: &'a wgpu::Device,
+    scopes: ErrorScopes,
+    all: Vec<wgpu::Buffer>,
+}
+
+/// Storage the stages count into: read back and cleared in the encoder.
+pub(crate) const COUNTED: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_SRC)
+    .union(wgpu::BufferUsages::COPY_DST);
+
+impl<'a> BufferSet<'a> {
+    pub(crate) fn new(device: &'a wgpu::Device) -> Self {
+        Self {
+            device,
+            scopes: ErrorScopes::push(device),
+            all: Vec::new(),
+        }
+    }
+
+    /// A buffer of `size` bytes (at least 4).
+    pub(crate) fn make(
+        &mut self,
+        label: &'static str,
+        size: u64,
+        usage: wgpu::BufferUsages,
+    ) -> wgpu::Buffer {
+        let buffer = create_buffer(self.device, label, usage, size.max(4));
+        self.all.push(buffer.clone());
+        buffer
+    }
+
+    /// Every buffer made, once the device has said whether it could make them.
+    pub(crate) fn finish(self) -> Result<Vec<wgpu::Buffer>, Error> {
+        pollster::block_on(self.scopes.finish())?;
+        Ok(self.all)
+    }
+}

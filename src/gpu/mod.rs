@@ -16,19 +16,27 @@
 //! Each stage's source is `shaders/shared.wgsl` (the data contract, mirrored by
 //! [`crate::layout`]) followed by the stage's own file.
 
+mod broad_phase;
 mod buffers;
+mod contact_pipeline;
 mod contacts;
 mod context;
+mod kernel;
 mod pipeline;
+mod step;
 mod sweep;
 mod walls;
 
-pub use contacts::{
-    BROAD_PHASE_WGSL, CONTACTS_WGSL, ContactPipeline, DEVICE_BYTES_PER_BODY,
-    DEVICE_BYTES_PER_CANDIDATE, DEVICE_BYTES_PER_CONTACT,
+pub use broad_phase::{
+    BROAD_PHASE_BYTES_PER_BODY, BROAD_PHASE_BYTES_PER_CANDIDATE, BROAD_PHASE_WGSL,
 };
+pub use contact_pipeline::{
+    ContactPipeline, DEVICE_BYTES_PER_BODY, DEVICE_BYTES_PER_CANDIDATE, DEVICE_BYTES_PER_CONTACT,
+};
+pub use contacts::{CONTACTS_WGSL, ORDERED_BYTES_PER_CONTACT};
 pub use context::GpuContext;
 pub use pipeline::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
+pub use step::{MAX_RESUME_PASSES, StepBuffers, StepCapacities, StepStage};
 pub use sweep::{SWEEP_WGSL, SweepBuffers, SweepOutput, SweepStage};
 pub use walls::{WALLS_WGSL, WallBuffers, WallStage};
 
@@ -45,4 +53,6 @@ const _: () = {
     send_sync::<ContactPipeline>();
     send_sync::<WallStage>();
     send_sync::<WallBuffers>();
+    send_sync::<StepStage>();
+    send_sync::<StepBuffers>();
 };

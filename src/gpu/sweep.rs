@@ -606,6 +606,20 @@ impl SweepStage {
             });
         }
         buffers.write_params(queue, options);
+        self.record_counted(encoder, buffers, count, count_offset);
+        Ok(())
+    }
+
+    /// [`SweepStage::record_indirect`] on buffers whose options were written before (by
+    /// [`SweepBuffers::write_params`]), with a count checked by the caller: records no queue
+    /// write, so that several steps recorded in one submission each sweep their own count.
+    pub(super) fn record_counted(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &SweepBuffers,
+        count: &wgpu::Buffer,
+        count_offset: u64,
+    ) {
         let requested = std::mem::offset_of!(SweepDispatch, requested_pairs) as u64;
         encoder.copy_buffer_to_buffer(count, count_offset, &buffers.dispatch, requested, 4);
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -618,12 +632,11 @@ impl SweepStage {
         pass.set_pipeline(self.pipeline(buffers));
         pass.set_bind_group(0, &buffers.sweep_group, &[]);
         pass.dispatch_workgroups_indirect(&buffers.dispatch, 0);
-        Ok(())
     }
 }
 
 impl SweepBuffers {
-    fn write_params(&self, queue: &wgpu::Queue, options: &SweepOptions) {
+    pub(super) fn write_params(&self, queue: &wgpu::Queue, options: &SweepOptions) {
         let params = SweepParams::new(options, self.pair_capacity as u32);
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
     }
@@ -685,5 +698,10 @@ impl SweepBuffers {
         .iter()
         .map(|buffer| buffer.size())
         .sum()
+    }
+
+    /// Bytes of the stage's own small buffers (its uniform and dispatch), not those bound.
+    pub(super) fn device_memory_bytes_own(&self) -> u64 {
+        self.params.size() + self.dispatch.size()
     }
 }

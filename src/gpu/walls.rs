@@ -257,17 +257,46 @@ impl WallStage {
         if u64::from(wall_count) > buffers.wall_capacity {
             return Err(too_many_walls(wall_count as usize));
         }
-        let params = WallParams::new(options, body_count, wall_count);
-        queue.write_buffer(&buffers.params, 0, bytemuck::bytes_of(&params));
+        buffers.write_params(queue, options, body_count, wall_count);
         // The same workgroups as a sweep of `body_count` pairs (along y beyond 65,535).
         let shape = SweepDispatch::new(body_count);
         let workgroups = Workgroups::Direct(shape.workgroups_x, shape.workgroups_y);
         dispatch(encoder, "walls", &self.pipeline, &buffers.group, workgroups);
         Ok(())
     }
+
+    /// Records the stage on buffers whose parameters were written before
+    /// ([`WallBuffers::write_params`]) for as many bodies as the `u32` at `offset` of `count`
+    /// says (copied over the parameters' count in the encoder), dispatched from `workgroups`
+    /// (the first three words: an indirect dispatch of that many bodies). Records no queue
+    /// write, so that several steps recorded in one submission each take their own count.
+    pub(super) fn record_counted(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &WallBuffers,
+        count: (&wgpu::Buffer, u64),
+        workgroups: &wgpu::Buffer,
+    ) {
+        let field = std::mem::offset_of!(WallParams, body_count) as u64;
+        encoder.copy_buffer_to_buffer(count.0, count.1, &buffers.params, field, 4);
+        let workgroups = Workgroups::Indirect(workgroups);
+        dispatch(encoder, "walls", &self.pipeline, &buffers.group, workgroups);
+    }
 }
 
 impl WallBuffers {
+    /// Writes the stage's parameters: the options and the counts of bodies and walls.
+    pub(super) fn write_params(
+        &self,
+        queue: &wgpu::Queue,
+        options: &SweepOptions,
+        body_count: u32,
+        wall_count: u32,
+    ) {
+        let params = WallParams::new(options, body_count, wall_count);
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+    }
+
     /// Validates `walls` and writes them at the start of the walls buffer, for a
     /// [`WallStage::record`] of `walls.len()` walls.
     ///

@@ -1,0 +1,639 @@
+//! `ContactPipeline`: the blocking convenience on [`StepStage`]: the whole collision step on
+//! the GPU from host slices, in the manner of [`SweepPipeline`](super::SweepPipeline) on
+//! [`SweepStage`](super::SweepStage). It uploads the bodies, records the step, reads back the
+//! counts (growing the buffers and recording again where a step overflowed: the bodies stay
+//! on the device) and then only what was asked: the ordered contacts up to their count.
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload, create_buffer};
+use super::context::GpuContext;
+use super::pipeline::DEFAULT_POLL_TIMEOUT;
+use super::step::{StepBuffers, StepCapacities, StepStage};
+use crate::cpu::{Contact, Contacts, Earliest, WallContact, wall_contacts_into, wall_records_into};
+use crate::error::Error;
+use crate::geometry::{MovingSphere, Wall};
+use crate::layout::{BodyRecord, ContactRecord, StepCounts, WallContactRecord};
+use crate::options::SweepOptions;
+use crate::validate::pack_batch;
+
+/// Bytes of a [`WallContactRecord`].
+const WALL_CONTACT_SIZE: u64 = size_of::<WallContactRecord>() as u64;
+/// Bytes of a [`ContactRecord`].
+const CONTACT_SIZE: u64 = size_of::<ContactRecord>() as u64;
+/// Bytes of the [`StepCounts`] at the head of the readback.
+const COUNTS_SIZE: u64 = size_of::<StepCounts>() as u64;
+
+/// Bytes per body the pipeline holds on the device: the body (32), the broad phase's buffers
+/// ([`BROAD_PHASE_BYTES_PER_BODY`](super::BROAD_PHASE_BYTES_PER_BODY), 152) and each body's
+/// earliest position in the order (4); the body's upload (32) and the readback of its
+/// earliest position (4).
+pub const DEVICE_BYTES_PER_BODY: u64 = 32 + super::BROAD_PHASE_BYTES_PER_BODY + 4 + 32 + 4;
+/// Bytes per candidate pair: the pair (8) and its impact record (32).
+pub const DEVICE_BYTES_PER_CANDIDATE: u64 = 8 + 32;
+/// Bytes per contact: the ordered contacts' buffers
+/// ([`ORDERED_BYTES_PER_CONTACT`](super::ORDERED_BYTES_PER_CONTACT), 144) and the readback (64).
+pub const DEVICE_BYTES_PER_CONTACT: u64 = super::ORDERED_BYTES_PER_CONTACT + 64;
+
+/// The whole collision step on the GPU from the bodies alone: every pair that touches during
+/// the step (or overlaps at its start), ordered by time and pair, each body's earliest
+/// contact and the step's earliest, as [`crate::cpu::find_contacts`] gives them, with no
+/// candidate pair ever leaving the device.
+///
+/// Build it once and call [`ContactPipeline::find`] every step. One step is one submission:
+///
+/// ```text
+/// bodies ─ upload ─► swept_boxes ─► sort ×2 ─► leaves ─► hierarchy ─► refit ─► candidates
+///   (32 B/body)     (box, Morton)  (63-bit)   (sorted)   (Karras)    (atomic    │ pairs +
+///                                                                     min/max)  ▼ count
+///        readback ◄─ order_contacts ◄─ sort ×3 ◄─ compact ◄─ sweep (indirect, from the count)
+///   (counts, earliest   (ordered contacts,  (second, first,  (hits → contact
+///    per body, contacts) earliest per body)   time)            records)
+/// ```
+///
+/// # Overflow
+/// The candidate and contact buffers have capacities (16,384 each at first,
+/// [`ContactPipeline::with_capacities`]). The broad phase and the compaction count every
+/// pair and hit, writing only those that fit; when a count exceeds its capacity, the
+/// pipeline grows the buffers to the next power of two at or above the count and runs the
+/// step again, so nothing is dropped ([`ContactPipeline::reruns`] says how often the last
+/// step ran again). The buffers keep their size for later steps.
+///
+/// A query walks at most 4,096 steps a dispatch (Mesa's software adapters end an invocation
+/// after 65,535 loop iterations, silently); a longer one is saved to a queue and resumed by
+/// the next dispatch. A queue that overflows, or queries left unfinished after the recorded
+/// resume dispatches, likewise grow the queue or the dispatches and rerun the step
+/// ([`ContactPipeline::with_saved_queries`]).
+///
+/// # Limits
+/// The bodies of one step must fit one storage binding of the device, 32 bytes a body
+/// ([`ContactPipeline::max_bodies`]); more is [`Error::TooManyBodies`], not chunked. More
+/// candidates or contacts than one binding holds is [`Error::CapacityExceeded`], whose
+/// `at_least` is a count the device made (the candidates it counted, or the contacts among
+/// those that fitted), not an extrapolation; the step stops there rather than counting the
+/// whole explosion. So one step's device memory is bounded by one binding per buffer.
+///
+/// # Example
+/// ```no_run
+/// use sweepcast::glam::Vec3;
+/// use sweepcast::gpu::{ContactPipeline, GpuContext};
+/// use sweepcast::{MovingSphere, SweepOptions};
+///
+/// let context = GpuContext::new_blocking()?;
+/// let pipeline = ContactPipeline::new(&context)?;
+/// let bodies = [
+///     MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(10.0, 0.0, 0.0)),
+///     MovingSphere::new(Vec3::new(5.0, 0.0, 0.0), 1.0, Vec3::ZERO),
+///     MovingSphere::new(Vec3::new(0.0, 50.0, 0.0), 1.0, Vec3::ZERO),
+/// ];
+/// let contacts = pipeline.find(&bodies, SweepOptions::default())?;
+/// assert_eq!(contacts.contacts().len(), 1);
+/// assert_eq!(contacts.earliest().map(|c| c.pair), Some([0, 1]));
+/// # Ok::<(), sweepcast::Error>(())
+/// ```
+pub struct ContactPipeline {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    waiter: DeviceWaiter,
+    stage: StepStage,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for ContactPipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContactPipeline")
+            .field("max_bodies", &self.stage.max_bodies())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a step writes, kept from step to step.
+struct State {
+    upload: Upload,
+    packed: Vec<BodyRecord>,
+    /// The bodies on the device, and the step's buffers over them.
+    bodies: Option<wgpu::Buffer>,
+    buffers: Option<StepBuffers>,
+    /// The capacities the next buffers are made for.
+    capacities: StepCapacities,
+    /// The counts, each body's earliest position and its earliest wall; the ordered contacts.
+    readback: GrowingBuffer,
+    contact_readback: GrowingBuffer,
+    reruns: u32,
+    elapsed: Duration,
+    /// Whether `find` submits and times each stage on its own.
+    profiling: bool,
+    stage_times: Vec<(&'static str, Duration)>,
+    wall_records: Vec<crate::layout::WallRecord>,
+}
+
+/// Where the first readback holds each output: the counts, each body's earliest position,
+/// then each body's earliest wall.
+struct ReadbackLayout {
+    positions: u64,
+    walls: u64,
+    size: u64,
+}
+
+impl ReadbackLayout {
+    fn new(n: u64, walls: bool) -> Self {
+        let positions = COUNTS_SIZE;
+        let walls_at = (positions + 4 * n).next_multiple_of(16);
+        Self {
+            positions,
+            walls: walls_at,
+            size: walls_at + if walls { WALL_CONTACT_SIZE * n } else { 0 },
+        }
+    }
+}
+
+impl ContactPipeline {
+    /// Compiles the step's shaders on the context's device.
+    ///
+    /// # Errors
+    /// [`Error::Device`] when the device rejects a shader or pipeline (a lost device among
+    /// them); [`Error::DeviceLimit`] when its limits are below
+    /// [`StepStage::required_limits`].
+    pub fn new(context: &GpuContext) -> Result<Self, Error> {
+        context.loss().check()?;
+        let device = context.device().clone();
+        let queue = context.queue().clone();
+        let stage = StepStage::for_adapter(&device, context.adapter_info())?;
+        let scopes = ErrorScopes::push(&device);
+        let upload = body_upload(&device);
+        let readback = |label| {
+            GrowingBuffer::new(
+                &device,
+                label,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                16,
+                u64::MAX,
+            )
+        };
+        let (readback, contact_readback) = (
+            readback("step readback"),
+            readback("step contacts readback"),
+        );
+        pollster::block_on(scopes.finish())?;
+        Ok(Self {
+            waiter: DeviceWaiter::new(
+                device.clone(),
+                Some(DEFAULT_POLL_TIMEOUT),
+                context.loss().clone(),
+            ),
+            device,
+            queue,
+            stage,
+            state: Mutex::new(State {
+                upload,
+                packed: Vec::new(),
+                bodies: None,
+                buffers: None,
+                capacities: StepCapacities::default(),
+                readback,
+                contact_readback,
+                reruns: 0,
+                elapsed: Duration::ZERO,
+                profiling: false,
+                stage_times: Vec::new(),
+                wall_records: Vec::new(),
+            }),
+        })
+    }
+
+    /// Starts the candidate and contact buffers at these capacities instead of 16,384 (each
+    /// rounded up to a power of two of at least 1,024): smaller to hold less memory in small
+    /// worlds (tests use the least to force the overflow and rerun of
+    /// [`ContactPipeline::find`]), larger to avoid the reruns of the first steps of a large
+    /// world.
+    ///
+    /// Any value is accepted: each is clamped to what one storage binding of the device holds
+    /// (as the buffers' growth is), and 0 counts as 1.
+    #[must_use]
+    pub fn with_capacities(self, candidates: u64, contacts: u64) -> Self {
+        {
+            let mut state = self.lock();
+            state.capacities.candidates = candidates.max(1);
+            state.capacities.contacts = contacts.max(1);
+            state.buffers = None;
+        }
+        self
+    }
+
+    /// Starts the broad phase's two queues of saved queries at this capacity (rounded up to a
+    /// power of two; 1,024 by default). A query that meets many boxes (a dense pile, a huge
+    /// body) takes its walk in slices of a few thousand steps, one dispatch each, and waits in
+    /// a queue of 404 bytes an entry between them; a queue that overflows is grown four-fold
+    /// and the step rerun, as are the resume dispatches (2 at first, doubled) when queries
+    /// are left unfinished.
+    ///
+    /// Any value is accepted: it is clamped to what one storage binding holds, and 0 counts
+    /// as 1.
+    #[must_use]
+    pub fn with_saved_queries(self, capacity: u64) -> Self {
+        {
+            let mut state = self.lock();
+            state.capacities.saved_queries = capacity.max(1);
+            state.buffers = None;
+        }
+        self
+    }
+
+    /// Sets how long one wait for the device may last, as
+    /// [`SweepPipeline::with_poll_timeout`](super::SweepPipeline::with_poll_timeout).
+    #[must_use]
+    pub fn with_poll_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.waiter.set_poll_timeout(timeout);
+        self
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The stage the pipeline records.
+    #[must_use]
+    pub fn stage(&self) -> &StepStage {
+        &self.stage
+    }
+
+    /// The most bodies one step takes: one storage binding of 32-byte records.
+    #[must_use]
+    pub fn max_bodies(&self) -> usize {
+        self.stage.max_bodies() as usize
+    }
+
+    /// How many times the last [`find`](Self::find) ran the step again after a buffer
+    /// overflowed (0 when the buffers were large enough).
+    #[must_use]
+    pub fn reruns(&self) -> u32 {
+        self.lock().reruns
+    }
+
+    /// The wall-clock time of the last [`find`](Self::find): validation, upload, every run of
+    /// the step on the device, readback and decoding.
+    #[must_use]
+    pub fn elapsed(&self) -> Duration {
+        self.lock().elapsed
+    }
+
+    /// Makes [`find`](Self::find) submit each stage on its own and wait for it, so that
+    /// [`ContactPipeline::stage_times`] can say what each took (wall clock). This costs a
+    /// submission and a wait per stage; leave it off outside benchmarks.
+    #[must_use]
+    pub fn with_stage_times(self, profiling: bool) -> Self {
+        self.lock().profiling = profiling;
+        self
+    }
+
+    /// The wall-clock time of each stage of the last [`find`](Self::find)'s last run of the
+    /// step, with [`with_stage_times`](Self::with_stage_times) on (empty otherwise): `bounds`
+    /// (the bodies' copy from the upload buffer, the scene's bounds and frame, swept boxes and
+    /// Morton codes), `sort` (the two radix sorts of the codes), `hierarchy` (leaves in
+    /// order, Karras's nodes, refit), `candidates` (the queries), `walls`, `sweep`,
+    /// `contacts` (compaction, three sorts, order and earliest per body), `counts` and
+    /// `readback` (copies, mapping, decoding).
+    #[must_use]
+    pub fn stage_times(&self) -> Vec<(&'static str, Duration)> {
+        self.lock().stage_times.clone()
+    }
+
+    /// Bytes of device memory the pipeline holds now (its buffers at their present
+    /// capacities: see [`DEVICE_BYTES_PER_BODY`], [`DEVICE_BYTES_PER_CANDIDATE`] and
+    /// [`DEVICE_BYTES_PER_CONTACT`]), besides the sorter's own workspace.
+    #[must_use]
+    pub fn device_memory_bytes(&self) -> u64 {
+        let state = self.lock();
+        state.upload.buffer().size()
+            + state.bodies.as_ref().map_or(0, wgpu::Buffer::size)
+            + state
+                .buffers
+                .as_ref()
+                .map_or(0, StepBuffers::device_memory_bytes)
+            + state.readback.buffer().size()
+            + state.contact_readback.buffer().size()
+    }
+
+    /// The contacts of the step of `bodies` with `options`, as [`crate::cpu::find_contacts`]
+    /// gives them: the same contacts in the same order, the same earliest contact per body
+    /// (the lowest partner among equal times) and the same earliest of the step, where the
+    /// GPU's sweep gives the CPU's times (see the README on parity); the candidate count is
+    /// the GPU broad phase's.
+    ///
+    /// # Errors
+    /// The input errors of the batch paths ([`Error::NonFinite`], [`Error::TooLarge`],
+    /// [`Error::NegativeRadius`], [`Error::PeriodicBoxTooSmall`],
+    /// [`Error::OutsidePeriodicBox`]), [`Error::TooManyBodies`] beyond
+    /// [`ContactPipeline::max_bodies`], [`Error::CapacityExceeded`] when the candidates or
+    /// contacts outgrow one binding, and the device errors [`Error::Device`],
+    /// [`Error::Mapping`] and [`Error::Timeout`]. No bodies, or one, give no contacts.
+    pub fn find<B>(&self, bodies: &[B], options: SweepOptions) -> Result<Contacts, Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        self.find_with_walls(bodies, &[], options)
+    }
+
+    /// The contacts of the step, as [`find`](Self::find) gives them, and each body's earliest
+    /// impact on `walls` ([`Contacts::earliest_walls`]), as
+    /// [`crate::cpu::ContactFinder::find_with_walls`] gives them: the walls stage
+    /// ([`WallStage`](super::WallStage)) runs on the step's bodies in the same submission,
+    /// and its contacts come back with the step's. (A world of one body has no step to join:
+    /// its walls are swept by the stage's CPU twin.)
+    ///
+    /// # Errors
+    /// As [`find`](Self::find), and [`Error::InvalidWall`] for a bad wall or more walls than
+    /// one binding holds.
+    pub fn find_with_walls<B>(
+        &self,
+        bodies: &[B],
+        walls: &[Wall],
+        options: SweepOptions,
+    ) -> Result<Contacts, Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        let start = Instant::now();
+        let mut state = self.lock();
+        let state = &mut *state;
+        self.waiter.check_loss()?;
+        pack_batch(bodies, &[], &options, self.max_bodies(), &mut state.packed)?;
+        wall_records_into(walls, &mut state.wall_records)?;
+        state.reruns = 0;
+        if bodies.len() < 2 {
+            state.elapsed = start.elapsed();
+            let mut earliest_walls = Vec::new();
+            if !walls.is_empty() {
+                wall_contacts_into(
+                    &state.packed,
+                    &state.wall_records,
+                    &options,
+                    &mut earliest_walls,
+                );
+            }
+            return Ok(
+                Contacts::from_parts(Vec::new(), vec![None; bodies.len()], 0)
+                    .with_walls(earliest_walls),
+            );
+        }
+        let scopes = ErrorScopes::push(&self.device);
+        let result = self.run(state, walls, &options);
+        // A caught device error explains a failed wait or wrong results: it wins.
+        let result = pollster::block_on(scopes.finish()).and(result);
+        if result.is_err() {
+            // A failed wait or mapping may leave a readback or the upload mapped, or their
+            // copies pending: the next call starts from fresh buffers (of the same
+            // capacities), made in scopes of their own so that this call's error is the one
+            // reported.
+            let scopes = ErrorScopes::push(&self.device);
+            state.buffers = None;
+            state.bodies = None;
+            state.upload = body_upload(&self.device);
+            let _ = pollster::block_on(scopes.finish());
+        }
+        state.elapsed = start.elapsed();
+        result
+    }
+
+    /// Uploads the bodies and runs the step until its buffers hold every candidate, contact
+    /// and saved query, and its queries have finished; then reads the ordered contacts.
+    fn run(
+        &self,
+        state: &mut State,
+        walls: &[Wall],
+        options: &SweepOptions,
+    ) -> Result<Contacts, Error> {
+        let n = state.packed.len() as u64;
+        self.ensure_buffers(state, n, walls, options)?;
+        state.upload.ensure(&self.device, n);
+        let body_bytes = bytemuck::cast_slice(&state.packed);
+        pollster::block_on(state.upload.write(&self.waiter, body_bytes))?;
+        let layout = ReadbackLayout::new(n, !walls.is_empty());
+        state
+            .readback
+            .ensure(&self.device, layout.size.div_ceil(16));
+        let mut upload = true;
+        loop {
+            let buffers = state.buffers.as_mut().expect("made above");
+            let mut encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("contact step"),
+                });
+            if upload {
+                let bodies = state.bodies.as_ref().expect("made above");
+                encoder.copy_buffer_to_buffer(state.upload.buffer(), 0, bodies, 0, n * 32);
+            }
+            state.stage_times.clear();
+            let mut last = Instant::now();
+            let profiling = state.profiling;
+            let times = &mut state.stage_times;
+            let mut stage_end = |encoder: &mut wgpu::CommandEncoder, stage: &'static str| {
+                if !profiling {
+                    return Ok(());
+                }
+                let done = std::mem::replace(
+                    encoder,
+                    self.device.create_command_encoder(&Default::default()),
+                );
+                self.queue.submit([done.finish()]);
+                self.waiter.wait()?;
+                let now = Instant::now();
+                times.push((stage, now - last));
+                last = now;
+                Ok(())
+            };
+            self.stage
+                .record_stages(&mut encoder, buffers, None, &mut stage_end)?;
+            let readback = state.readback.buffer();
+            encoder.copy_buffer_to_buffer(buffers.counts(), 0, readback, 0, COUNTS_SIZE);
+            let positions = buffers
+                .earliest_positions()
+                .expect("made with ordered contacts");
+            encoder.copy_buffer_to_buffer(positions, 0, readback, layout.positions, 4 * n);
+            if let Some(walls) = buffers.walls() {
+                encoder.copy_buffer_to_buffer(
+                    walls.contacts(),
+                    0,
+                    readback,
+                    layout.walls,
+                    WALL_CONTACT_SIZE * n,
+                );
+            }
+            self.queue.submit([encoder.finish()]);
+            let readback_start = Instant::now();
+            let counts = self.read(readback, ..COUNTS_SIZE, |view| {
+                bytemuck::pod_read_unaligned::<StepCounts>(view)
+            })?;
+            if !counts.is_valid() {
+                upload = false;
+                state.reruns += 1;
+                self.stage
+                    .grow(&self.device, &self.queue, buffers, &counts)?;
+                state.capacities = buffers.capacities();
+                continue;
+            }
+            let contacts = u64::from(counts.contacts);
+            state
+                .contact_readback
+                .ensure(&self.device, contacts.max(1) * 4);
+            let contact_readback = state.contact_readback.buffer();
+            if contacts > 0 {
+                let mut encoder = self.device.create_command_encoder(&Default::default());
+                let ordered = buffers
+                    .ordered_contacts()
+                    .expect("made with ordered contacts");
+                encoder.copy_buffer_to_buffer(
+                    ordered,
+                    0,
+                    contact_readback,
+                    0,
+                    CONTACT_SIZE * contacts,
+                );
+                self.queue.submit([encoder.finish()]);
+            }
+            let packed = &state.packed;
+            let records: Vec<ContactRecord> = if contacts > 0 {
+                self.read(contact_readback, ..CONTACT_SIZE * contacts, |view| {
+                    bytemuck::pod_collect_to_vec(view)
+                })?
+            } else {
+                Vec::new()
+            };
+            let (positions, wall_contacts) = self.read(readback, ..layout.size, |view| {
+                let positions: Vec<u32> = bytemuck::pod_collect_to_vec(
+                    &view[layout.positions as usize..][..4 * n as usize],
+                );
+                let walls: Vec<Option<WallContact>> = if walls.is_empty() {
+                    Vec::new()
+                } else {
+                    let records: Vec<WallContactRecord> = bytemuck::pod_collect_to_vec(
+                        &view[layout.walls as usize..][..(WALL_CONTACT_SIZE * n) as usize],
+                    );
+                    records
+                        .par_iter()
+                        .zip(packed)
+                        .map(|(record, body)| WallContact::from_record(record, body))
+                        .collect()
+                };
+                (positions, walls)
+            })?;
+            if state.profiling {
+                state
+                    .stage_times
+                    .push(("readback", readback_start.elapsed()));
+            }
+            let decoded = decode(packed, &positions, &records, counts.candidates as usize);
+            return Ok(decoded.with_walls(wall_contacts));
+        }
+    }
+
+    /// Maps `range` of `buffer`, reads it with `read` and unmaps it.
+    fn read<T>(
+        &self,
+        buffer: &wgpu::Buffer,
+        range: std::ops::RangeTo<u64>,
+        read: impl FnOnce(&[u8]) -> T,
+    ) -> Result<T, Error> {
+        let slice = buffer.slice(range);
+        pollster::block_on(self.waiter.map(&slice, wgpu::MapMode::Read))?;
+        let value = slice.get_mapped_range().map(|view| read(&view));
+        buffer.unmap();
+        value.map_err(|error| Error::Mapping(error.to_string()))
+    }
+
+    /// The body buffer for `n` bodies and the step's buffers over it, with `walls` and
+    /// `options`: those of the last step where they hold them.
+    fn ensure_buffers(
+        &self,
+        state: &mut State,
+        n: u64,
+        walls: &[Wall],
+        options: &SweepOptions,
+    ) -> Result<(), Error> {
+        if state
+            .bodies
+            .as_ref()
+            .is_none_or(|bodies| bodies.size() < 32 * n)
+        {
+            let capacity = n.next_power_of_two().max(1024).min(self.stage.max_bodies());
+            let scopes = ErrorScopes::push(&self.device);
+            let bodies = create_buffer(
+                &self.device,
+                "step bodies",
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                32 * capacity,
+            );
+            pollster::block_on(scopes.finish())?;
+            state.bodies = Some(bodies);
+            state.buffers = None;
+        }
+        let buffers = match state.buffers.take() {
+            Some(mut buffers) => {
+                buffers.set_options(&self.queue, options);
+                buffers
+            }
+            None => self.stage.create_buffers(
+                &self.device,
+                &self.queue,
+                state.bodies.as_ref().expect("made above"),
+                options,
+                state.capacities,
+                true,
+            )?,
+        };
+        let buffers = state.buffers.insert(buffers);
+        buffers.set_body_count(&self.queue, n as u32);
+        self.stage
+            .set_walls(&self.device, &self.queue, buffers, walls)
+    }
+}
+
+/// The kept buffer the bodies are uploaded from, 32 bytes a body.
+fn body_upload(device: &wgpu::Device) -> Upload {
+    Upload::new(device, "step body upload", 32, u64::MAX)
+}
+
+/// The step's [`Contacts`] from what the device wrote: the ordered contact records and, per
+/// body, the complement of its earliest contact's position (0 for none).
+fn decode(
+    bodies: &[BodyRecord],
+    earliest: &[u32],
+    records: &[ContactRecord],
+    candidates: usize,
+) -> Contacts {
+    let contacts: Vec<Contact> = records
+        .par_iter()
+        .map(|record| {
+            let [a, b] = record.pair;
+            Contact {
+                pair: record.pair,
+                image: record.image,
+                impact: record
+                    .impact
+                    .to_impact(&bodies[a as usize], &bodies[b as usize])
+                    .expect("only hits are compacted"),
+            }
+        })
+        .collect();
+    let earliest = earliest
+        .par_iter()
+        .enumerate()
+        .map(|(body, &complement)| {
+            (complement != 0).then(|| {
+                let contact = !complement;
+                let [a, b] = contacts[contact as usize].pair;
+                Earliest {
+                    contact,
+                    partner: if a == body as u32 { b } else { a },
+                }
+            })
+        })
+        .collect();
+    Contacts::from_parts(contacts, earliest, candidates)
+}

@@ -1,0 +1,121 @@
+//! One entry point of a stage's shader as the stages record it: its pipeline, with a bind
+//! group layout of exactly the bindings it uses, so that no entry point binds more storage
+//! buffers than wgpu's default limits allow (8 a stage), however many its shader declares.
+
+use super::sweep::{Workgroups, compute_pipeline, dispatch, group_entry, layout_entry};
+
+/// How an entry point uses one of its bindings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Access {
+    /// A uniform block (the step's parameters).
+    Uniform,
+    /// Read-only storage.
+    Read,
+    /// Read-write storage (atomics among them).
+    Write,
+}
+
+/// The bindings of one entry point: `(binding, access)` in group 0.
+pub(super) type Bindings = &'static [(u32, Access)];
+
+/// One entry point: its pipeline and the layout of its bind group.
+#[derive(Debug, Clone)]
+pub(super) struct Kernel {
+    name: &'static str,
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    bindings: Bindings,
+}
+
+impl Kernel {
+    /// The pipeline of `name` in `module`, with a layout of `bindings`.
+    pub(super) fn new(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        name: &'static str,
+        bindings: Bindings,
+    ) -> Self {
+        use wgpu::BufferBindingType::{Storage, Uniform};
+        let entries: Vec<_> = bindings
+            .iter()
+            .map(|&(binding, access)| {
+                let ty = match access {
+                    Access::Uniform => Uniform,
+                    Access::Read => Storage { read_only: true },
+                    Access::Write => Storage { read_only: false },
+                };
+                layout_entry(binding, ty, 0)
+            })
+            .collect();
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some(name),
+            entries: &entries,
+        });
+        let pipeline = compute_pipeline(device, module, &layout, name);
+        Self {
+            name,
+            pipeline,
+            layout,
+            bindings,
+        }
+    }
+
+    /// The storage buffers the entry point binds: what it needs of the device's
+    /// `max_storage_buffers_per_shader_stage`.
+    pub(super) fn storage_buffers(&self) -> u32 {
+        self.bindings
+            .iter()
+            .filter(|(_, access)| *access != Access::Uniform)
+            .count() as u32
+    }
+
+    /// Its bind group over the buffer `buffer(binding)` of each binding it uses.
+    pub(super) fn bind<'a>(
+        &self,
+        device: &wgpu::Device,
+        buffer: impl Fn(u32) -> &'a wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        let entries: Vec<_> = self
+            .bindings
+            .iter()
+            .map(|&(binding, _)| group_entry(binding, buffer(binding)))
+            .collect();
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(self.name),
+            layout: &self.layout,
+            entries: &entries,
+        })
+    }
+
+    /// Records one dispatch of the entry point on `group` (made by [`Kernel::bind`]).
+    pub(super) fn record(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        group: &wgpu::BindGroup,
+        workgroups: Workgroups<'_>,
+    ) {
+        dispatch(encoder, self.name, &self.pipeline, group, workgroups);
+    }
+}
+
+/// The shader module of a stage's source, labelled with its file.
+pub(super) fn module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    })
+}
+
+/// The most storage buffers one of `kernels` binds.
+pub(super) fn most_storage_buffers(kernels: &[&Kernel]) -> u32 {
+    kernels
+        .iter()
+        .map(|kernel| kernel.storage_buffers())
+        .max()
+        .unwrap_or(0)
+}
+
+/// Called after each stage's passes with the stage's name: a benchmark submits and waits
+/// there, or writes a timestamp.
+pub(super) type StageEnd<'a> =
+    dyn FnMut(&mut wgpu::CommandEncoder, &'static str) -> Result<(), crate::error::Error> + 'a;

@@ -1,0 +1,848 @@
+//! The GPU step as one stage that stays on the device: [`StepStage`] records the broad phase
+//! ([`BroadPhaseStage`](super::broad_phase), `shaders/broad_phase.wgsl`), the walls
+//! ([`WallStage`], `shaders/walls.wgsl`), the sweep of the candidates ([`SweepStage`],
+//! `shaders/sweep.wgsl`) and the outputs (`shaders/contacts.wgsl`) into the caller's command
+//! encoder, from the caller's body buffer to device buffers of each body's earliest contact
+//! and the step's counts, with no host read between. The chain follows the CPU twins' entry
+//! points in the same order: [`crate::cpu::broad_phase`], [`crate::cpu::walls`],
+//! [`crate::cpu::sweep`](mod@crate::cpu::sweep) and [`crate::cpu::contacts`](mod@crate::cpu::contacts).
+
+use super::broad_phase::{
+    BroadPhaseBuffers, BroadPhaseCapacities, BroadPhaseStage, CONTINUATION_SIZE,
+    COUNTER_CANDIDATES, COUNTER_CANDIDATES_OVERFLOWED, COUNTER_SAVED_OVERFLOWED,
+};
+use super::buffers::{ErrorScopes, create_buffer};
+use super::contacts::{ContactBuffers, ContactInputs, ContactStage};
+use super::kernel::StageEnd;
+use super::sweep::{BODY_SIZE, SweepBuffers, SweepStage, check_binding};
+use super::walls::{WallBuffers, WallStage};
+use crate::error::{Counted, Error};
+use crate::geometry::Wall;
+use crate::layout::{StepCounts, SweepDispatch};
+use crate::options::SweepOptions;
+
+/// Bytes of an impact record.
+const IMPACT_SIZE: u64 = 32;
+
+/// What a [`StepBuffers`] holds besides the bodies: candidate pairs, ordered contacts (when
+/// asked), saved queries in each of the broad phase's two queues, and how many times a step
+/// resumes the queries that ran out of steps. [`StepStage::grow`] raises them from a step's
+/// [`StepCounts`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct StepCapacities {
+    /// Candidate pairs of the broad phase (8 bytes each, and their impacts, 32).
+    pub candidates: u64,
+    /// Ordered contacts (64 bytes each, twice, and two sort records), when asked.
+    pub contacts: u64,
+    /// Saved queries in each queue (404 bytes each).
+    pub saved_queries: u64,
+    /// Dispatches of the broad phase's `resume_candidates` a step records.
+    pub resume_passes: u32,
+}
+
+impl Default for StepCapacities {
+    /// 16,384 candidates and contacts, 1,024 saved queries, 2 resume dispatches.
+    fn default() -> Self {
+        Self {
+            candidates: 1 << 14,
+            contacts: 1 << 14,
+            saved_queries: 1024,
+            resume_passes: 2,
+        }
+    }
+}
+
+/// The most dispatches of `resume_candidates` a step records: at 4,096 steps each (`BUDGET`
+/// in broad_phase.wgsl), enough for a query that meets 2²⁸ leaves.
+pub const MAX_RESUME_PASSES: u32 = 1 << 17;
+
+/// The whole collision step as one stage recorded into the caller's encoder: see the
+/// README's "The resident step".
+///
+/// ```text
+///  caller's bodies ─► broad phase ─► candidates ─► sweep ─► earliest ─► earliest per body
+///  (BodyRecord,       (bounds, frame, (pairs +      (impacts)  (keys,     (EarliestRecord)
+///   STORAGE)           codes, sort,    count)                   records)   counts + valid
+///                      tree, queries)              └─► ordered contacts (when asked)
+///  walls ─────────────────────────────────────────────────────► (merged into earliest)
+/// ```
+#[derive(Debug, Clone)]
+pub struct StepStage {
+    broad_phase: BroadPhaseStage,
+    sweep: SweepStage,
+    contacts: ContactStage,
+    walls: WallStage,
+    adapter: Option<wgpu::AdapterInfo>,
+    /// The largest storage binding of the device, in bytes.
+    largest_binding: u64,
+}
+
+/// The buffers of one [`StepStage`]: the caller's bodies (bound), the stage's own buffers at
+/// their capacities, the walls, and the radix sorter's state (lampshade's sorter records
+/// with `&mut self` and keeps its workspace from step to step). Made once by
+/// [`StepStage::create_buffers`]; [`StepStage::grow`] replaces what outgrew its capacity.
+pub struct StepBuffers {
+    broad_phase: BroadPhaseBuffers,
+    impacts: wgpu::Buffer,
+    sweep: SweepBuffers,
+    outputs: ContactBuffers,
+    walls: Option<(WallBuffers, u32)>,
+    sorter: lampshade::KeyValueSorter,
+    options: SweepOptions,
+    capacities: StepCapacities,
+    ordered: bool,
+    body_count: u32,
+}
+
+impl std::fmt::Debug for StepBuffers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StepBuffers")
+            .field("capacities", &self.capacities)
+            .field("body_capacity", &self.broad_phase.body_capacity())
+            .field("ordered", &self.ordered)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StepStage {
+    /// Compiles every stage of the step on `device`. The radix sorter takes its portable
+    /// path; [`StepStage::for_adapter`] lets it choose the adapter's fast one.
+    ///
+    /// # Errors
+    /// [`Error::DeviceLimit`] when the device's limits are below
+    /// [`StepStage::required_limits`]; [`Error::Device`] when it rejects a shader or
+    /// pipeline.
+    pub fn new(device: &wgpu::Device) -> Result<Self, Error> {
+        Self::create(device, None)
+    }
+
+    /// As [`StepStage::new`], with the sorter specialised for `adapter` (lampshade's 8-bit
+    /// kernel on NVIDIA Vulkan with subgroups, its 4-bit one on some others).
+    ///
+    /// # Errors
+    /// As [`StepStage::new`].
+    pub fn for_adapter(device: &wgpu::Device, adapter: &wgpu::AdapterInfo) -> Result<Self, Error> {
+        Self::create(device, Some(adapter))
+    }
+
+    fn create(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Result<Self, Error> {
+        check_limits(&device.limits())?;
+        let sweep = SweepStage::new(device)?;
+        let walls = WallStage::new(device)?;
+        let scopes = ErrorScopes::push(device);
+        let broad_phase = BroadPhaseStage::new(device);
+        let contacts = ContactStage::new(device);
+        pollster::block_on(scopes.finish())?;
+        debug_assert!(
+            broad_phase
+                .storage_buffers()
+                .max(contacts.storage_buffers())
+                <= STORAGE_BUFFERS_PER_STAGE
+        );
+        let limits = device.limits();
+        Ok(Self {
+            broad_phase,
+            sweep,
+            contacts,
+            walls,
+            adapter: adapter.cloned(),
+            largest_binding: limits
+                .max_storage_buffer_binding_size
+                .min(limits.max_buffer_size),
+        })
+    }
+
+    /// The limits the step's stages need of a device: wgpu's defaults (8 storage buffers a
+    /// stage, 65,535 workgroups a dimension, 256 invocations a workgroup). Ask for them (or
+    /// more) when creating a device for the step; a device below them gets
+    /// [`Error::DeviceLimit`] from [`StepStage::new`]. Larger storage bindings
+    /// (`max_storage_buffer_binding_size`, `max_buffer_size`) let a step hold more bodies,
+    /// candidates and contacts.
+    #[must_use]
+    pub fn required_limits() -> wgpu::Limits {
+        let mut limits = wgpu::Limits::downlevel_defaults();
+        limits.max_storage_buffers_per_shader_stage = STORAGE_BUFFERS_PER_STAGE;
+        limits.max_compute_workgroups_per_dimension = 65_535;
+        limits.max_compute_invocations_per_workgroup = 256;
+        limits.max_compute_workgroup_size_x = 256;
+        limits
+    }
+
+    /// Bodies one body buffer may hold on this device: one storage binding of 32-byte
+    /// records.
+    #[must_use]
+    pub fn max_bodies(&self) -> u64 {
+        (self.largest_binding / BODY_SIZE).min(crate::cpu::MAX_BODIES as u64)
+    }
+
+    /// The step's buffers over the caller's `bodies` (usage `STORAGE`, a whole number of
+    /// [`BodyRecord`](crate::layout::BodyRecord)s: its size is the step's body capacity),
+    /// for `options` and `capacities` (each clamped to what one binding holds; rounded up
+    /// to a power of two), with the ordered contacts' buffers when `ordered_contacts` is set.
+    /// The body count is the body capacity until [`StepBuffers::set_body_count`] or a count
+    /// buffer given to [`StepStage::record`] says otherwise; no walls until
+    /// [`StepStage::set_walls`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidBuffer`] for a body buffer without `STORAGE` or of a size that is not
+    /// a whole number of records or exceeds a binding; [`Error::Device`] when the device
+    /// cannot make the buffers.
+    pub fn create_buffers(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        bodies: &wgpu::Buffer,
+        options: &SweepOptions,
+        capacities: StepCapacities,
+        ordered_contacts: bool,
+    ) -> Result<StepBuffers, Error> {
+        check_binding("bodies", bodies, BODY_SIZE, self.largest_binding)?;
+        let body_capacity = bodies.size() / BODY_SIZE;
+        if body_capacity > self.max_bodies() {
+            return Err(Error::TooManyBodies {
+                count: body_capacity as usize,
+                max: self.max_bodies() as usize,
+            });
+        }
+        let sorter = match &self.adapter {
+            Some(adapter) => lampshade::KeyValueSorter::new_for_adapter(device, queue, adapter),
+            None => lampshade::KeyValueSorter::new(device, queue),
+        };
+        let mut buffers = self.assemble(
+            device,
+            bodies,
+            self.clamp(capacities),
+            ordered_contacts,
+            None,
+            sorter,
+        )?;
+        buffers.options = *options;
+        buffers.body_count = body_capacity as u32;
+        buffers.write(queue);
+        Ok(buffers)
+    }
+
+    /// Capacities within one binding, rounded up to powers of two.
+    fn clamp(&self, wanted: StepCapacities) -> StepCapacities {
+        let grow = |count: u64, least: u64, max: u64| {
+            count.min(max).next_power_of_two().max(least).min(max)
+        };
+        StepCapacities {
+            candidates: grow(wanted.candidates, 1024, self.max_candidates()),
+            contacts: grow(wanted.contacts, 1024, self.max_contacts()),
+            saved_queries: grow(wanted.saved_queries, 1, self.max_saved_queries()),
+            resume_passes: wanted.resume_passes.clamp(1, MAX_RESUME_PASSES),
+        }
+    }
+
+    /// The buffers at `capacities` over `bodies`, with `walls` and `sorter`; the host's
+    /// parameters are left for [`StepBuffers::write`].
+    fn assemble(
+        &self,
+        device: &wgpu::Device,
+        bodies: &wgpu::Buffer,
+        capacities: StepCapacities,
+        ordered: bool,
+        walls: Option<(WallBuffers, u32)>,
+        sorter: lampshade::KeyValueSorter,
+    ) -> Result<StepBuffers, Error> {
+        let broad_phase = self.broad_phase.create_buffers(
+            device,
+            bodies,
+            BroadPhaseCapacities {
+                candidates: capacities.candidates,
+                saved_queries: capacities.saved_queries,
+                resume_passes: capacities.resume_passes,
+            },
+            self.largest_binding,
+        )?;
+        let scopes = ErrorScopes::push(device);
+        let impacts = create_buffer(
+            device,
+            "step impacts",
+            wgpu::BufferUsages::STORAGE,
+            IMPACT_SIZE * capacities.candidates,
+        );
+        pollster::block_on(scopes.finish())?;
+        let sweep = self
+            .sweep
+            .bind_buffers(device, bodies, &broad_phase.pairs, &impacts)?;
+        let outputs = self.contacts.create_buffers(
+            device,
+            &ContactInputs {
+                params: &broad_phase.params,
+                bodies,
+                pairs: &broad_phase.pairs,
+                impacts: &impacts,
+                sweep_dispatch: sweep.dispatch(),
+            },
+            broad_phase.body_capacity(),
+            ordered.then_some(capacities.contacts),
+        )?;
+        Ok(StepBuffers {
+            broad_phase,
+            impacts,
+            sweep,
+            outputs,
+            walls,
+            sorter,
+            options: SweepOptions::default(),
+            capacities,
+            ordered,
+            body_count: 0,
+        })
+    }
+
+    /// Sets the step's static walls (validated; written with `queue`, taking effect at the
+    /// next submission): each body's earliest contact then counts walls as well as bodies.
+    /// An empty slice removes them.
+    ///
+    /// # Errors
+    /// [`Error::InvalidWall`] for a bad wall or more than one binding holds;
+    /// [`Error::Device`] when the device cannot make the buffers.
+    pub fn set_walls(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        buffers: &mut StepBuffers,
+        walls: &[Wall],
+    ) -> Result<(), Error> {
+        crate::validate_walls(walls)?;
+        if walls.is_empty() {
+            buffers.walls = None;
+            return Ok(());
+        }
+        let fits = buffers
+            .walls
+            .as_ref()
+            .is_some_and(|(held, _)| held.wall_capacity() >= walls.len() as u64);
+        if !fits {
+            if walls.len() as u64 > self.walls.max_walls() {
+                return Err(Error::InvalidWall {
+                    wall: walls.len(),
+                    reason: "more walls than one binding of this device holds",
+                });
+            }
+            use wgpu::BufferUsages as Usage;
+            let bodies = buffers.broad_phase.bodies();
+            let scopes = ErrorScopes::push(device);
+            let wall_buffer = create_buffer(
+                device,
+                "step walls",
+                Usage::STORAGE | Usage::COPY_DST,
+                32 * (walls.len() as u64).next_power_of_two().max(16),
+            );
+            let contacts = create_buffer(
+                device,
+                "step wall contacts",
+                Usage::STORAGE | Usage::COPY_SRC,
+                48 * buffers.broad_phase.body_capacity(),
+            );
+            pollster::block_on(scopes.finish())?;
+            let bound = self
+                .walls
+                .bind_buffers(device, bodies, &wall_buffer, &contacts)?;
+            buffers.walls = Some((bound, 0));
+        }
+        let (held, count) = buffers.walls.as_mut().expect("made above");
+        held.write_walls(queue, walls)?;
+        *count = walls.len() as u32;
+        buffers.write(queue);
+        Ok(())
+    }
+
+    /// Records one step of `buffers` into `encoder`. The body count is the `u32` at the
+    /// given offset of `count` (usage `COPY_SRC`, copied in the encoder: each recorded step
+    /// reads its own), or where `count` is `None`, the one set by
+    /// [`StepBuffers::set_body_count`]. Nothing is mapped or read by the host: the outputs
+    /// are [`StepBuffers::earliest`], [`StepBuffers::counts`] and, when asked,
+    /// [`StepBuffers::ordered_contacts`]. Steps recorded one after another (in one encoder
+    /// or one submission) each give their own answers, from the bodies as the passes
+    /// recorded before each left them.
+    ///
+    /// # Errors
+    /// [`Error::InvalidBuffer`] when `count` lacks `COPY_SRC` or the offset is not that of
+    /// a `u32` within it; [`Error::Device`] when the sorter cannot record.
+    pub fn record(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &mut StepBuffers,
+        count: Option<(&wgpu::Buffer, u64)>,
+    ) -> Result<(), Error> {
+        self.record_stages(encoder, buffers, count, &mut |_, _| Ok(()))
+    }
+
+    /// [`StepStage::record`], calling `stage_end` after each stage's passes with the
+    /// stage's name (`bounds`, `sort`, `hierarchy`, `candidates`, `walls`, `sweep`,
+    /// `earliest`, `contacts`, `counts`): a benchmark submits and waits there, or writes a
+    /// timestamp.
+    pub(super) fn record_stages(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &mut StepBuffers,
+        count: Option<(&wgpu::Buffer, u64)>,
+        stage_end: &mut StageEnd<'_>,
+    ) -> Result<(), Error> {
+        if let Some((count, offset)) = count {
+            check_count(count, offset)?;
+        }
+        let broad_phase = &buffers.broad_phase;
+        self.broad_phase.record_stages(
+            encoder,
+            broad_phase,
+            &mut buffers.sorter,
+            count,
+            stage_end,
+        )?;
+        let body_count = (
+            &broad_phase.body_dispatch,
+            std::mem::offset_of!(SweepDispatch, pair_count) as u64,
+        );
+        if let Some((walls, _)) = &buffers.walls {
+            self.walls
+                .record_counted(encoder, walls, body_count, &broad_phase.body_dispatch);
+            stage_end(encoder, "walls")?;
+        }
+        self.sweep.record_counted(
+            encoder,
+            &buffers.sweep,
+            &broad_phase.counters,
+            4 * COUNTER_CANDIDATES,
+        );
+        stage_end(encoder, "sweep")?;
+        let counts = &buffers.outputs.counts;
+        if let Some(ordered) = &buffers.outputs.ordered {
+            let index_bits =
+                u32::BITS - (broad_phase.body_capacity().max(2) as u32 - 1).leading_zeros();
+            self.contacts.record_ordered(
+                encoder,
+                ordered,
+                &mut buffers.sorter,
+                buffers.sweep.dispatch(),
+                index_bits,
+            )?;
+            let overflowed = std::mem::offset_of!(SweepDispatch, overflowed) as u64;
+            copy_word(
+                encoder,
+                ordered.dispatch(),
+                overflowed,
+                counts,
+                field(Field::ContactsOverflowed),
+            );
+            copy_word(
+                encoder,
+                &ordered.contact_count,
+                0,
+                counts,
+                field(Field::Contacts),
+            );
+            stage_end(encoder, "contacts")?;
+        } else {
+            encoder.clear_buffer(counts, field(Field::ContactsOverflowed), Some(4));
+        }
+        copy_word(
+            encoder,
+            body_count.0,
+            body_count.1,
+            counts,
+            field(Field::Bodies),
+        );
+        let counters = &broad_phase.counters;
+        for (word, into) in [
+            (COUNTER_CANDIDATES, Field::Candidates),
+            (COUNTER_CANDIDATES_OVERFLOWED, Field::CandidatesOverflowed),
+            (COUNTER_SAVED_OVERFLOWED, Field::SavedQueriesOverflowed),
+        ] {
+            copy_word(encoder, counters, 4 * word, counts, field(into));
+        }
+        copy_word(
+            encoder,
+            broad_phase.last_queue(),
+            0,
+            counts,
+            field(Field::UnfinishedQueries),
+        );
+        self.contacts.record_finish(encoder, &buffers.outputs);
+        stage_end(encoder, "counts")
+    }
+
+    /// Grows `buffers` for the step whose counts are `counts` (read back from
+    /// [`StepBuffers::counts`] after a step with `valid` 0): the candidates, contacts and
+    /// saved queries to the next power of two at or above what the step counted (what it
+    /// could count: where the candidates overflowed, the contacts among those that fitted,
+    /// scaled up), and twice the resume dispatches where queries were left unfinished.
+    /// Returns whether anything grew (false for a valid step). Then record the frame again
+    /// from the bodies it started from.
+    ///
+    /// # Errors
+    /// [`Error::TooManyBodies`] when the step's body count exceeds the body buffer (bind a
+    /// larger one with new buffers); [`Error::CapacityExceeded`] when the step proved that
+    /// it needs more than one binding holds; [`Error::Device`] when the device cannot make
+    /// the buffers.
+    pub fn grow(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        buffers: &mut StepBuffers,
+        counts: &StepCounts,
+    ) -> Result<bool, Error> {
+        if counts.valid != 0 {
+            return Ok(false);
+        }
+        let body_capacity = buffers.broad_phase.body_capacity();
+        if u64::from(counts.bodies) > body_capacity {
+            return Err(Error::TooManyBodies {
+                count: counts.bodies as usize,
+                max: body_capacity as usize,
+            });
+        }
+        let held = buffers.capacities;
+        let next = self.next_capacities(held, counts, buffers.ordered)?;
+        let sorter = std::mem::replace(
+            &mut buffers.sorter,
+            lampshade::KeyValueSorter::new(device, queue),
+        );
+        let bodies = buffers.broad_phase.bodies().clone();
+        let mut grown = self.assemble(
+            device,
+            &bodies,
+            self.clamp(next),
+            buffers.ordered,
+            buffers.walls.take(),
+            sorter,
+        )?;
+        grown.options = buffers.options;
+        grown.body_count = buffers.body_count;
+        grown.write(queue);
+        *buffers = grown;
+        Ok(true)
+    }
+
+    /// The capacities for the rerun of a step that `counts` says was incomplete with
+    /// buffers of `held`; an error where the step proved that it needs more than one binding
+    /// holds.
+    fn next_capacities(
+        &self,
+        held: StepCapacities,
+        counts: &StepCounts,
+        ordered: bool,
+    ) -> Result<StepCapacities, Error> {
+        let mut next = held;
+        let candidates = candidates_at_least(counts, held.candidates);
+        // Hits among the candidates that fitted, which were all that was swept.
+        let contacts = u64::from(counts.contacts);
+        let mut limits = vec![(Counted::Candidates, candidates, self.max_candidates())];
+        if ordered {
+            limits.push((Counted::Contacts, contacts, self.max_contacts()));
+        }
+        for (what, at_least, max) in limits {
+            if at_least > max {
+                return Err(Error::CapacityExceeded {
+                    what,
+                    at_least: usize::try_from(at_least).unwrap_or(usize::MAX),
+                    capacity: max as usize,
+                });
+            }
+        }
+        if counts.unfinished_queries != 0 {
+            // Queries still walking: give them more dispatches. The counts above are then
+            // lower bounds, still worth growing to.
+            next.resume_passes = held.resume_passes.saturating_mul(2);
+            if next.resume_passes > MAX_RESUME_PASSES {
+                return Err(Error::Device(format!(
+                    "the broad phase's queries did not finish in {MAX_RESUME_PASSES} dispatches"
+                )));
+            }
+        }
+        if counts.saved_queries_overflowed != 0 {
+            next.saved_queries = (held.saved_queries * 4).min(self.max_saved_queries().max(1));
+            if next.saved_queries == held.saved_queries {
+                return Err(Error::CapacityExceeded {
+                    what: Counted::SavedQueries,
+                    at_least: held.saved_queries as usize + 1,
+                    capacity: held.saved_queries as usize,
+                });
+            }
+        }
+        next.candidates = next.candidates.max(candidates);
+        // Only the candidates that fitted were swept: expect the contacts of the rest in the
+        // same proportion. A guess to grow to, within one binding; only a counted excess
+        // (above) is an error.
+        let swept = candidates.min(held.candidates).max(1);
+        let expected = contacts.saturating_mul(candidates.div_ceil(swept));
+        next.contacts = next.contacts.max(expected.min(self.max_contacts()));
+        Ok(next)
+    }
+
+    /// Candidates one binding of impact records (32 bytes each) holds.
+    fn max_candidates(&self) -> u64 {
+        self.largest_binding / IMPACT_SIZE
+    }
+
+    /// Contacts one binding of contact records (64 bytes each) holds.
+    fn max_contacts(&self) -> u64 {
+        self.largest_binding / 64
+    }
+
+    /// Saved queries one binding holds.
+    fn max_saved_queries(&self) -> u64 {
+        (self.largest_binding - 16) / CONTINUATION_SIZE
+    }
+}
+
+impl StepBuffers {
+    /// Writes the host's parameters of the step (options, capacities, body count, walls'
+    /// count) with `queue`: they take effect at the next submission, for every step
+    /// recorded in it.
+    fn write(&self, queue: &wgpu::Queue) {
+        let contacts = if self.ordered {
+            self.capacities.contacts
+        } else {
+            0
+        };
+        self.broad_phase
+            .write_input(queue, &self.options, contacts, self.body_count);
+        self.sweep.write_params(queue, &self.options);
+        if let Some((walls, count)) = &self.walls {
+            walls.write_params(queue, &self.options, self.body_count, *count);
+        }
+        let capacity = (self.broad_phase.body_capacity() as u32).to_le_bytes();
+        queue.write_buffer(&self.outputs.counts, field(Field::BodyCapacity), &capacity);
+    }
+
+    /// Sets the options of the steps recorded from now on (written with `queue`: they take
+    /// effect at the next submission, for every step recorded in it).
+    pub fn set_options(&mut self, queue: &wgpu::Queue, options: &SweepOptions) {
+        self.options = *options;
+        self.write(queue);
+    }
+
+    /// Sets the body count of the steps recorded without a count buffer (written with
+    /// `queue`, taking effect at the next submission). A count above the body capacity gives
+    /// steps whose [`StepCounts::valid`] is 0.
+    pub fn set_body_count(&mut self, queue: &wgpu::Queue, body_count: u32) {
+        self.body_count = body_count;
+        self.write(queue);
+    }
+
+    /// The bodies the buffers are bound to (the caller's).
+    #[must_use]
+    pub fn bodies(&self) -> &wgpu::Buffer {
+        self.broad_phase.bodies()
+    }
+
+    /// Bodies the body buffer holds.
+    #[must_use]
+    pub fn body_capacity(&self) -> u64 {
+        self.broad_phase.body_capacity()
+    }
+
+    /// The capacities the buffers were made for.
+    #[must_use]
+    pub fn capacities(&self) -> StepCapacities {
+        self.capacities
+    }
+
+    /// The options of the steps recorded now.
+    #[must_use]
+    pub fn options(&self) -> &SweepOptions {
+        &self.options
+    }
+
+    /// The step's [`StepCounts`] (`STORAGE | COPY_SRC | COPY_DST`, 48 bytes), written by
+    /// each step: a consumer pass binds it (read-only) and skips a step whose `valid` is 0.
+    #[must_use]
+    pub fn counts(&self) -> &wgpu::Buffer {
+        &self.outputs.counts
+    }
+
+    /// The contacts in the step's order (by time, then pair), as
+    /// [`ContactRecord`](crate::layout::ContactRecord)s (`STORAGE | COPY_SRC`): the first
+    /// [`StepCounts::contacts`] hold them. `None` unless the buffers were made with ordered
+    /// contacts.
+    #[must_use]
+    pub fn ordered_contacts(&self) -> Option<&wgpu::Buffer> {
+        self.outputs
+            .ordered
+            .as_ref()
+            .map(|ordered| &ordered.ordered)
+    }
+
+    /// Per body, the complement of the position of its earliest contact in
+    /// [`StepBuffers::ordered_contacts`] (0: none), with ordered contacts.
+    pub(super) fn earliest_positions(&self) -> Option<&wgpu::Buffer> {
+        self.outputs
+            .ordered
+            .as_ref()
+            .map(|ordered| &ordered.positions)
+    }
+
+    /// The walls stage's buffers, with walls.
+    pub(super) fn walls(&self) -> Option<&WallBuffers> {
+        self.walls.as_ref().map(|(walls, _)| walls)
+    }
+
+    /// Bytes of device memory the buffers hold (not the caller's bodies, nor the sorter's
+    /// workspace).
+    #[must_use]
+    pub fn device_memory_bytes(&self) -> u64 {
+        self.broad_phase.memory_bytes()
+            + self.impacts.size()
+            + self.sweep.device_memory_bytes_own()
+            + self.outputs.memory_bytes()
+            + self.walls.as_ref().map_or(0, |(walls, _)| {
+                walls.walls().size() + walls.contacts().size()
+            })
+    }
+}
+
+/// Storage buffers the step's entry points bind at most (wgpu's default limit).
+const STORAGE_BUFFERS_PER_STAGE: u32 = 8;
+
+/// [`Error::DeviceLimit`] where `limits` are below [`StepStage::required_limits`].
+fn check_limits(limits: &wgpu::Limits) -> Result<(), Error> {
+    let required = StepStage::required_limits();
+    for (limit, have, need) in [
+        (
+            "max_storage_buffers_per_shader_stage",
+            limits.max_storage_buffers_per_shader_stage,
+            required.max_storage_buffers_per_shader_stage,
+        ),
+        (
+            "max_compute_workgroups_per_dimension",
+            limits.max_compute_workgroups_per_dimension,
+            required.max_compute_workgroups_per_dimension,
+        ),
+        (
+            "max_compute_invocations_per_workgroup",
+            limits.max_compute_invocations_per_workgroup,
+            required.max_compute_invocations_per_workgroup,
+        ),
+        (
+            "max_compute_workgroup_size_x",
+            limits.max_compute_workgroup_size_x,
+            required.max_compute_workgroup_size_x,
+        ),
+    ] {
+        if have < need {
+            return Err(Error::DeviceLimit {
+                limit,
+                required: u64::from(need),
+                available: u64::from(have),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// [`Error::InvalidBuffer`] unless `offset` is that of a `u32` within `count`, which has
+/// usage `COPY_SRC`.
+fn check_count(count: &wgpu::Buffer, offset: u64) -> Result<(), Error> {
+    let reason = if !count.usage().contains(wgpu::BufferUsages::COPY_SRC) {
+        format!("usage {:?} lacks COPY_SRC", count.usage())
+    } else if !offset.is_multiple_of(4)
+        || offset.checked_add(4).is_none_or(|end| end > count.size())
+    {
+        format!(
+            "offset {offset} is not that of a u32 within its {} bytes",
+            count.size()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidBuffer {
+        name: "count",
+        reason,
+    })
+}
+
+/// The words of [`StepCounts`] the step copies in.
+#[derive(Clone, Copy)]
+enum Field {
+    Bodies,
+    Candidates,
+    Contacts,
+    BodyCapacity,
+    CandidatesOverflowed,
+    UnfinishedQueries,
+    SavedQueriesOverflowed,
+    ContactsOverflowed,
+}
+
+/// The byte offset of `field` in [`StepCounts`].
+fn field(field: Field) -> u64 {
+    use std::mem::offset_of;
+    (match field {
+        Field::Bodies => offset_of!(StepCounts, bodies),
+        Field::Candidates => offset_of!(StepCounts, candidates),
+        Field::Contacts => offset_of!(StepCounts, contacts),
+        Field::BodyCapacity => offset_of!(StepCounts, body_capacity),
+        Field::CandidatesOverflowed => offset_of!(StepCounts, candidates_overflowed),
+        Field::UnfinishedQueries => offset_of!(StepCounts, unfinished_queries),
+        Field::SavedQueriesOverflowed => offset_of!(StepCounts, saved_queries_overflowed),
+        Field::ContactsOverflowed => offset_of!(StepCounts, contacts_overflowed),
+    }) as u64
+}
+
+fn copy_word(
+    encoder: &mut wgpu::CommandEncoder,
+    from: &wgpu::Buffer,
+    offset: u64,
+    to: &wgpu::Buffer,
+    to_offset: u64,
+) {
+    encoder.copy_buffer_to_buffer(from, offset, to, to_offset, 4);
+}
+
+/// A proven lower bound of the step's candidates from what the device counted with buffers
+/// for `held`. The count read back is the true count less a multiple of 2³² (`atomicAdd`
+/// wraps), so never above it; where the overflow flag is up (a candidate was counted at a
+/// slot past the capacity) yet the count is within the capacity, it wrapped at least once.
+pub(super) fn candidates_at_least(counts: &StepCounts, held: u64) -> u64 {
+    let counted = u64::from(counts.candidates);
+    if counts.candidates_overflowed != 0 && counted <= held {
+        counted + (1 << 32)
+    } else {
+        counted
+    }
+}
+
+impl StepCounts {
+    /// Whether the step's outputs are whole (`valid` is 1).
+    #[must_use]
+    pub fn is_valid(&self) -> bool {
+        self.valid != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The candidates' lower bound is the count read back, or, where the flag says that the
+    /// count wrapped past 2³², that count plus 2³²: never an extrapolation.
+    #[test]
+    fn candidates_at_least_is_the_count_or_past_its_wrap() {
+        let counts = |candidates, candidates_overflowed| StepCounts {
+            candidates,
+            candidates_overflowed,
+            ..StepCounts::default()
+        };
+        let held = 1 << 20;
+        assert_eq!(candidates_at_least(&counts(5, 0), held), 5);
+        assert_eq!(
+            candidates_at_least(&counts(held as u32 + 7, 1), held),
+            held + 7
+        );
+        assert_eq!(
+            candidates_at_least(&counts(u32::MAX, 1), held),
+            u64::from(u32::MAX)
+        );
+        // Counted past the capacity, yet the count is within it: it wrapped.
+        assert_eq!(candidates_at_least(&counts(3, 1), held), (1 << 32) + 3);
+        assert_eq!(
+            candidates_at_least(&counts(held as u32, 1), held),
+            (1 << 32) + held
+        );
+    }
+}
