@@ -370,7 +370,7 @@ impl SweepParams {
 impl StepParams {
     /// The parameters of a step of `bodies` with `options`, as `gpu::ContactPipeline` sets
     /// them before its capacities: the options, the broad phase's local frame (its origin a
-    /// point near the bodies, as the CPU step's broad phase takes it: [`local_origin`]) and
+    /// point near the bodies, as the CPU step's broad phase takes it, `local_origin`) and
     /// the Morton grid over the boxes' centres in it (the box `[0, L]` on an axis that wraps,
     /// else the span of the centres' paths). The capacities are left 0 for the caller to set.
     ///
@@ -454,19 +454,6 @@ fn bounds_of(bodies: &[BodyRecord], frame_input: &StepParams) -> [u32; BOUNDS_WO
 #[must_use]
 pub(crate) fn local_origin(bodies: &[BodyRecord], sweep: &SweepParams) -> [f32; 3] {
     StepParams::framed(bodies, sweep).origin
-}
-
-/// `x` wrapped into `[0, period)` in f64, where it is exact for the difference of two f32
-/// values (or within 2⁻⁵³ of the period of it, next to 0), with no division where `x` is in
-/// the box or within a period below it.
-pub(crate) fn wrap_exactly(x: f64, period: f64) -> f64 {
-    if (0.0..period).contains(&x) {
-        x
-    } else if (-period..0.0).contains(&x) {
-        x + period
-    } else {
-        x.rem_euclid(period)
-    }
 }
 
 impl SweepDispatch {

@@ -170,16 +170,19 @@ fn the_broad_phase_constants_match_their_twins_mirrors() {
         };
         assert_eq!(value, rust, "{name}");
     }
-    let size = |name: &str| {
-        module
-            .entry_points
-            .iter()
-            .find(|e| e.name == name)
-            .unwrap_or_else(|| panic!("entry point {name}"))
-            .workgroup_size
-    };
+    let size = |name: &str| workgroup_size(&module, name);
     assert_eq!(size("scene_bounds"), [WORKGROUP_SIZE, 1, 1]);
     assert_eq!(size("frame"), [1, 1, 1]);
+}
+
+/// The workgroup size of `module`'s entry point `name`.
+fn workgroup_size(module: &naga::Module, name: &str) -> [u32; 3] {
+    module
+        .entry_points
+        .iter()
+        .find(|e| e.name == name)
+        .unwrap_or_else(|| panic!("entry point {name}"))
+        .workgroup_size
 }
 
 /// A constant's value as WGSL declares it.
@@ -237,14 +240,7 @@ fn every_shared_constant_matches_its_rust_mirror() {
 #[test]
 fn entry_points_run_the_contract_workgroup_size() {
     let module = parse_and_validate("sweep stage", SWEEP_WGSL);
-    let size = |name: &str| {
-        module
-            .entry_points
-            .iter()
-            .find(|e| e.name == name)
-            .unwrap_or_else(|| panic!("entry point {name}"))
-            .workgroup_size
-    };
+    let size = |name: &str| workgroup_size(&module, name);
     assert_eq!(size("main"), [WORKGROUP_SIZE, 1, 1]);
     assert_eq!(size("times_main"), [WORKGROUP_SIZE, 1, 1]);
     assert_eq!(size("prepare_indirect"), [1, 1, 1]);

@@ -51,9 +51,20 @@ use rayon::prelude::*;
 
 use super::sweep::largest_component;
 use super::{Simd, scatter_to_places};
-use crate::layout::{
-    BodyRecord, FLAG_PERIODIC, LEAF, MORTON_BITS, SweepParams, local_origin, wrap_exactly,
-};
+use crate::layout::{BodyRecord, FLAG_PERIODIC, LEAF, MORTON_BITS, SweepParams, local_origin};
+
+/// `x` wrapped into `[0, period)` in f64, where it is exact for the difference of two f32
+/// values (or within 2⁻⁵³ of the period of it, next to 0), with no division where `x` is in
+/// the box or within a period below it.
+fn wrap_exactly(x: f64, period: f64) -> f64 {
+    if (0.0..period).contains(&x) {
+        x
+    } else if (-period..0.0).contains(&x) {
+        x + period
+    } else {
+        x.rem_euclid(period)
+    }
+}
 
 /// An axis-aligned box.
 #[derive(Copy, Clone, Debug, PartialEq)]
