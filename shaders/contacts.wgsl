@@ -15,7 +15,7 @@
 //
 // A step that needs only each body's earliest contact runs these instead, with no sort and
 // no `compact` (earliest_keys and hit_count cleared to zero, earliest_contacts to
-// EARLIEST_NONE, before the first):
+// EARLIEST_NONE, before the first; src/gpu/contacts.rs does not record them yet):
 //   earliest_times     one per swept candidate (indirectly, as `compact`): each hit counted,
 //                      and the least time kept per body
 //   earliest_partners  one per swept candidate: among the hits at a body's least time, the

@@ -369,25 +369,6 @@ fn ties(dimensions: u32, periodic: bool) -> (Vec<MovingSphere>, Vec<Wall>, Sweep
     (bodies, walls, options)
 }
 
-/// A box a little inside `bodies`' centres and a few segments through the scene (as
-/// `tests/gpu_contacts.rs` walls its scenes).
-fn walls_through(bodies: &[MovingSphere], dimensions: u32) -> Vec<Wall> {
-    let (lo, hi) = bodies.iter().fold((Vec3::MAX, Vec3::MIN), |(lo, hi), b| {
-        (lo.min(b.center), hi.max(b.center))
-    });
-    let (lo, hi) = (lo + (hi - lo) * 0.1, hi - (hi - lo) * 0.1);
-    let mut walls = if dimensions == 2 {
-        Wall::rectangle_interior(lo.truncate(), hi.truncate()).to_vec()
-    } else {
-        Wall::box_interior(lo, hi).to_vec()
-    };
-    let middle = (lo + hi) * 0.5;
-    walls.push(Wall::segment(middle.truncate(), hi.truncate()));
-    walls.push(Wall::segment(Vec2::new(lo.x, hi.y), middle.truncate()));
-    walls.push(Wall::segment_3d(lo, middle));
-    walls
-}
-
 /// The CPU step's earliest contact of `body` as an [`EarliestRecord`] says it: its earliest
 /// pair (the partner, and the image of the partner it met: the contact's for the first body
 /// of the pair, its negation for the second), or its earliest wall where that is strictly
@@ -511,7 +492,7 @@ fn earliest_stages_equal_their_twins_and_the_cpu_step() {
         (Scene::Periodic, 2),
     ] {
         let (bodies, options) = scene.bodies(1500, dimensions, 3);
-        let walls = walls_through(&bodies, dimensions);
+        let walls = common::walls_through(&bodies, dimensions);
         cases.push((
             format!("{scene:?} {dimensions}D"),
             bodies,
@@ -552,61 +533,56 @@ fn earliest_stages_equal_their_twins_and_the_cpu_step() {
                 &wall_params,
             );
         }
+        let twin_over = |order: &[usize]| {
+            earliest_twin(
+                order,
+                &params,
+                &records,
+                &pairs,
+                &impacts,
+                &sweep_dispatch,
+                &wall_contacts,
+            )
+        };
         let order: Vec<usize> = (0..pairs.len()).collect();
-        let ours = earliest_twin(
-            &order,
-            &params,
-            &records,
-            &pairs,
-            &impacts,
-            &sweep_dispatch,
-            &wall_contacts,
-        );
+        let ours = twin_over(&order);
 
         // Each pass on the device from the twin's output of the pass before.
         let n = records.len();
         let zeros = vec![0u8; 8 * n];
-        let out = stages.run(
-            "earliest_times",
-            None,
-            pairs.len(),
-            &[
+        // The passes over the candidates: bindings 2 to 4 (pairs, impacts, the sweep's
+        // dispatch) and `more`, whose contents afterwards they return, in order.
+        let over_candidates = |entry: &str, params: Option<&StepParams>, more: &[(u32, &[u8])]| {
+            let mut bindings: Vec<(u32, &[u8])> = vec![
                 (2, bytemuck::cast_slice(&pairs)),
                 (3, bytemuck::cast_slice(&impacts)),
                 (4, bytemuck::bytes_of(&sweep_dispatch)),
-                (13, &zeros),
-                (14, &[0; 4]),
-            ],
-        );
-        assert_eq!(cast::<u32>(&out[3], 2 * n), ours.time_keys, "{name}: times");
-        assert_eq!(cast::<u32>(&out[4], 1)[0], ours.hit_count, "{name}: hits");
-        let out = stages.run(
+            ];
+            bindings.extend_from_slice(more);
+            stages
+                .run(entry, params, pairs.len(), &bindings)
+                .split_off(3)
+        };
+        let out = over_candidates("earliest_times", None, &[(13, &zeros), (14, &[0; 4])]);
+        assert_eq!(cast::<u32>(&out[0], 2 * n), ours.time_keys, "{name}: times");
+        assert_eq!(cast::<u32>(&out[1], 1)[0], ours.hit_count, "{name}: hits");
+        let out = over_candidates(
             "earliest_partners",
             None,
-            pairs.len(),
-            &[
-                (2, bytemuck::cast_slice(&pairs)),
-                (3, bytemuck::cast_slice(&impacts)),
-                (4, bytemuck::bytes_of(&sweep_dispatch)),
-                (13, bytemuck::cast_slice(&ours.time_keys)),
-            ],
+            &[(13, bytemuck::cast_slice(&ours.time_keys))],
         );
-        assert_eq!(cast::<u32>(&out[3], 2 * n), ours.keys, "{name}: partners");
-        let out = stages.run(
+        assert_eq!(cast::<u32>(&out[0], 2 * n), ours.keys, "{name}: partners");
+        let out = over_candidates(
             "earliest_records",
             Some(&params),
-            pairs.len(),
             &[
                 (1, bytemuck::cast_slice(&records)),
-                (2, bytemuck::cast_slice(&pairs)),
-                (3, bytemuck::cast_slice(&impacts)),
-                (4, bytemuck::bytes_of(&sweep_dispatch)),
                 (13, bytemuck::cast_slice(&ours.keys)),
                 (15, &vec![0; size_of::<EarliestRecord>() * n]),
             ],
         );
         assert!(
-            same_records(&cast::<EarliestRecord>(&out[5], n), &ours.pair_records),
+            same_records(&cast::<EarliestRecord>(&out[2], n), &ours.pair_records),
             "{name}: pair records"
         );
         let out = stages.run(
@@ -625,15 +601,7 @@ fn earliest_stages_equal_their_twins_and_the_cpu_step() {
 
         // The answer does not depend on the order the candidates are visited in.
         let reversed: Vec<usize> = order.iter().rev().copied().collect();
-        let theirs = earliest_twin(
-            &reversed,
-            &params,
-            &records,
-            &pairs,
-            &impacts,
-            &sweep_dispatch,
-            &wall_contacts,
-        );
+        let theirs = twin_over(&reversed);
         assert_eq!(theirs.keys, ours.keys, "{name}: keys in reverse order");
         assert!(
             same_records(&theirs.records, &ours.records),

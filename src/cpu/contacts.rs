@@ -185,7 +185,7 @@ fn time_key(time_of_impact: f32) -> u32 {
 
 /// `earliest_times`, invocation `i`: candidate `i`, if the sweep hit, counted in `hit_count`,
 /// and its time kept as each body's least (word `2 · body` of `earliest_keys`, two words a
-/// body: the shader's `atomicMax` of [`time_key`]).
+/// body: the shader's `atomicMax` of `time_key`).
 pub fn earliest_times(
     i: usize,
     pairs: &[[u32; 2]],
