@@ -11,9 +11,25 @@
 //   order_contacts     one per contact: the contacts in order (time, then pair), and each
 //                      body's earliest contact
 // The sorts between them are lampshade's stable radix sort, so that three passes order the
-// contacts by (time, first, second). Its twin, one function per entry point, is
-// src/cpu/contacts.rs (tests/contact_stages.rs holds each stage to it); the CPU step's own
-// ordering (src/cpu/step.rs) gives the same order and the same earliest contacts.
+// contacts by (time, first, second).
+//
+// A step that needs only each body's earliest contact runs these instead, with no sort and
+// no `compact` (earliest_keys and hit_count cleared to zero, earliest_contacts to
+// EARLIEST_NONE, before the first; src/gpu/contacts.rs does not record them yet):
+//   earliest_times     one per swept candidate (indirectly, as `compact`): each hit counted,
+//                      and the least time kept per body
+//   earliest_partners  one per swept candidate: among the hits at a body's least time, the
+//                      lowest partner kept
+//   earliest_records   one per swept candidate: the hit at both keys of a body written as its
+//                      EarliestRecord (one per body: a pair is one candidate)
+//   earliest_walls     one per body, after the walls stage: the body's earliest wall, where it
+//                      is strictly earlier than its earliest pair
+// Each answer is a maximum of atomics, so it is the same whatever order the invocations run
+// in: that of the ordered path and of the CPU step (earliest time, then lowest partner).
+//
+// The twin, one function per entry point, is src/cpu/contacts.rs (tests/contact_stages.rs
+// holds each stage to it); the CPU step's own ordering (src/cpu/step.rs) gives the same order
+// and the same earliest contacts.
 
 @group(0) @binding(0) var<uniform> params: StepParams;
 @group(0) @binding(1) var<storage, read> bodies: array<BodyRecord>;
@@ -34,6 +50,16 @@
 // Per body: the complement (!k) of the position k of its earliest contact in the order, or 0
 // for none: atomicMax then keeps the first.
 @group(0) @binding(11) var<storage, read_write> earliest: array<atomic<u32>>;
+// The earliest passes'. Per body, two words: the complement of the bits of its least time
+// (times are in [0, 1], so their bits order them, and atomicMax of the complement keeps the
+// least; 0, below every complement, for none), then the complement of its lowest partner at
+// that time.
+@group(0) @binding(13) var<storage, read_write> earliest_keys: array<atomic<u32>>;
+// Every hit among the swept candidates: the step's contact count, without `compact`.
+@group(0) @binding(14) var<storage, read_write> hit_count: atomic<u32>;
+@group(0) @binding(15) var<storage, read_write> earliest_contacts: array<EarliestRecord>;
+// The walls stage's output: each body's earliest wall (walls.wgsl).
+@group(0) @binding(16) var<storage, read> wall_contacts: array<WallContactRecord>;
 
 // The image of b's centre nearest to a's, in periods: `nearest_image` of sweep.wgsl and of
 // src/cpu/sweep.rs, which the sweep took.
@@ -129,6 +155,106 @@ fn order_contacts(
     ordered_contacts[i] = contact;
     atomicMax(&earliest[contact.pair.x], ~i);
     atomicMax(&earliest[contact.pair.y], ~i);
+}
+
+// Whether candidate `i` was swept and hit.
+fn is_swept_hit(i: u32) -> bool {
+    return i < sweep_dispatch.pair_count && impacts[i].status != STATUS_MISS;
+}
+
+// The first word of a body's earliest keys for a hit at `time_of_impact`.
+fn time_key(time_of_impact: f32) -> u32 {
+    return ~bitcast<u32>(time_of_impact);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn earliest_times(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = linear_index(id, workgroups.x);
+    if (!is_swept_hit(i)) {
+        return;
+    }
+    atomicAdd(&hit_count, 1u);
+    let key = time_key(impacts[i].time_of_impact);
+    let pair = pairs[i];
+    atomicMax(&earliest_keys[2u * pair.x], key);
+    atomicMax(&earliest_keys[2u * pair.y], key);
+}
+
+// `partner` as the lowest partner of `body`, if this hit is at the body's least time.
+fn keep_partner(body: u32, partner: u32, key: u32) {
+    if (atomicLoad(&earliest_keys[2u * body]) == key) {
+        atomicMax(&earliest_keys[2u * body + 1u], ~partner);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn earliest_partners(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = linear_index(id, workgroups.x);
+    if (!is_swept_hit(i)) {
+        return;
+    }
+    let key = time_key(impacts[i].time_of_impact);
+    let pair = pairs[i];
+    keep_partner(pair.x, pair.y, key);
+    keep_partner(pair.y, pair.x, key);
+}
+
+// The hit `impact` of `body` with `partner` (through its image `image`) as the body's record,
+// if it is the one both keys name.
+fn write_if_earliest(body: u32, partner: u32, impact: ImpactRecord, image: vec3<i32>) {
+    if (atomicLoad(&earliest_keys[2u * body]) == time_key(impact.time_of_impact)
+        && atomicLoad(&earliest_keys[2u * body + 1u]) == ~partner) {
+        earliest_contacts[body] = EarliestRecord(impact.time_of_impact, partner, impact.status,
+                                                 EARLIEST_BODY, image, 0u);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn earliest_records(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = linear_index(id, workgroups.x);
+    if (!is_swept_hit(i)) {
+        return;
+    }
+    let impact = impacts[i];
+    let pair = pairs[i];
+    // As `compact` takes it: the image of the second body the first met; the first body,
+    // seen from the second, is at the opposite one.
+    let image = image_of(bodies[pair.x].center, bodies[pair.y].center);
+    write_if_earliest(pair.x, pair.y, impact, image);
+    write_if_earliest(pair.y, pair.x, impact, -image);
+}
+
+// A wall replaces the body's pair contact only when strictly earlier: at the same time the
+// pair wins (a fixed rule, so that every path names the same one), and the two bodies of the
+// pair keep naming each other.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn earliest_walls(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = linear_index(id, workgroups.x);
+    if (i >= params.body_count) {
+        return;
+    }
+    let wall = wall_contacts[i];
+    if (wall.impact.status == STATUS_MISS) {
+        return;
+    }
+    let pair = earliest_contacts[i];
+    if (pair.kind == EARLIEST_NONE || wall.impact.time_of_impact < pair.time_of_impact) {
+        earliest_contacts[i] = EarliestRecord(wall.impact.time_of_impact, wall.wall,
+                                              wall.impact.status, EARLIEST_WALL, vec3<i32>(0),
+                                              0u);
+    }
 }
 
 // The step's counts and validity word (bind group of its own): the counts are copied in by

@@ -135,6 +135,28 @@ struct WallContactRecord {
     _pad2: u32,
 }
 
+// A body's earliest contact in the step, found without ordering the contacts (the earliest_*
+// passes of contacts.wgsl): its time, what it met (a body or a wall) and, for a body, the
+// periodic image of that partner relative to this body (in periods; ContactRecord's image as
+// seen from the first body, negated for the second). All zero (EARLIEST_NONE) for a body that
+// meets nothing, so that clearing the buffer initialises it. 32 bytes.
+struct EarliestRecord {
+    time_of_impact: f32,
+    // The partner body's index, or the wall's.
+    other: u32,
+    // STATUS_CONTACT or STATUS_OVERLAPPING, as ImpactRecord's.
+    status: u32,
+    // EARLIEST_NONE, EARLIEST_BODY or EARLIEST_WALL.
+    kind: u32,
+    // 0 for a wall.
+    image: vec3<i32>,
+    _pad: u32,
+}
+
+// EarliestRecord.kind.
+const EARLIEST_NONE: u32 = 0u;
+const EARLIEST_BODY: u32 = 1u;
+const EARLIEST_WALL: u32 = 2u;
 // WallRecord.kind.
 const WALL_SEGMENT: u32 = 0u;
 const WALL_PLANE: u32 = 1u;

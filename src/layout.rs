@@ -275,6 +275,89 @@ pub struct ContactRecord {
     pub impact: ImpactRecord,
 }
 
+/// `EarliestRecord`: a body's earliest contact in the step, found without ordering the
+/// contacts (the `earliest_*` passes of `shaders/contacts.wgsl`), 32 bytes. All zero
+/// ([`EARLIEST_NONE`]) for a body that meets nothing, so that clearing the buffer initialises
+/// it. Read it with [`EarliestRecord::decode`].
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
+pub struct EarliestRecord {
+    /// Fraction of the step at first contact (0 for an overlap at t = 0).
+    pub time_of_impact: f32,
+    /// The partner body's index, or the wall's.
+    pub other: u32,
+    /// [`STATUS_CONTACT`] or [`STATUS_OVERLAPPING`], as [`ImpactRecord::status`].
+    pub status: u32,
+    /// [`EARLIEST_NONE`], [`EARLIEST_BODY`] or [`EARLIEST_WALL`].
+    pub kind: u32,
+    /// For a body, the image of the partner this body met, in periods per axis: the partner's
+    /// centre taken at `center - image · period` ([`ContactRecord::image`] as the first body
+    /// of the pair sees it, negated for the second). 0 for a wall.
+    pub image: [i32; 3],
+    /// Padding to 32 bytes.
+    pub _pad: u32,
+}
+
+/// What a body meets first in the step, as an [`EarliestRecord`] says it.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct EarliestImpact {
+    /// Fraction of the step at first contact (0 for an overlap at t = 0).
+    pub time_of_impact: f32,
+    /// Touching then, or overlapping at t = 0.
+    pub status: ImpactStatus,
+    /// The other body or the wall.
+    pub partner: Partner,
+}
+
+/// The other side of an [`EarliestImpact`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Partner {
+    /// Another body, met through its image `image` (see [`EarliestRecord::image`]).
+    Body {
+        /// The body's index.
+        index: u32,
+        /// The image met, in periods per axis (0 without a periodic box).
+        image: [i32; 3],
+    },
+    /// A static wall.
+    Wall {
+        /// The wall's index in the step's walls.
+        index: u32,
+    },
+}
+
+impl EarliestRecord {
+    /// What the record says, or `None` for a body that meets nothing ([`EARLIEST_NONE`], or
+    /// a record of no known kind or status).
+    #[must_use]
+    pub fn decode(&self) -> Option<EarliestImpact> {
+        let status = match self.status {
+            STATUS_CONTACT => ImpactStatus::Contact,
+            STATUS_OVERLAPPING => ImpactStatus::Overlapping,
+            _ => return None,
+        };
+        let partner = match self.kind {
+            EARLIEST_BODY => Partner::Body {
+                index: self.other,
+                image: self.image,
+            },
+            EARLIEST_WALL => Partner::Wall { index: self.other },
+            _ => return None,
+        };
+        Some(EarliestImpact {
+            time_of_impact: self.time_of_impact,
+            status,
+            partner,
+        })
+    }
+}
+
+/// `EARLIEST_NONE`: an [`EarliestRecord`] of a body that meets nothing (the all-zero record).
+pub const EARLIEST_NONE: u32 = 0;
+/// `EARLIEST_BODY`: an [`EarliestRecord`] whose body meets another body first.
+pub const EARLIEST_BODY: u32 = 1;
+/// `EARLIEST_WALL`: an [`EarliestRecord`] whose body meets a wall first.
+pub const EARLIEST_WALL: u32 = 2;
 /// `WALL_SEGMENT`: a [`WallRecord`] of a segment.
 pub const WALL_SEGMENT: u32 = 0;
 /// `WALL_PLANE`: a [`WallRecord`] of a plane.
@@ -320,6 +403,7 @@ const _: () = assert!(size_of::<WallRecord>() == 32);
 const _: () = assert!(size_of::<WallParams>() == 48);
 const _: () = assert!(size_of::<WallContactRecord>() == 48);
 const _: () = assert!(size_of::<ContactRecord>() == 64);
+const _: () = assert!(size_of::<EarliestRecord>() == 32);
 
 impl From<MovingSphere> for BodyRecord {
     fn from(b: MovingSphere) -> Self {

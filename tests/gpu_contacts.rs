@@ -559,7 +559,6 @@ fn counts_at_the_capacity_fit_and_one_more_reruns() {
 #[test]
 fn walls_in_the_step_equal_the_cpu_steps() {
     use sweepcast::Wall;
-    use sweepcast::glam::Vec2;
     let Some(pipeline) = pipeline("walls_in_the_step_equal_the_cpu_steps") else {
         return;
     };
@@ -572,20 +571,7 @@ fn walls_in_the_step_equal_the_cpu_steps() {
         (Scene::Periodic, 2, 5_000),
     ] {
         let (bodies, options) = scene.bodies(n, dims, 3);
-        // A box a little inside the bodies' bounds, and a few segments through the scene.
-        let (lo, hi) = bodies.iter().fold((Vec3::MAX, Vec3::MIN), |(lo, hi), b| {
-            (lo.min(b.center), hi.max(b.center))
-        });
-        let (lo, hi) = (lo + (hi - lo) * 0.1, hi - (hi - lo) * 0.1);
-        let mut walls = if dims == 2 {
-            Wall::rectangle_interior(lo.truncate(), hi.truncate()).to_vec()
-        } else {
-            Wall::box_interior(lo, hi).to_vec()
-        };
-        let middle = (lo + hi) * 0.5;
-        walls.push(Wall::segment(middle.truncate(), hi.truncate()));
-        walls.push(Wall::segment(Vec2::new(lo.x, hi.y), middle.truncate()));
-        walls.push(Wall::segment_3d(lo, middle));
+        let walls = common::walls_through(&bodies, dims);
         let gpu = pipeline
             .find_with_walls(&bodies, &walls, options)
             .expect("valid");

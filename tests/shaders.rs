@@ -9,7 +9,8 @@ use std::path::Path;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use sweepcast::gpu::{SHARED_WGSL, SWEEP_WGSL};
 use sweepcast::layout::{
-    BodyRecord, ContactRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, KeyValue, LEAF,
+    BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_NONE, EARLIEST_WALL, EarliestRecord,
+    FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, KeyValue, LEAF,
     MAX_WORKGROUPS_PER_DIMENSION, MIN_NORMAL, MORTON_BITS, NO_TOUCH, STATUS_CONTACT, STATUS_MISS,
     STATUS_OVERLAPPING, StepCounts, StepParams, SweepDispatch, SweepParams, TIME_MISS_BITS,
     TIME_OVERLAPPING, TimeOfImpact, WALL_PLANE, WALL_SEGMENT, WORKGROUP_SIZE, WallContactRecord,
@@ -101,6 +102,7 @@ fn every_shared_struct_matches_its_rust_mirror() {
             _pad2
         ),
         rust_layout!(WallContactRecord: impact, wall, _pad0, _pad1, _pad2),
+        rust_layout!(EarliestRecord: time_of_impact, other, status, kind, image, _pad),
     ];
     let mut structs = 0;
     for (handle, ty) in module.types.iter() {
@@ -214,6 +216,9 @@ fn every_shared_constant_matches_its_rust_mirror() {
         ("NO_TOUCH", Value::F32(NO_TOUCH)),
         ("MORTON_BITS", Value::U32(MORTON_BITS)),
         ("LEAF", Value::U32(LEAF)),
+        ("EARLIEST_NONE", Value::U32(EARLIEST_NONE)),
+        ("EARLIEST_BODY", Value::U32(EARLIEST_BODY)),
+        ("EARLIEST_WALL", Value::U32(EARLIEST_WALL)),
     ];
     let mut constants = 0;
     for (_, constant) in module.constants.iter() {

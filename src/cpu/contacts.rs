@@ -10,11 +10,18 @@
 //!
 //! The sorts between the key passes are lampshade's stable radix sorts; their twin is
 //! [`sort_by_key`](super::broad_phase::sort_by_key).
+//!
+//! Without any sort, [`earliest_times`], [`earliest_partners`], [`earliest_records`] and
+//! [`earliest_walls`] give each body's earliest contact alone ([`EarliestRecord`]): the
+//! earliest time, then the lowest partner, kept by maxima of complements (the shader's
+//! `atomicMax`), so that the answer does not depend on the order the candidates are visited
+//! in; a wall only where strictly earlier than the body's earliest pair.
 
 use glam::Vec3;
 
 use crate::layout::{
-    ContactRecord, ImpactRecord, KeyValue, STATUS_MISS, StepParams, SweepDispatch,
+    BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_NONE, EARLIEST_WALL, EarliestRecord,
+    ImpactRecord, KeyValue, STATUS_MISS, StepParams, SweepDispatch, WallContactRecord,
 };
 
 /// `image_of`: the image of `b`'s centre nearest to `a`'s, in periods (`nearest_image` of
@@ -32,7 +39,7 @@ pub fn image_of(params: &StepParams, a: [f32; 3], b: [f32; 3]) -> [i32; 3] {
 pub fn compact(
     i: usize,
     params: &StepParams,
-    bodies: &[crate::layout::BodyRecord],
+    bodies: &[BodyRecord],
     pairs: &[[u32; 2]],
     impacts: &[ImpactRecord],
     sweep_dispatch: &SweepDispatch,
@@ -161,5 +168,156 @@ pub fn order_contacts(
     for body in contact.pair {
         let slot = &mut earliest[body as usize];
         *slot = (*slot).max(!(i as u32));
+    }
+}
+
+/// `is_swept_hit`: whether candidate `i` was swept and hit.
+fn is_swept_hit(i: usize, sweep_dispatch: &SweepDispatch, impacts: &[ImpactRecord]) -> bool {
+    i < sweep_dispatch.pair_count as usize && impacts[i].status != STATUS_MISS
+}
+
+/// `time_key`: the first word of a body's earliest keys for a hit at `time_of_impact`, the
+/// complement of its bits (times are in [0, 1], so their bits order them, and the largest
+/// complement is the least time; 0, below every complement, is no hit).
+fn time_key(time_of_impact: f32) -> u32 {
+    !time_of_impact.to_bits()
+}
+
+/// `earliest_times`, invocation `i`: candidate `i`, if the sweep hit, counted in `hit_count`,
+/// and its time kept as each body's least (word `2 · body` of `earliest_keys`, two words a
+/// body: the shader's `atomicMax` of `time_key`).
+pub fn earliest_times(
+    i: usize,
+    pairs: &[[u32; 2]],
+    impacts: &[ImpactRecord],
+    sweep_dispatch: &SweepDispatch,
+    earliest_keys: &mut [u32],
+    hit_count: &mut u32,
+) {
+    if !is_swept_hit(i, sweep_dispatch, impacts) {
+        return;
+    }
+    *hit_count = hit_count.wrapping_add(1);
+    let key = time_key(impacts[i].time_of_impact);
+    for body in pairs[i] {
+        let slot = &mut earliest_keys[2 * body as usize];
+        *slot = (*slot).max(key);
+    }
+}
+
+/// `keep_partner`: `partner` as the lowest partner of `body` (the complement's maximum in
+/// word `2 · body + 1`), if this hit at `key` is at the body's least time.
+fn keep_partner(body: u32, partner: u32, key: u32, earliest_keys: &mut [u32]) {
+    let body = body as usize;
+    if earliest_keys[2 * body] == key {
+        let slot = &mut earliest_keys[2 * body + 1];
+        *slot = (*slot).max(!partner);
+    }
+}
+
+/// `earliest_partners`, invocation `i` (after every invocation of [`earliest_times`]):
+/// candidate `i`, if a hit at a body's least time, kept as that body's lowest partner at it.
+pub fn earliest_partners(
+    i: usize,
+    pairs: &[[u32; 2]],
+    impacts: &[ImpactRecord],
+    sweep_dispatch: &SweepDispatch,
+    earliest_keys: &mut [u32],
+) {
+    if !is_swept_hit(i, sweep_dispatch, impacts) {
+        return;
+    }
+    let key = time_key(impacts[i].time_of_impact);
+    let [a, b] = pairs[i];
+    keep_partner(a, b, key, earliest_keys);
+    keep_partner(b, a, key, earliest_keys);
+}
+
+/// `write_if_earliest`: the hit `impact` of `body` with `partner` (through its image
+/// `image`) as the body's record, if it is the one both of the body's keys name.
+fn write_if_earliest(
+    body: u32,
+    partner: u32,
+    impact: &ImpactRecord,
+    image: [i32; 3],
+    earliest_keys: &[u32],
+    earliest_contacts: &mut [EarliestRecord],
+) {
+    let body = body as usize;
+    if earliest_keys[2 * body] == time_key(impact.time_of_impact)
+        && earliest_keys[2 * body + 1] == !partner
+    {
+        earliest_contacts[body] = EarliestRecord {
+            time_of_impact: impact.time_of_impact,
+            other: partner,
+            status: impact.status,
+            kind: EARLIEST_BODY,
+            image,
+            _pad: 0,
+        };
+    }
+}
+
+/// `earliest_records`, invocation `i` (after every invocation of [`earliest_partners`]):
+/// candidate `i`, if the hit both keys of one of its bodies name, written as that body's
+/// [`EarliestRecord`], with the image `compact` takes for the pair (negated for the second
+/// body, which sees the first at the opposite image). A pair is one candidate, so each
+/// record is written once.
+#[allow(clippy::too_many_arguments)]
+pub fn earliest_records(
+    i: usize,
+    params: &StepParams,
+    bodies: &[BodyRecord],
+    pairs: &[[u32; 2]],
+    impacts: &[ImpactRecord],
+    sweep_dispatch: &SweepDispatch,
+    earliest_keys: &[u32],
+    earliest_contacts: &mut [EarliestRecord],
+) {
+    if !is_swept_hit(i, sweep_dispatch, impacts) {
+        return;
+    }
+    let impact = &impacts[i];
+    let [a, b] = pairs[i];
+    let image = image_of(params, bodies[a as usize].center, bodies[b as usize].center);
+    write_if_earliest(a, b, impact, image, earliest_keys, earliest_contacts);
+    write_if_earliest(
+        b,
+        a,
+        impact,
+        image.map(i32::wrapping_neg),
+        earliest_keys,
+        earliest_contacts,
+    );
+}
+
+/// `earliest_walls`, invocation `i` (body `i`, after [`earliest_records`] and the walls
+/// stage): the body's earliest wall (`wall_contacts`, the walls stage's output) as its
+/// record where it has no pair contact or the wall is strictly earlier; at the same time the
+/// pair wins (a fixed rule, so that every path names the same one, and the two bodies of the
+/// pair keep naming each other). The record of a wall has image 0.
+pub fn earliest_walls(
+    i: usize,
+    params: &StepParams,
+    wall_contacts: &[WallContactRecord],
+    earliest_contacts: &mut [EarliestRecord],
+) {
+    if i >= params.body_count as usize {
+        return;
+    }
+    let wall = &wall_contacts[i];
+    if wall.impact.status == STATUS_MISS {
+        return;
+    }
+    let pair = &earliest_contacts[i];
+    if pair.kind == EARLIEST_NONE || wall.impact.time_of_impact < pair.time_of_impact {
+        earliest_contacts[i] = EarliestRecord {
+            time_of_impact: wall.impact.time_of_impact,
+            other: wall.wall,
+            status: wall.impact.status,
+            kind: EARLIEST_WALL,
+            image: [0; 3],
+            _pad: 0,
+        };
     }
 }

@@ -9,7 +9,7 @@ use sweepcast::layout::{StepParams, WORKGROUP_SIZE};
 use wgpu::BufferUsages as Usage;
 use wgpu::util::DeviceExt;
 
-use glam::DVec3;
+use glam::{DVec3, Vec2, Vec3};
 use sweepcast::reference::{self, Body};
 use sweepcast::{MovingSphere, SweepOptions, Wall};
 
@@ -211,6 +211,26 @@ pub fn cast<T: bytemuck::Pod>(bytes: &[u8], count: usize) -> Vec<T> {
 #[allow(dead_code)]
 pub fn unwritten_twin<T: bytemuck::Pod>(count: usize) -> Vec<T> {
     bytemuck::pod_collect_to_vec(&vec![UNWRITTEN; count * size_of::<T>()])
+}
+
+/// Walls for a scene of `bodies` in `dimensions` (2 or 3): the box (rectangle) a little inside
+/// the bodies' centres, and a few segments through the scene.
+#[allow(dead_code)]
+pub fn walls_through(bodies: &[MovingSphere], dimensions: u32) -> Vec<Wall> {
+    let (lo, hi) = bodies.iter().fold((Vec3::MAX, Vec3::MIN), |(lo, hi), b| {
+        (lo.min(b.center), hi.max(b.center))
+    });
+    let (lo, hi) = (lo + (hi - lo) * 0.1, hi - (hi - lo) * 0.1);
+    let mut walls = if dimensions == 2 {
+        Wall::rectangle_interior(lo.truncate(), hi.truncate()).to_vec()
+    } else {
+        Wall::box_interior(lo, hi).to_vec()
+    };
+    let middle = (lo + hi) * 0.5;
+    walls.push(Wall::segment(middle.truncate(), hi.truncate()));
+    walls.push(Wall::segment(Vec2::new(lo.x, hi.y), middle.truncate()));
+    walls.push(Wall::segment_3d(lo, middle));
+    walls
 }
 
 // The walls' judge, shared by `tests/walls.rs` and `tests/gpu_contacts.rs`.
