@@ -370,6 +370,7 @@ fn stage_times_name_every_stage_and_change_nothing() {
             "hierarchy",
             "candidates",
             "sweep",
+            "earliest",
             "contacts",
             "counts",
             "readback"
@@ -688,4 +689,60 @@ fn a_large_box_or_a_far_world_keeps_the_candidates_of_open_space() {
     for (label, bodies, options) in testkit::in_large_boxes("adversarial", &adversarial) {
         compare(pipeline, &label, &bodies, options);
     }
+}
+
+/// Each body's earliest contact without sorting (`ContactPipeline::find_earliest`, the step
+/// stage's `earliest` records) is the one the ordered step names, body or wall, to the bit
+/// on every adapter (both come from the same impacts on the device); and the CPU step's
+/// (`Contacts::earliest_impacts`) to the bit where the adapter's sweep rounds as the CPU
+/// twin does (lavapipe), else within the ordered step's rule, held by `assert_same` above.
+#[test]
+fn each_bodys_earliest_without_sorting_is_the_ordered_steps() {
+    let Some(context) = own_context("each_bodys_earliest_without_sorting_is_the_ordered_steps")
+    else {
+        return;
+    };
+    let exact = context.adapter_info().backend == wgpu::Backend::Vulkan;
+    let pipeline = ContactPipeline::new(&context).expect("compiles");
+    let mut compared = 0;
+    let mut walls_won = 0;
+    for scene in Scene::ALL {
+        for dims in [2, 3] {
+            let (bodies, options) = scene.bodies(3_000, dims, 5);
+            let walls = common::walls_through(&bodies, dims);
+            for walls in [&[][..], &walls[..]] {
+                let label = format!("{scene:?} {dims}D, {} walls", walls.len());
+                let earliest = pipeline
+                    .find_earliest(&bodies, walls, options)
+                    .expect("valid");
+                let ordered = pipeline
+                    .find_with_walls(&bodies, walls, options)
+                    .expect("valid");
+                assert_eq!(earliest, ordered.earliest_impacts(), "{label}");
+                let mut finder = cpu::ContactFinder::new();
+                let cpu = finder
+                    .find_with_walls(&bodies, walls, options)
+                    .expect("valid");
+                assert_same(&label, &bodies, options, &ordered, cpu);
+                if exact {
+                    assert_eq!(
+                        earliest,
+                        cpu.earliest_impacts(),
+                        "{label}: lavapipe rounds as the twin"
+                    );
+                }
+                compared += earliest.iter().flatten().count();
+                walls_won += earliest
+                    .iter()
+                    .flatten()
+                    .filter(|e| matches!(e.partner, sweepcast::layout::Partner::Wall { .. }))
+                    .count();
+            }
+        }
+    }
+    println!("{compared} earliest contacts compared, {walls_won} of them walls");
+    assert!(
+        compared > 10_000 && walls_won > 100,
+        "the scenes test something"
+    );
 }

@@ -17,7 +17,7 @@ use super::sweep::nearest_image;
 use super::{WallContact, World, scatter_to_places, wall_contacts_into, wall_records_into};
 use crate::error::{Counted, Error};
 use crate::geometry::{Impact, MovingSphere, Wall};
-use crate::layout::{FLAG_PERIODIC, TimeOfImpact, WallRecord};
+use crate::layout::{EarliestImpact, FLAG_PERIODIC, Partner, TimeOfImpact, WallRecord};
 use crate::options::SweepOptions;
 
 /// One contact of the step: a pair of bodies that touch during it (or overlap at its start).
@@ -55,6 +55,52 @@ pub struct Contacts {
 }
 
 impl Contacts {
+    /// Each body's earliest contact with a body or a wall, as the GPU step's
+    /// [`StepBuffers::earliest`](crate::gpu::StepBuffers::earliest) records say it
+    /// ([`EarliestRecord::decode`](crate::layout::EarliestRecord::decode)): the body's
+    /// earliest pair contact (the lowest partner among equal times), replaced by its earliest
+    /// wall only where that is strictly earlier; `None` for a body that meets nothing.
+    #[must_use]
+    pub fn earliest_impacts(&self) -> Vec<Option<EarliestImpact>> {
+        let bodies = self.earliest.len().max(self.walls.len());
+        (0..bodies)
+            .map(|body| {
+                let pair = self.earliest_of(body as u32).map(|contact| {
+                    let first = contact.pair[0] == body as u32;
+                    let image = if first {
+                        contact.image
+                    } else {
+                        contact.image.map(i32::wrapping_neg)
+                    };
+                    EarliestImpact {
+                        time_of_impact: contact.impact.time_of_impact,
+                        status: contact.impact.status,
+                        partner: Partner::Body {
+                            index: contact.pair[usize::from(first)],
+                            image,
+                        },
+                    }
+                });
+                let wall = self
+                    .walls
+                    .get(body)
+                    .copied()
+                    .flatten()
+                    .map(|wall| EarliestImpact {
+                        time_of_impact: wall.impact.time_of_impact,
+                        status: wall.impact.status,
+                        partner: Partner::Wall { index: wall.wall },
+                    });
+                match (pair, wall) {
+                    (Some(pair), Some(wall)) if wall.time_of_impact < pair.time_of_impact => {
+                        Some(wall)
+                    }
+                    (pair, wall) => pair.or(wall),
+                }
+            })
+            .collect()
+    }
+
     /// Every contact of the step, ordered by time of impact, then by the pair's indices:
     /// the same order on every run and on every path.
     #[must_use]

@@ -16,7 +16,9 @@ use super::step::{StepBuffers, StepCapacities, StepStage};
 use crate::cpu::{Contact, Contacts, Earliest, WallContact, wall_contacts_into, wall_records_into};
 use crate::error::Error;
 use crate::geometry::{MovingSphere, Wall};
-use crate::layout::{BodyRecord, ContactRecord, StepCounts, WallContactRecord};
+use crate::layout::{
+    BodyRecord, ContactRecord, EarliestImpact, EarliestRecord, StepCounts, WallContactRecord,
+};
 use crate::options::SweepOptions;
 use crate::validate::pack_batch;
 
@@ -26,12 +28,19 @@ const WALL_CONTACT_SIZE: u64 = size_of::<WallContactRecord>() as u64;
 const CONTACT_SIZE: u64 = size_of::<ContactRecord>() as u64;
 /// Bytes of the [`StepCounts`] at the head of the readback.
 const COUNTS_SIZE: u64 = size_of::<StepCounts>() as u64;
+/// Bytes of an [`EarliestRecord`].
+const EARLIEST_SIZE: u64 = size_of::<EarliestRecord>() as u64;
+/// The usage of a readback buffer.
+const READBACK: wgpu::BufferUsages =
+    wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
 
 /// Bytes per body the pipeline holds on the device: the body (32), the broad phase's buffers
-/// ([`BROAD_PHASE_BYTES_PER_BODY`](super::BROAD_PHASE_BYTES_PER_BODY), 152) and each body's
-/// earliest position in the order (4); the body's upload (32) and the readback of its
+/// ([`BROAD_PHASE_BYTES_PER_BODY`](super::BROAD_PHASE_BYTES_PER_BODY), 152), the earliest
+/// contact's ([`EARLIEST_BYTES_PER_BODY`](super::EARLIEST_BYTES_PER_BODY), 40) and each
+/// body's earliest position in the order (4); the body's upload (32) and the readback of its
 /// earliest position (4).
-pub const DEVICE_BYTES_PER_BODY: u64 = 32 + super::BROAD_PHASE_BYTES_PER_BODY + 4 + 32 + 4;
+pub const DEVICE_BYTES_PER_BODY: u64 =
+    32 + super::BROAD_PHASE_BYTES_PER_BODY + super::EARLIEST_BYTES_PER_BODY + 4 + 32 + 4;
 /// Bytes per candidate pair: the pair (8) and its impact record (32).
 pub const DEVICE_BYTES_PER_CANDIDATE: u64 = 8 + 32;
 /// Bytes per contact: the ordered contacts' buffers
@@ -164,15 +173,7 @@ impl ContactPipeline {
         let stage = StepStage::for_adapter(&device, context.adapter_info())?;
         let scopes = ErrorScopes::push(&device);
         let upload = body_upload(&device);
-        let readback = |label| {
-            GrowingBuffer::new(
-                &device,
-                label,
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                16,
-                u64::MAX,
-            )
-        };
+        let readback = |label| GrowingBuffer::new(&device, label, READBACK, 16, u64::MAX);
         let (readback, contact_readback) = (
             readback("step readback"),
             readback("step contacts readback"),
@@ -358,6 +359,79 @@ impl ContactPipeline {
     where
         B: Copy + Into<MovingSphere>,
     {
+        self.with_step(bodies, walls, options, |state, walls| {
+            if state.packed.len() < 2 {
+                return Ok(without_step(state, walls, &options));
+            }
+            self.run_ordered(state, walls, &options)
+        })
+    }
+
+    /// Each body's earliest contact in the step of `bodies` with `options` and `walls`: with
+    /// a body (the least time, then the lowest partner) or a wall (only where strictly
+    /// earlier than every body), as [`Contacts::earliest_impacts`] gives it on the CPU step,
+    /// `None` for a body that meets nothing. The step sorts nothing
+    /// ([`StepBuffers::earliest`]) and reads back 48 bytes of counts and 32 bytes a body.
+    ///
+    /// # Errors
+    /// As [`find_with_walls`](Self::find_with_walls).
+    pub fn find_earliest<B>(
+        &self,
+        bodies: &[B],
+        walls: &[Wall],
+        options: SweepOptions,
+    ) -> Result<Vec<Option<EarliestImpact>>, Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        self.with_step(bodies, walls, options, |state, walls| {
+            if state.packed.len() < 2 {
+                return Ok(without_step(state, walls, &options).earliest_impacts());
+            }
+            let n = state.packed.len() as u64;
+            let size = COUNTS_SIZE + EARLIEST_SIZE * n;
+            self.run_step(
+                state,
+                walls,
+                &options,
+                false,
+                size,
+                &|buffers, encoder, readback| {
+                    encoder.copy_buffer_to_buffer(
+                        buffers.earliest(),
+                        0,
+                        readback,
+                        COUNTS_SIZE,
+                        EARLIEST_SIZE * n,
+                    );
+                },
+            )?;
+            let readback_start = Instant::now();
+            let records = self.read(state.readback.buffer(), ..size, |view| {
+                bytemuck::pod_collect_to_vec::<u8, EarliestRecord>(&view[COUNTS_SIZE as usize..])
+            })?;
+            let decoded = records.par_iter().map(EarliestRecord::decode).collect();
+            if state.profiling {
+                state
+                    .stage_times
+                    .push(("readback", readback_start.elapsed()));
+            }
+            Ok(decoded)
+        })
+    }
+
+    /// Validates and packs `bodies` and `walls`, then `run`s; on an error, drops the buffers
+    /// a failed wait or mapping may have left mapped.
+    fn with_step<B, T>(
+        &self,
+        bodies: &[B],
+        walls: &[Wall],
+        options: SweepOptions,
+        run: impl FnOnce(&mut State, &[Wall]) -> Result<T, Error>,
+    ) -> Result<T, Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
         let start = Instant::now();
         let mut state = self.lock();
         let state = &mut *state;
@@ -365,24 +439,8 @@ impl ContactPipeline {
         pack_batch(bodies, &[], &options, self.max_bodies(), &mut state.packed)?;
         wall_records_into(walls, &mut state.wall_records)?;
         state.reruns = 0;
-        if bodies.len() < 2 {
-            state.elapsed = start.elapsed();
-            let mut earliest_walls = Vec::new();
-            if !walls.is_empty() {
-                wall_contacts_into(
-                    &state.packed,
-                    &state.wall_records,
-                    &options,
-                    &mut earliest_walls,
-                );
-            }
-            return Ok(
-                Contacts::from_parts(Vec::new(), vec![None; bodies.len()], 0)
-                    .with_walls(earliest_walls),
-            );
-        }
         let scopes = ErrorScopes::push(&self.device);
-        let result = self.run(state, walls, &options);
+        let result = run(state, walls);
         // A caught device error explains a failed wait or wrong results: it wins.
         let result = pollster::block_on(scopes.finish()).and(result);
         if result.is_err() {
@@ -394,29 +452,118 @@ impl ContactPipeline {
             state.buffers = None;
             state.bodies = None;
             state.upload = body_upload(&self.device);
+            let readback = |label| GrowingBuffer::new(&self.device, label, READBACK, 16, u64::MAX);
+            state.readback = readback("step readback");
+            state.contact_readback = readback("step contacts readback");
             let _ = pollster::block_on(scopes.finish());
         }
         state.elapsed = start.elapsed();
         result
     }
 
-    /// Uploads the bodies and runs the step until its buffers hold every candidate, contact
-    /// and saved query, and its queries have finished; then reads the ordered contacts.
-    fn run(
+    /// The step with ordered contacts, and its readback: the counts, each body's earliest
+    /// position and wall, then the ordered contacts up to their count.
+    fn run_ordered(
         &self,
         state: &mut State,
         walls: &[Wall],
         options: &SweepOptions,
     ) -> Result<Contacts, Error> {
         let n = state.packed.len() as u64;
-        self.ensure_buffers(state, n, walls, options)?;
+        let layout = ReadbackLayout::new(n, !walls.is_empty());
+        let counts = self.run_step(
+            state,
+            walls,
+            options,
+            true,
+            layout.size,
+            &|buffers, encoder, readback| {
+                let positions = buffers
+                    .earliest_positions()
+                    .expect("made with ordered contacts");
+                encoder.copy_buffer_to_buffer(positions, 0, readback, layout.positions, 4 * n);
+                if let Some(walls) = buffers.walls() {
+                    encoder.copy_buffer_to_buffer(
+                        walls.contacts(),
+                        0,
+                        readback,
+                        layout.walls,
+                        WALL_CONTACT_SIZE * n,
+                    );
+                }
+            },
+        )?;
+        let readback_start = Instant::now();
+        let buffers = state.buffers.as_ref().expect("made by the step");
+        let contacts = u64::from(counts.contacts);
+        state
+            .contact_readback
+            .ensure(&self.device, contacts.max(1) * 4);
+        let contact_readback = state.contact_readback.buffer();
+        let records: Vec<ContactRecord> = if contacts > 0 {
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            let ordered = buffers
+                .ordered_contacts()
+                .expect("made with ordered contacts");
+            encoder.copy_buffer_to_buffer(ordered, 0, contact_readback, 0, CONTACT_SIZE * contacts);
+            self.queue.submit([encoder.finish()]);
+            self.read(contact_readback, ..CONTACT_SIZE * contacts, |view| {
+                bytemuck::pod_collect_to_vec(view)
+            })?
+        } else {
+            Vec::new()
+        };
+        let packed = &state.packed;
+        let (positions, wall_contacts) =
+            self.read(state.readback.buffer(), ..layout.size, |view| {
+                let positions: Vec<u32> = bytemuck::pod_collect_to_vec(
+                    &view[layout.positions as usize..][..4 * n as usize],
+                );
+                let walls: Vec<Option<WallContact>> = if walls.is_empty() {
+                    Vec::new()
+                } else {
+                    let records: Vec<WallContactRecord> = bytemuck::pod_collect_to_vec(
+                        &view[layout.walls as usize..][..(WALL_CONTACT_SIZE * n) as usize],
+                    );
+                    records
+                        .par_iter()
+                        .zip(packed)
+                        .map(|(record, body)| WallContact::from_record(record, body))
+                        .collect()
+                };
+                (positions, walls)
+            })?;
+        if state.profiling {
+            state
+                .stage_times
+                .push(("readback", readback_start.elapsed()));
+        }
+        let decoded = decode(packed, &positions, &records, counts.candidates as usize);
+        Ok(decoded.with_walls(wall_contacts))
+    }
+
+    /// Uploads the bodies and runs the step (with ordered contacts or not) until its buffers
+    /// hold every candidate, contact and saved query and its queries have finished: the
+    /// bodies stay on the device between runs. Each run copies its counts to the head of the
+    /// readback (made `readback_size` bytes) and records `copies` after them; returns the
+    /// valid step's counts.
+    fn run_step(
+        &self,
+        state: &mut State,
+        walls: &[Wall],
+        options: &SweepOptions,
+        ordered: bool,
+        readback_size: u64,
+        copies: &dyn Fn(&StepBuffers, &mut wgpu::CommandEncoder, &wgpu::Buffer),
+    ) -> Result<StepCounts, Error> {
+        let n = state.packed.len() as u64;
+        self.ensure_buffers(state, n, walls, options, ordered)?;
         state.upload.ensure(&self.device, n);
         let body_bytes = bytemuck::cast_slice(&state.packed);
         pollster::block_on(state.upload.write(&self.waiter, body_bytes))?;
-        let layout = ReadbackLayout::new(n, !walls.is_empty());
         state
             .readback
-            .ensure(&self.device, layout.size.div_ceil(16));
+            .ensure(&self.device, readback_size.div_ceil(16));
         let mut upload = true;
         loop {
             let buffers = state.buffers.as_mut().expect("made above");
@@ -452,84 +599,19 @@ impl ContactPipeline {
                 .record_stages(&mut encoder, buffers, None, &mut stage_end)?;
             let readback = state.readback.buffer();
             encoder.copy_buffer_to_buffer(buffers.counts(), 0, readback, 0, COUNTS_SIZE);
-            let positions = buffers
-                .earliest_positions()
-                .expect("made with ordered contacts");
-            encoder.copy_buffer_to_buffer(positions, 0, readback, layout.positions, 4 * n);
-            if let Some(walls) = buffers.walls() {
-                encoder.copy_buffer_to_buffer(
-                    walls.contacts(),
-                    0,
-                    readback,
-                    layout.walls,
-                    WALL_CONTACT_SIZE * n,
-                );
-            }
+            copies(buffers, &mut encoder, readback);
             self.queue.submit([encoder.finish()]);
-            let readback_start = Instant::now();
             let counts = self.read(readback, ..COUNTS_SIZE, |view| {
                 bytemuck::pod_read_unaligned::<StepCounts>(view)
             })?;
-            if !counts.is_valid() {
-                upload = false;
-                state.reruns += 1;
-                self.stage
-                    .grow(&self.device, &self.queue, buffers, &counts)?;
-                state.capacities = buffers.capacities();
-                continue;
+            if counts.is_valid() {
+                return Ok(counts);
             }
-            let contacts = u64::from(counts.contacts);
-            state
-                .contact_readback
-                .ensure(&self.device, contacts.max(1) * 4);
-            let contact_readback = state.contact_readback.buffer();
-            if contacts > 0 {
-                let mut encoder = self.device.create_command_encoder(&Default::default());
-                let ordered = buffers
-                    .ordered_contacts()
-                    .expect("made with ordered contacts");
-                encoder.copy_buffer_to_buffer(
-                    ordered,
-                    0,
-                    contact_readback,
-                    0,
-                    CONTACT_SIZE * contacts,
-                );
-                self.queue.submit([encoder.finish()]);
-            }
-            let packed = &state.packed;
-            let records: Vec<ContactRecord> = if contacts > 0 {
-                self.read(contact_readback, ..CONTACT_SIZE * contacts, |view| {
-                    bytemuck::pod_collect_to_vec(view)
-                })?
-            } else {
-                Vec::new()
-            };
-            let (positions, wall_contacts) = self.read(readback, ..layout.size, |view| {
-                let positions: Vec<u32> = bytemuck::pod_collect_to_vec(
-                    &view[layout.positions as usize..][..4 * n as usize],
-                );
-                let walls: Vec<Option<WallContact>> = if walls.is_empty() {
-                    Vec::new()
-                } else {
-                    let records: Vec<WallContactRecord> = bytemuck::pod_collect_to_vec(
-                        &view[layout.walls as usize..][..(WALL_CONTACT_SIZE * n) as usize],
-                    );
-                    records
-                        .par_iter()
-                        .zip(packed)
-                        .map(|(record, body)| WallContact::from_record(record, body))
-                        .collect()
-                };
-                (positions, walls)
-            })?;
-            if state.profiling {
-                state
-                    .stage_times
-                    .push(("readback", readback_start.elapsed()));
-            }
-            let decoded = decode(packed, &positions, &records, counts.candidates as usize);
-            return Ok(decoded.with_walls(wall_contacts));
+            upload = false;
+            state.reruns += 1;
+            self.stage
+                .grow(&self.device, &self.queue, buffers, &counts)?;
+            state.capacities = buffers.capacities();
         }
     }
 
@@ -555,7 +637,15 @@ impl ContactPipeline {
         n: u64,
         walls: &[Wall],
         options: &SweepOptions,
+        ordered: bool,
     ) -> Result<(), Error> {
+        if state
+            .buffers
+            .as_ref()
+            .is_some_and(|buffers| buffers.has_ordered_contacts() != ordered)
+        {
+            state.buffers = None;
+        }
         if state
             .bodies
             .as_ref()
@@ -584,7 +674,7 @@ impl ContactPipeline {
                 state.bodies.as_ref().expect("made above"),
                 options,
                 state.capacities,
-                true,
+                ordered,
             )?,
         };
         let buffers = state.buffers.insert(buffers);
@@ -592,6 +682,21 @@ impl ContactPipeline {
         self.stage
             .set_walls(&self.device, &self.queue, buffers, walls)
     }
+}
+
+/// The contacts of a world of fewer than two bodies: none between bodies, and its walls swept
+/// by the walls stage's CPU twin (there is no step to join).
+fn without_step(state: &State, walls: &[Wall], options: &SweepOptions) -> Contacts {
+    let mut earliest_walls = Vec::new();
+    if !walls.is_empty() {
+        wall_contacts_into(
+            &state.packed,
+            &state.wall_records,
+            options,
+            &mut earliest_walls,
+        );
+    }
+    Contacts::from_parts(Vec::new(), vec![None; state.packed.len()], 0).with_walls(earliest_walls)
 }
 
 /// The kept buffer the bodies are uploaded from, 32 bytes a body.

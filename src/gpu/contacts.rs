@@ -38,6 +38,10 @@ const SORT_OUT: u32 = 9;
 const ORDERED: u32 = 10;
 const POSITIONS: u32 = 11;
 const CONTACTS_DISPATCHED: u32 = 12;
+const EARLIEST_KEYS: u32 = 13;
+const HIT_COUNT: u32 = 14;
+const EARLIEST: u32 = 15;
+const WALL_CONTACTS: u32 = 16;
 const COUNTS: u32 = 30;
 
 use Access::{Read, Uniform, Write};
@@ -74,6 +78,32 @@ const ORDER_CONTACTS: Bindings = &[
     (POSITIONS, Write),
 ];
 const FINISH_STEP: Bindings = &[(PARAMS, Uniform), (COUNTS, Write)];
+const EARLIEST_TIMES: Bindings = &[
+    (PAIRS, Read),
+    (IMPACTS, Read),
+    (SWEEP_DISPATCH, Read),
+    (EARLIEST_KEYS, Write),
+    (HIT_COUNT, Write),
+];
+const EARLIEST_PARTNERS: Bindings = &[
+    (PAIRS, Read),
+    (IMPACTS, Read),
+    (SWEEP_DISPATCH, Read),
+    (EARLIEST_KEYS, Write),
+];
+const EARLIEST_RECORDS: Bindings = &[
+    (PARAMS, Uniform),
+    (BODIES, Read),
+    (PAIRS, Read),
+    (IMPACTS, Read),
+    (SWEEP_DISPATCH, Read),
+    (EARLIEST_KEYS, Write),
+    (EARLIEST, Write),
+];
+const EARLIEST_WALLS: Bindings = &[(PARAMS, Uniform), (EARLIEST, Write), (WALL_CONTACTS, Read)];
+
+/// Bytes per body of the earliest contacts: the two keys (8) and the record (32).
+pub const EARLIEST_BYTES_PER_BODY: u64 = 8 + 32;
 
 /// The outputs of the GPU step as a stage: every entry point of `shaders/contacts.wgsl`.
 #[derive(Debug, Clone)]
@@ -85,6 +115,10 @@ pub(super) struct ContactStage {
     key_by_time: Kernel,
     order_contacts: Kernel,
     finish_step: Kernel,
+    earliest_times: Kernel,
+    earliest_partners: Kernel,
+    earliest_records: Kernel,
+    earliest_walls: Kernel,
 }
 
 /// The device buffers the outputs read: the step's parameters, bodies, candidates, their
@@ -97,10 +131,16 @@ pub(super) struct ContactInputs<'a> {
     pub(super) sweep_dispatch: &'a wgpu::Buffer,
 }
 
-/// The outputs' buffers: the step's counts, and the ordered contacts' buffers when asked.
+/// The outputs' buffers: the step's counts, each body's earliest contact, and the ordered
+/// contacts' buffers when asked.
 pub(super) struct ContactBuffers {
     pub(super) counts: wgpu::Buffer,
     finish_group: wgpu::BindGroup,
+    earliest_keys: wgpu::Buffer,
+    pub(super) hit_count: wgpu::Buffer,
+    /// Each body's [`EarliestRecord`](crate::layout::EarliestRecord).
+    pub(super) earliest: wgpu::Buffer,
+    earliest_groups: [wgpu::BindGroup; 3],
     pub(super) ordered: Option<OrderedBuffers>,
     all: Vec<wgpu::Buffer>,
 }
@@ -134,6 +174,10 @@ impl ContactStage {
             key_by_time: kernel("key_by_time", KEY_BY_LATER),
             order_contacts: kernel("order_contacts", ORDER_CONTACTS),
             finish_step: kernel("finish_step", FINISH_STEP),
+            earliest_times: kernel("earliest_times", EARLIEST_TIMES),
+            earliest_partners: kernel("earliest_partners", EARLIEST_PARTNERS),
+            earliest_records: kernel("earliest_records", EARLIEST_RECORDS),
+            earliest_walls: kernel("earliest_walls", EARLIEST_WALLS),
         }
     }
 
@@ -147,6 +191,10 @@ impl ContactStage {
             &self.key_by_time,
             &self.order_contacts,
             &self.finish_step,
+            &self.earliest_times,
+            &self.earliest_partners,
+            &self.earliest_records,
+            &self.earliest_walls,
         ])
     }
 
@@ -165,6 +213,9 @@ impl ContactStage {
         let mut set = BufferSet::new(device);
         let mut buffer = |label, size: u64, usage| set.make(label, size, usage);
         let counts = buffer("step counts", COUNTS_SIZE, counted);
+        let earliest_keys = buffer("step earliest keys", 8 * body_capacity, counted);
+        let hit_count = buffer("step hit count", 4, counted);
+        let earliest = buffer("step earliest", 32 * body_capacity, counted);
         let ordered = contact_capacity.map(|capacity| {
             let contact_count = buffer("step contact count", 4, counted);
             let contacts = buffer("step contacts", CONTACT_SIZE * capacity, storage);
@@ -214,10 +265,32 @@ impl ContactStage {
             PARAMS => inputs.params,
             _ => &counts,
         });
+        let earliest_groups = [
+            &self.earliest_times,
+            &self.earliest_partners,
+            &self.earliest_records,
+        ]
+        .map(|kernel| {
+            kernel.bind(device, |binding| match binding {
+                PARAMS => inputs.params,
+                BODIES => inputs.bodies,
+                PAIRS => inputs.pairs,
+                IMPACTS => inputs.impacts,
+                SWEEP_DISPATCH => inputs.sweep_dispatch,
+                EARLIEST_KEYS => &earliest_keys,
+                HIT_COUNT => &hit_count,
+                EARLIEST => &earliest,
+                _ => unreachable!("no binding {binding} among the earliest passes'"),
+            })
+        });
         let all = set.finish()?;
         Ok(ContactBuffers {
             counts,
             finish_group,
+            earliest_keys,
+            hit_count,
+            earliest,
+            earliest_groups,
             ordered,
             all,
         })
@@ -273,6 +346,57 @@ impl ContactStage {
         self.order_contacts
             .record(encoder, &buffers.order_group, per_contact());
         Ok(())
+    }
+
+    /// Records each body's earliest contact among the swept candidates (no sort: the least
+    /// time's key, then the lowest partner at it, then the record both name), counting the
+    /// hits. `sweep_dispatch` holds the swept candidates' dispatch.
+    pub(super) fn record_earliest(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &ContactBuffers,
+        sweep_dispatch: &wgpu::Buffer,
+    ) {
+        encoder.clear_buffer(&buffers.earliest_keys, 0, None);
+        encoder.clear_buffer(&buffers.hit_count, 0, None);
+        encoder.clear_buffer(&buffers.earliest, 0, None);
+        for (kernel, group) in [
+            &self.earliest_times,
+            &self.earliest_partners,
+            &self.earliest_records,
+        ]
+        .into_iter()
+        .zip(&buffers.earliest_groups)
+        {
+            kernel.record(encoder, group, Workgroups::Indirect(sweep_dispatch));
+        }
+    }
+
+    /// The bind group of `earliest_walls` over `buffers` and the walls stage's contacts.
+    pub(super) fn bind_walls(
+        &self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        buffers: &ContactBuffers,
+        wall_contacts: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        self.earliest_walls.bind(device, |binding| match binding {
+            PARAMS => params,
+            EARLIEST => &buffers.earliest,
+            _ => wall_contacts,
+        })
+    }
+
+    /// Records `earliest_walls` (one invocation a body, dispatched from `body_dispatch`):
+    /// each body's earliest wall where it is strictly earlier than its earliest pair.
+    pub(super) fn record_walls(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        group: &wgpu::BindGroup,
+        body_dispatch: &wgpu::Buffer,
+    ) {
+        self.earliest_walls
+            .record(encoder, group, Workgroups::Indirect(body_dispatch));
     }
 
     /// Records `finish_step`: the validity word of `buffers.counts`, from the counts copied

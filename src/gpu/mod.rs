@@ -33,7 +33,7 @@ pub use broad_phase::{
 pub use contact_pipeline::{
     ContactPipeline, DEVICE_BYTES_PER_BODY, DEVICE_BYTES_PER_CANDIDATE, DEVICE_BYTES_PER_CONTACT,
 };
-pub use contacts::{CONTACTS_WGSL, ORDERED_BYTES_PER_CONTACT};
+pub use contacts::{CONTACTS_WGSL, EARLIEST_BYTES_PER_BODY, ORDERED_BYTES_PER_CONTACT};
 pub use context::GpuContext;
 pub use pipeline::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
 pub use step::{MAX_RESUME_PASSES, StepBuffers, StepCapacities, StepStage};

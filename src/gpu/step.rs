@@ -86,12 +86,20 @@ pub struct StepBuffers {
     impacts: wgpu::Buffer,
     sweep: SweepBuffers,
     outputs: ContactBuffers,
-    walls: Option<(WallBuffers, u32)>,
+    walls: Option<StepWalls>,
     sorter: lampshade::KeyValueSorter,
     options: SweepOptions,
     capacities: StepCapacities,
     ordered: bool,
     body_count: u32,
+}
+
+/// The walls stage's buffers over the step's bodies, the count of walls, and the bind group
+/// of the pass that merges each body's earliest wall into its earliest contact.
+struct StepWalls {
+    buffers: WallBuffers,
+    count: u32,
+    merge: wgpu::BindGroup,
 }
 
 impl std::fmt::Debug for StepBuffers {
@@ -243,7 +251,7 @@ impl StepStage {
         bodies: &wgpu::Buffer,
         capacities: StepCapacities,
         ordered: bool,
-        walls: Option<(WallBuffers, u32)>,
+        walls: Option<StepWalls>,
         sorter: lampshade::KeyValueSorter,
     ) -> Result<StepBuffers, Error> {
         let broad_phase = self.broad_phase.create_buffers(
@@ -279,6 +287,16 @@ impl StepStage {
             broad_phase.body_capacity(),
             ordered.then_some(capacities.contacts),
         )?;
+        // The merge of the walls binds the new outputs.
+        let walls = walls.map(|walls| StepWalls {
+            merge: self.contacts.bind_walls(
+                device,
+                &broad_phase.params,
+                &outputs,
+                walls.buffers.contacts(),
+            ),
+            ..walls
+        });
         Ok(StepBuffers {
             broad_phase,
             impacts,
@@ -315,7 +333,7 @@ impl StepStage {
         let fits = buffers
             .walls
             .as_ref()
-            .is_some_and(|(held, _)| held.wall_capacity() >= walls.len() as u64);
+            .is_some_and(|held| held.buffers.wall_capacity() >= walls.len() as u64);
         if !fits {
             if walls.len() as u64 > self.walls.max_walls() {
                 return Err(Error::InvalidWall {
@@ -342,11 +360,21 @@ impl StepStage {
             let bound = self
                 .walls
                 .bind_buffers(device, bodies, &wall_buffer, &contacts)?;
-            buffers.walls = Some((bound, 0));
+            let merge = self.contacts.bind_walls(
+                device,
+                &buffers.broad_phase.params,
+                &buffers.outputs,
+                &contacts,
+            );
+            buffers.walls = Some(StepWalls {
+                buffers: bound,
+                count: 0,
+                merge,
+            });
         }
-        let (held, count) = buffers.walls.as_mut().expect("made above");
-        held.write_walls(queue, walls)?;
-        *count = walls.len() as u32;
+        let held = buffers.walls.as_mut().expect("made above");
+        held.buffers.write_walls(queue, walls)?;
+        held.count = walls.len() as u32;
         buffers.write(queue);
         Ok(())
     }
@@ -398,9 +426,13 @@ impl StepStage {
             &broad_phase.body_dispatch,
             std::mem::offset_of!(SweepDispatch, pair_count) as u64,
         );
-        if let Some((walls, _)) = &buffers.walls {
-            self.walls
-                .record_counted(encoder, walls, body_count, &broad_phase.body_dispatch);
+        if let Some(walls) = &buffers.walls {
+            self.walls.record_counted(
+                encoder,
+                &walls.buffers,
+                body_count,
+                &broad_phase.body_dispatch,
+            );
             stage_end(encoder, "walls")?;
         }
         self.sweep.record_counted(
@@ -410,7 +442,22 @@ impl StepStage {
             4 * COUNTER_CANDIDATES,
         );
         stage_end(encoder, "sweep")?;
-        let counts = &buffers.outputs.counts;
+        let outputs = &buffers.outputs;
+        self.contacts
+            .record_earliest(encoder, outputs, buffers.sweep.dispatch());
+        if let Some(walls) = &buffers.walls {
+            self.contacts
+                .record_walls(encoder, &walls.merge, &broad_phase.body_dispatch);
+        }
+        let counts = &outputs.counts;
+        copy_word(
+            encoder,
+            &outputs.hit_count,
+            0,
+            counts,
+            field(Field::Contacts),
+        );
+        stage_end(encoder, "earliest")?;
         if let Some(ordered) = &buffers.outputs.ordered {
             let index_bits =
                 u32::BITS - (broad_phase.body_capacity().max(2) as u32 - 1).leading_zeros();
@@ -603,8 +650,10 @@ impl StepBuffers {
         self.broad_phase
             .write_input(queue, &self.options, contacts, self.body_count);
         self.sweep.write_params(queue, &self.options);
-        if let Some((walls, count)) = &self.walls {
-            walls.write_params(queue, &self.options, self.body_count, *count);
+        if let Some(walls) = &self.walls {
+            walls
+                .buffers
+                .write_params(queue, &self.options, self.body_count, walls.count);
         }
         let capacity = (self.broad_phase.body_capacity() as u32).to_le_bytes();
         queue.write_buffer(&self.outputs.counts, field(Field::BodyCapacity), &capacity);
@@ -623,6 +672,12 @@ impl StepBuffers {
     pub fn set_body_count(&mut self, queue: &wgpu::Queue, body_count: u32) {
         self.body_count = body_count;
         self.write(queue);
+    }
+
+    /// Whether the buffers were made with ordered contacts.
+    #[must_use]
+    pub fn has_ordered_contacts(&self) -> bool {
+        self.ordered
     }
 
     /// The bodies the buffers are bound to (the caller's).
@@ -656,6 +711,16 @@ impl StepBuffers {
         &self.outputs.counts
     }
 
+    /// Each body's earliest contact, with a body or a wall, as an
+    /// [`EarliestRecord`](crate::layout::EarliestRecord) (`STORAGE | COPY_SRC`, 32 bytes a
+    /// body): the least time, then the lowest partner; a wall only where strictly earlier
+    /// than every body. An all-zero record (kind
+    /// [`EARLIEST_NONE`](crate::layout::EARLIEST_NONE)) for a body that meets nothing.
+    #[must_use]
+    pub fn earliest(&self) -> &wgpu::Buffer {
+        &self.outputs.earliest
+    }
+
     /// The contacts in the step's order (by time, then pair), as
     /// [`ContactRecord`](crate::layout::ContactRecord)s (`STORAGE | COPY_SRC`): the first
     /// [`StepCounts::contacts`] hold them. `None` unless the buffers were made with ordered
@@ -679,7 +744,7 @@ impl StepBuffers {
 
     /// The walls stage's buffers, with walls.
     pub(super) fn walls(&self) -> Option<&WallBuffers> {
-        self.walls.as_ref().map(|(walls, _)| walls)
+        self.walls.as_ref().map(|walls| &walls.buffers)
     }
 
     /// Bytes of device memory the buffers hold (not the caller's bodies, nor the sorter's
@@ -690,8 +755,8 @@ impl StepBuffers {
             + self.impacts.size()
             + self.sweep.device_memory_bytes_own()
             + self.outputs.memory_bytes()
-            + self.walls.as_ref().map_or(0, |(walls, _)| {
-                walls.walls().size() + walls.contacts().size()
+            + self.walls.as_ref().map_or(0, |walls| {
+                walls.buffers.walls().size() + walls.buffers.contacts().size()
             })
     }
 }
