@@ -369,41 +369,6 @@ fn ties(dimensions: u32, periodic: bool) -> (Vec<MovingSphere>, Vec<Wall>, Sweep
     (bodies, walls, options)
 }
 
-/// The CPU step's earliest contact of `body` as an [`EarliestRecord`] says it: its earliest
-/// pair (the partner, and the image of the partner it met: the contact's for the first body
-/// of the pair, its negation for the second), or its earliest wall where that is strictly
-/// earlier or it has no pair.
-fn the_cpu_steps(contacts: &cpu::Contacts, body: u32) -> Option<EarliestImpact> {
-    let pair = contacts.earliest_of(body).map(|contact| {
-        let partner = contacts.earliest_per_body()[body as usize]
-            .expect("a body with an earliest contact has a partner")
-            .partner;
-        let image = if contact.pair[0] == body {
-            contact.image
-        } else {
-            contact.image.map(i32::wrapping_neg)
-        };
-        EarliestImpact {
-            time_of_impact: contact.impact.time_of_impact,
-            status: contact.impact.status,
-            partner: Partner::Body {
-                index: partner,
-                image,
-            },
-        }
-    });
-    let wall = contacts.earliest_walls()[body as usize].map(|wall| EarliestImpact {
-        time_of_impact: wall.impact.time_of_impact,
-        status: wall.impact.status,
-        partner: Partner::Wall { index: wall.wall },
-    });
-    match (pair, wall) {
-        (Some(pair), Some(wall)) if wall.time_of_impact < pair.time_of_impact => Some(wall),
-        (None, wall) => wall,
-        (pair, _) => pair,
-    }
-}
-
 /// The twin's earliest passes over `order` (the candidates' indices, in the order visited)
 /// and then over the bodies: the keys after `earliest_times` and after `earliest_partners`,
 /// the hit count, and the records after `earliest_records` and after `earliest_walls`.
@@ -617,10 +582,15 @@ fn earliest_stages_equal_their_twins_and_the_cpu_step() {
             step.contacts().len(),
             "{name}: the candidates hold every contact of the step"
         );
-        for body in 0..n as u32 {
+        // The CPU step's answer in the records' terms (`Contacts::earliest_impacts`: the
+        // partner seen from each body, the image negated for a pair's second body, a wall
+        // only where strictly earlier).
+        let cpu_earliest = step.earliest_impacts();
+        assert_eq!(cpu_earliest.len(), n, "{name}");
+        for (body, (record, cpu)) in ours.records.iter().zip(&cpu_earliest).enumerate() {
             assert_eq!(
-                exactly(ours.records[body as usize].decode()),
-                exactly(the_cpu_steps(step, body)),
+                exactly(record.decode()),
+                exactly(*cpu),
                 "{name}: body {body}"
             );
         }

@@ -706,6 +706,10 @@ fn each_bodys_earliest_without_sorting_is_the_ordered_steps() {
     let pipeline = ContactPipeline::new(&context).expect("compiles");
     let mut compared = 0;
     let mut walls_won = 0;
+    // The shared calling convention, its outputs reused from scene to scene.
+    let (mut gpu_into, mut cpu_into) = (cpu::Contacts::default(), cpu::Contacts::default());
+    let (mut gpu_earliest_into, mut cpu_earliest_into) = (Vec::new(), Vec::new());
+    let mut finder_into = cpu::ContactFinder::new();
     for scene in Scene::ALL {
         for dims in [2, 3] {
             let (bodies, options) = scene.bodies(3_000, dims, 5);
@@ -724,6 +728,33 @@ fn each_bodys_earliest_without_sorting_is_the_ordered_steps() {
                     .find_with_walls(&bodies, walls, options)
                     .expect("valid");
                 assert_same(&label, &bodies, options, &ordered, cpu);
+                pipeline
+                    .find_into(&bodies, walls, options, &mut gpu_into)
+                    .expect("valid");
+                pipeline
+                    .find_earliest_into(&bodies, walls, options, &mut gpu_earliest_into)
+                    .expect("valid");
+                finder_into
+                    .find_into(&bodies, walls, options, &mut cpu_into)
+                    .expect("valid");
+                finder_into
+                    .find_earliest_into(&bodies, walls, options, &mut cpu_earliest_into)
+                    .expect("valid");
+                assert_eq!(
+                    gpu_into.contacts(),
+                    ordered.contacts(),
+                    "{label}: find_into"
+                );
+                assert_eq!(gpu_into.earliest_per_body(), ordered.earliest_per_body());
+                assert_eq!(gpu_into.earliest_walls(), ordered.earliest_walls());
+                assert_eq!(gpu_earliest_into, earliest, "{label}: find_earliest_into");
+                assert_eq!(
+                    cpu_into.contacts(),
+                    cpu.contacts(),
+                    "{label}: CPU find_into"
+                );
+                assert_eq!(cpu_into.earliest_walls(), cpu.earliest_walls());
+                assert_eq!(cpu_earliest_into, cpu.earliest_impacts());
                 if exact {
                     assert_eq!(
                         earliest,

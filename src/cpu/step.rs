@@ -163,6 +163,24 @@ impl Contacts {
         self.walls = walls;
         self
     }
+
+    /// Empties these contacts for a step of `candidates` candidates to refill, keeping
+    /// their memory: the contacts, each body's earliest and each body's earliest wall.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn refill(
+        &mut self,
+        candidates: usize,
+    ) -> (
+        &mut Vec<Contact>,
+        &mut Vec<Option<Earliest>>,
+        &mut Vec<Option<WallContact>>,
+    ) {
+        self.contacts.clear();
+        self.earliest.clear();
+        self.walls.clear();
+        self.candidates = candidates;
+        (&mut self.contacts, &mut self.earliest, &mut self.walls)
+    }
 }
 
 /// The most sorted leaves per rayon task of the queries and the narrow phase (a multiple of
@@ -380,6 +398,55 @@ impl ContactFinder {
         B: Copy + Into<MovingSphere>,
     {
         self.find_with_walls(bodies, &[], options)
+    }
+
+    /// The contacts of the step of `bodies` with `options` and `walls`, as
+    /// [`find_with_walls`](Self::find_with_walls) gives them, into `out`: the calling
+    /// convention the CPU finder and the GPU pipeline
+    /// ([`ContactPipeline::find_into`](crate::gpu::ContactPipeline::find_into)) share. The
+    /// finder and `out` trade their memory, so that neither allocates once both have grown.
+    ///
+    /// # Errors
+    /// As [`find_with_walls`](Self::find_with_walls); `out` is then left empty.
+    pub fn find_into<B>(
+        &mut self,
+        bodies: &[B],
+        walls: &[Wall],
+        options: SweepOptions,
+        out: &mut Contacts,
+    ) -> Result<(), Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        let found = self.find_with_walls(bodies, walls, options).map(|_| ());
+        std::mem::swap(&mut self.contacts, out);
+        if found.is_err() {
+            out.refill(0);
+        }
+        found
+    }
+
+    /// Each body's earliest contact in the step, with a body or a wall, into `out`
+    /// ([`Contacts::earliest_impacts`]): the shared convention, as
+    /// [`ContactPipeline::find_earliest_into`](crate::gpu::ContactPipeline::find_earliest_into)
+    /// on the GPU.
+    ///
+    /// # Errors
+    /// As [`find_with_walls`](Self::find_with_walls); `out` is then left empty.
+    pub fn find_earliest_into<B>(
+        &mut self,
+        bodies: &[B],
+        walls: &[Wall],
+        options: SweepOptions,
+        out: &mut Vec<Option<EarliestImpact>>,
+    ) -> Result<(), Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        out.clear();
+        let contacts = self.find_with_walls(bodies, walls, options)?;
+        out.extend(contacts.earliest_impacts());
+        Ok(())
     }
 
     /// The contacts of the step of `bodies` with `options`, as [`find`](Self::find) gives

@@ -359,11 +359,34 @@ impl ContactPipeline {
     where
         B: Copy + Into<MovingSphere>,
     {
+        let mut contacts = Contacts::default();
+        self.find_into(bodies, walls, options, &mut contacts)?;
+        Ok(contacts)
+    }
+
+    /// The contacts of the step, as [`find_with_walls`](Self::find_with_walls) gives them,
+    /// into `out`, reusing its memory: the calling convention the GPU pipeline and the CPU
+    /// finder ([`ContactFinder::find_into`](crate::cpu::ContactFinder::find_into)) share.
+    ///
+    /// # Errors
+    /// As [`find`](Self::find); `out` is then left empty.
+    pub fn find_into<B>(
+        &self,
+        bodies: &[B],
+        walls: &[Wall],
+        options: SweepOptions,
+        out: &mut Contacts,
+    ) -> Result<(), Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        out.refill(0);
         self.with_step(bodies, walls, options, |state, walls| {
             if state.packed.len() < 2 {
-                return Ok(without_step(state, walls, &options));
+                *out = without_step(state, walls, &options);
+                return Ok(());
             }
-            self.run_ordered(state, walls, &options)
+            self.run_ordered(state, walls, &options, out)
         })
     }
 
@@ -384,9 +407,32 @@ impl ContactPipeline {
     where
         B: Copy + Into<MovingSphere>,
     {
+        let mut earliest = Vec::new();
+        self.find_earliest_into(bodies, walls, options, &mut earliest)?;
+        Ok(earliest)
+    }
+
+    /// Each body's earliest contact, as [`find_earliest`](Self::find_earliest) gives it,
+    /// into `out`, reusing its memory (the shared convention: see
+    /// [`find_into`](Self::find_into)).
+    ///
+    /// # Errors
+    /// As [`find_with_walls`](Self::find_with_walls); `out` is then left empty.
+    pub fn find_earliest_into<B>(
+        &self,
+        bodies: &[B],
+        walls: &[Wall],
+        options: SweepOptions,
+        out: &mut Vec<Option<EarliestImpact>>,
+    ) -> Result<(), Error>
+    where
+        B: Copy + Into<MovingSphere>,
+    {
+        out.clear();
         self.with_step(bodies, walls, options, |state, walls| {
             if state.packed.len() < 2 {
-                return Ok(without_step(state, walls, &options).earliest_impacts());
+                out.extend(without_step(state, walls, &options).earliest_impacts());
+                return Ok(());
             }
             let n = state.packed.len() as u64;
             let size = COUNTS_SIZE + EARLIEST_SIZE * n;
@@ -407,16 +453,17 @@ impl ContactPipeline {
                 },
             )?;
             let readback_start = Instant::now();
-            let records = self.read(state.readback.buffer(), ..size, |view| {
-                bytemuck::pod_collect_to_vec::<u8, EarliestRecord>(&view[COUNTS_SIZE as usize..])
+            self.read(state.readback.buffer(), ..size, |view| {
+                let records: &[EarliestRecord] =
+                    bytemuck::cast_slice(&view[COUNTS_SIZE as usize..]);
+                out.par_extend(records.par_iter().map(EarliestRecord::decode));
             })?;
-            let decoded = records.par_iter().map(EarliestRecord::decode).collect();
             if state.profiling {
                 state
                     .stage_times
                     .push(("readback", readback_start.elapsed()));
             }
-            Ok(decoded)
+            Ok(())
         })
     }
 
@@ -468,7 +515,8 @@ impl ContactPipeline {
         state: &mut State,
         walls: &[Wall],
         options: &SweepOptions,
-    ) -> Result<Contacts, Error> {
+        out: &mut Contacts,
+    ) -> Result<(), Error> {
         let n = state.packed.len() as u64;
         let layout = ReadbackLayout::new(n, !walls.is_empty());
         let counts = self.run_step(
@@ -500,7 +548,9 @@ impl ContactPipeline {
             .contact_readback
             .ensure(&self.device, contacts.max(1) * 4);
         let contact_readback = state.contact_readback.buffer();
-        let records: Vec<ContactRecord> = if contacts > 0 {
+        let packed = &state.packed;
+        let (out_contacts, out_earliest, out_walls) = out.refill(counts.candidates as usize);
+        if contacts > 0 {
             let mut encoder = self.device.create_command_encoder(&Default::default());
             let ordered = buffers
                 .ordered_contacts()
@@ -508,38 +558,52 @@ impl ContactPipeline {
             encoder.copy_buffer_to_buffer(ordered, 0, contact_readback, 0, CONTACT_SIZE * contacts);
             self.queue.submit([encoder.finish()]);
             self.read(contact_readback, ..CONTACT_SIZE * contacts, |view| {
-                bytemuck::pod_collect_to_vec(view)
-            })?
-        } else {
-            Vec::new()
-        };
-        let packed = &state.packed;
-        let (positions, wall_contacts) =
-            self.read(state.readback.buffer(), ..layout.size, |view| {
-                let positions: Vec<u32> = bytemuck::pod_collect_to_vec(
-                    &view[layout.positions as usize..][..4 * n as usize],
+                let records: &[ContactRecord] = bytemuck::cast_slice(view);
+                out_contacts.par_extend(records.par_iter().map(|record| {
+                    let [a, b] = record.pair;
+                    Contact {
+                        pair: record.pair,
+                        image: record.image,
+                        impact: record
+                            .impact
+                            .to_impact(&packed[a as usize], &packed[b as usize])
+                            .expect("only hits are compacted"),
+                    }
+                }));
+            })?;
+        }
+        self.read(state.readback.buffer(), ..layout.size, |view| {
+            let positions: &[u32] =
+                bytemuck::cast_slice(&view[layout.positions as usize..][..4 * n as usize]);
+            // Per body, the complement of its earliest contact's position (0 for none).
+            out_earliest.par_extend(positions.par_iter().enumerate().map(|(body, &complement)| {
+                (complement != 0).then(|| {
+                    let contact = !complement;
+                    let [a, b] = out_contacts[contact as usize].pair;
+                    Earliest {
+                        contact,
+                        partner: if a == body as u32 { b } else { a },
+                    }
+                })
+            }));
+            if !walls.is_empty() {
+                let records: &[WallContactRecord] = bytemuck::cast_slice(
+                    &view[layout.walls as usize..][..(WALL_CONTACT_SIZE * n) as usize],
                 );
-                let walls: Vec<Option<WallContact>> = if walls.is_empty() {
-                    Vec::new()
-                } else {
-                    let records: Vec<WallContactRecord> = bytemuck::pod_collect_to_vec(
-                        &view[layout.walls as usize..][..(WALL_CONTACT_SIZE * n) as usize],
-                    );
+                out_walls.par_extend(
                     records
                         .par_iter()
                         .zip(packed)
-                        .map(|(record, body)| WallContact::from_record(record, body))
-                        .collect()
-                };
-                (positions, walls)
-            })?;
+                        .map(|(record, body)| WallContact::from_record(record, body)),
+                );
+            }
+        })?;
         if state.profiling {
             state
                 .stage_times
                 .push(("readback", readback_start.elapsed()));
         }
-        let decoded = decode(packed, &positions, &records, counts.candidates as usize);
-        Ok(decoded.with_walls(wall_contacts))
+        Ok(())
     }
 
     /// Uploads the bodies and runs the step (with ordered contacts or not) until its buffers
@@ -702,43 +766,4 @@ fn without_step(state: &State, walls: &[Wall], options: &SweepOptions) -> Contac
 /// The kept buffer the bodies are uploaded from, 32 bytes a body.
 fn body_upload(device: &wgpu::Device) -> Upload {
     Upload::new(device, "step body upload", 32, u64::MAX)
-}
-
-/// The step's [`Contacts`] from what the device wrote: the ordered contact records and, per
-/// body, the complement of its earliest contact's position (0 for none).
-fn decode(
-    bodies: &[BodyRecord],
-    earliest: &[u32],
-    records: &[ContactRecord],
-    candidates: usize,
-) -> Contacts {
-    let contacts: Vec<Contact> = records
-        .par_iter()
-        .map(|record| {
-            let [a, b] = record.pair;
-            Contact {
-                pair: record.pair,
-                image: record.image,
-                impact: record
-                    .impact
-                    .to_impact(&bodies[a as usize], &bodies[b as usize])
-                    .expect("only hits are compacted"),
-            }
-        })
-        .collect();
-    let earliest = earliest
-        .par_iter()
-        .enumerate()
-        .map(|(body, &complement)| {
-            (complement != 0).then(|| {
-                let contact = !complement;
-                let [a, b] = contacts[contact as usize].pair;
-                Earliest {
-                    contact,
-                    partner: if a == body as u32 { b } else { a },
-                }
-            })
-        })
-        .collect();
-    Contacts::from_parts(contacts, earliest, candidates)
 }
