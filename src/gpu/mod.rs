@@ -7,11 +7,16 @@
 //!   back.
 //! * [`WallStage`] records `shaders/walls.wgsl`, each body's earliest impact on static
 //!   walls, on [`WallBuffers`]; its f32 twin is [`crate::cpu::walls`].
-//! * [`ContactPipeline`] runs the whole step from the bodies alone in one submission:
-//!   `shaders/broad_phase.wgsl` (a linear BVH; its twin is [`crate::cpu::broad_phase`]), the
-//!   sweep stage on its candidates, and `shaders/contacts.wgsl` (the contacts ordered, each
-//!   body's earliest; its twin is [`crate::cpu::contacts`](mod@crate::cpu::contacts)). The CPU
-//!   step that gives the same contacts is [`crate::cpu::find_contacts`].
+//! * [`StepStage`] records the whole step from the caller's body buffer into the caller's
+//!   encoder, on [`StepBuffers`]: the broad phase (`shaders/broad_phase.wgsl`, a linear BVH
+//!   whose frame is made on the device; `src/gpu/broad_phase.rs`, twin
+//!   [`crate::cpu::broad_phase`]), the walls stage, the sweep stage on the candidates, and the
+//!   outputs (`shaders/contacts.wgsl`: each body's earliest contact without sorting, the
+//!   counts and their validity word, the ordered contacts when asked; `src/gpu/contacts.rs`,
+//!   twin [`crate::cpu::contacts`](mod@crate::cpu::contacts)). Its composition,
+//!   `src/gpu/step.rs`, follows the twins' entry points in order.
+//! * [`ContactPipeline`] runs the step stage from host slices and blocks until the answers
+//!   are back; the CPU step that gives the same contacts is [`crate::cpu::ContactFinder`].
 //!
 //! Each stage's source is `shaders/shared.wgsl` (the data contract, mirrored by
 //! [`crate::layout`]) followed by the stage's own file.
