@@ -7,6 +7,7 @@ struct BodyRecord {
     center: vec3<f32>,
     radius: f32,
     displacement: vec3<f32>,
+    // Reserved for per-body data of the step (collision groups, next); 0 for now.
     _pad: f32,
 }
 

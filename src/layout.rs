@@ -30,7 +30,8 @@ pub struct BodyRecord {
     pub radius: f32,
     /// Displacement over the step.
     pub displacement: [f32; 3],
-    /// Padding to the shader's 16-byte alignment (write 0).
+    /// Padding to the shader's 16-byte alignment, reserved for per-body data of the step
+    /// (collision groups, next): write 0.
     pub _pad: f32,
 }
 

@@ -13,7 +13,10 @@
 //! ```
 
 use super::buffers::{BufferSet, COUNTED};
-use super::kernel::{Access, Bindings, Kernel, StageEnd, module, most_storage_buffers};
+use super::kernel::{
+    Access, Bindings, Kernel, StageEnd, check_count, compile_checked, module, most_storage_buffers,
+    new_sorter,
+};
 use super::sweep::{BODY_SIZE, Workgroups, check_binding};
 use crate::cpu::broad_phase::{BOUNDS_WORDS, STACK_SIZE};
 use crate::error::Error;
@@ -141,9 +144,20 @@ pub(super) const COUNTER_CANDIDATES: u64 = 0;
 pub(super) const COUNTER_CANDIDATES_OVERFLOWED: u64 = 1;
 pub(super) const COUNTER_SAVED_OVERFLOWED: u64 = 2;
 
-/// The broad phase of the GPU step as a stage: every entry point of
-/// `shaders/broad_phase.wgsl`, each with a bind group layout of the bindings it uses (at
-/// most 7 storage buffers: wgpu's default limits hold it).
+/// The broad phase of the GPU step as a stage that records into the caller's encoder: from a
+/// body buffer on the device to a counted buffer of candidate pairs, every entry point of
+/// `shaders/broad_phase.wgsl` with a bind group layout of the bindings it uses (at most 7
+/// storage buffers: wgpu's default limits hold it). [`StepStage`](super::StepStage) chains
+/// it with the sweep and the outputs; it is usable alone as a broad phase.
+///
+/// # Buffers
+/// It binds the caller's bodies ([`BodyRecord`](crate::layout::BodyRecord)s, 32 bytes,
+/// usage `STORAGE`) and makes the rest ([`BroadPhaseStage::create_buffers`]): the candidate
+/// pairs (`[u32; 2]`, lower index first, `STORAGE`) and the counters (three `u32`: the
+/// candidates counted, also past the capacity; a flag set when a candidate was counted
+/// past it; a flag set when a query was saved past a queue's capacity; `STORAGE | COPY_SRC
+/// | COPY_DST`), the step's parameters as a uniform ([`StepParams`], made on the device),
+/// the per-body dispatch, the tree and lampshade's sorter.
 #[derive(Debug, Clone)]
 pub struct BroadPhaseStage {
     scene_bounds: Kernel,
@@ -156,22 +170,44 @@ pub struct BroadPhaseStage {
     candidates: Kernel,
     resume_candidates: Kernel,
     prepare_resume: Kernel,
+    adapter: Option<wgpu::AdapterInfo>,
 }
 
 /// What the broad phase's buffers hold beyond the bodies: candidate pairs, saved queries in
 /// each of its two queues, and the resume dispatches a step records.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(super) struct BroadPhaseCapacities {
-    pub(super) candidates: u64,
-    pub(super) saved_queries: u64,
-    pub(super) resume_passes: u32,
+pub struct BroadPhaseCapacities {
+    /// Candidate pairs (8 bytes each).
+    pub candidates: u64,
+    /// Saved queries in each queue (404 bytes each).
+    pub saved_queries: u64,
+    /// Dispatches of `resume_candidates` a step records.
+    pub resume_passes: u32,
 }
 
-/// The broad phase's buffers for a body buffer (the caller's, bound, never copied) and
-/// [`BroadPhaseCapacities`], with their bind groups.
-pub(super) struct BroadPhaseBuffers {
+impl Default for BroadPhaseCapacities {
+    /// 16,384 candidates, 1,024 saved queries, 2 resume dispatches.
+    fn default() -> Self {
+        Self {
+            candidates: 1 << 14,
+            saved_queries: 1024,
+            resume_passes: 2,
+        }
+    }
+}
+
+/// The buffers of one [`BroadPhaseStage`]: the caller's bodies (bound, never copied), the
+/// stage's own buffers for [`BroadPhaseCapacities`], their bind groups, and the state of
+/// lampshade's radix sorter (which records with `&mut self` and keeps its workspace from step
+/// to step).
+pub struct BroadPhaseBuffers {
     pub(super) capacities: BroadPhaseCapacities,
     body_capacity: u64,
+    options: SweepOptions,
+    body_count_set: u32,
+    contact_capacity: u64,
+    /// Always present but while [`StepStage::grow`](super::StepStage::grow) hands it over.
+    sorter: Option<lampshade::KeyValueSorter>,
     /// The step's input parameters (options, capacities and body count), written by the host
     /// or, for the count, copied in the encoder; `frame` completes them into `frame_output`,
     /// copied to `params` (the uniform every later pass reads).
@@ -210,9 +246,39 @@ struct Groups {
     prepare_resume: [wgpu::BindGroup; 2],
 }
 
+impl std::fmt::Debug for BroadPhaseBuffers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BroadPhaseBuffers")
+            .field("capacities", &self.capacities)
+            .field("body_capacity", &self.body_capacity)
+            .finish_non_exhaustive()
+    }
+}
+
 impl BroadPhaseStage {
-    /// Compiles the broad phase's entry points on `device`.
-    pub(super) fn new(device: &wgpu::Device) -> Self {
+    /// Compiles the broad phase on `device`; its sorter takes lampshade's portable path
+    /// ([`BroadPhaseStage::for_adapter`] lets it choose the adapter's fast one).
+    ///
+    /// # Errors
+    /// [`Error::DeviceLimit`] below [`StepStage::required_limits`](super::StepStage::required_limits);
+    /// [`Error::Device`] when the device rejects a shader or pipeline.
+    pub fn new(device: &wgpu::Device) -> Result<Self, Error> {
+        Self::create(device, None)
+    }
+
+    /// As [`BroadPhaseStage::new`], with the sorter specialised for `adapter`.
+    ///
+    /// # Errors
+    /// As [`BroadPhaseStage::new`].
+    pub fn for_adapter(device: &wgpu::Device, adapter: &wgpu::AdapterInfo) -> Result<Self, Error> {
+        Self::create(device, Some(adapter))
+    }
+
+    fn create(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Result<Self, Error> {
+        compile_checked(device, || Self::compile(device, adapter))
+    }
+
+    fn compile(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Self {
         let module = module(device, "broad_phase.wgsl", BROAD_PHASE_WGSL);
         let kernel = |name, bindings| Kernel::new(device, &module, name, bindings);
         Self {
@@ -226,6 +292,7 @@ impl BroadPhaseStage {
             candidates: kernel("candidates", CANDIDATES),
             resume_candidates: kernel("resume_candidates", RESUME_CANDIDATES),
             prepare_resume: kernel("prepare_resume", PREPARE_RESUME),
+            adapter: adapter.cloned(),
         }
     }
 
@@ -245,17 +312,56 @@ impl BroadPhaseStage {
         ])
     }
 
-    /// The buffers over `bodies` (usage `STORAGE`, a whole number of [`BodyRecord`]s: its
-    /// size is the body capacity) for `capacities`.
+    /// The buffers over the caller's `bodies` (usage `STORAGE`, a whole number of
+    /// [`BodyRecord`]s: its size is the body capacity) for `options` and `capacities` (as
+    /// given: [`StepStage`](super::StepStage) rounds and clamps its own), with a new sorter.
+    /// The body count is the capacity until [`BroadPhaseBuffers::set_body_count`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidBuffer`] for a body buffer without `STORAGE`, of a size that is not a
+    /// whole number of records, or beyond one binding; [`Error::Device`] when the device
+    /// cannot make the buffers.
     ///
     /// [`BodyRecord`]: crate::layout::BodyRecord
-    pub(super) fn create_buffers(
+    pub fn create_buffers(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        bodies: &wgpu::Buffer,
+        options: &SweepOptions,
+        capacities: BroadPhaseCapacities,
+    ) -> Result<BroadPhaseBuffers, Error> {
+        let buffers =
+            self.create_buffers_with(device, bodies, capacities, self.sorter(device, queue))?;
+        let mut buffers = buffers;
+        buffers.options = *options;
+        buffers.body_count_set = buffers.body_capacity as u32;
+        buffers.write_input(queue);
+        Ok(buffers)
+    }
+
+    /// A new sorter for this stage's adapter.
+    pub(super) fn sorter(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+    ) -> lampshade::KeyValueSorter {
+        new_sorter(device, queue, self.adapter.as_ref())
+    }
+
+    /// The buffers over `bodies` for `capacities`, with `sorter`; the host's input is left
+    /// for [`BroadPhaseBuffers::write_input`].
+    pub(super) fn create_buffers_with(
         &self,
         device: &wgpu::Device,
         bodies: &wgpu::Buffer,
         capacities: BroadPhaseCapacities,
-        largest_binding: u64,
+        sorter: lampshade::KeyValueSorter,
     ) -> Result<BroadPhaseBuffers, Error> {
+        let limits = device.limits();
+        let largest_binding = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
         check_binding("bodies", bodies, BODY_SIZE, largest_binding)?;
         use wgpu::BufferUsages as Usage;
         let body_capacity = bodies.size() / BODY_SIZE;
@@ -336,6 +442,10 @@ impl BroadPhaseStage {
         Ok(BroadPhaseBuffers {
             capacities,
             body_capacity,
+            options: SweepOptions::default(),
+            body_count_set: 0,
+            contact_capacity: 0,
+            sorter: Some(sorter),
             frame_input,
             params,
             frame_output,
@@ -354,6 +464,28 @@ impl BroadPhaseStage {
     }
 
     /// Records the broad phase of `buffers`' bodies into `encoder`: the frame of the scene,
+    /// the tree and the queries, ending with the candidates in
+    /// [`BroadPhaseBuffers::pairs`] and their count in [`BroadPhaseBuffers::counters`].
+    /// Where `count` is given (a buffer with usage `COPY_SRC` and the offset of a `u32` in
+    /// it), the body count is that `u32`, copied in the encoder; else the one set on the
+    /// buffers. Nothing is mapped or read by the host.
+    ///
+    /// # Errors
+    /// [`Error::InvalidBuffer`] for a bad count buffer or offset; [`Error::Device`] when the
+    /// sorter cannot record.
+    pub fn record(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &mut BroadPhaseBuffers,
+        count: Option<(&wgpu::Buffer, u64)>,
+    ) -> Result<(), Error> {
+        if let Some((count, offset)) = count {
+            check_count(count, offset)?;
+        }
+        self.record_stages(encoder, buffers, count, &mut |_, _| Ok(()))
+    }
+
+    /// Records the broad phase of `buffers`' bodies into `encoder`: the frame of the scene,
     /// the tree and the queries, ending with the candidates in `buffers.pairs`, their count
     /// in the counters, and the queries still saved (after `resume_passes` resumes) counted
     /// at the head of queue `resume_passes % 2`. Where `count` is given, the body count is
@@ -364,8 +496,7 @@ impl BroadPhaseStage {
     pub(super) fn record_stages(
         &self,
         encoder: &mut wgpu::CommandEncoder,
-        buffers: &BroadPhaseBuffers,
-        sorter: &mut lampshade::KeyValueSorter,
+        buffers: &mut BroadPhaseBuffers,
         count: Option<(&wgpu::Buffer, u64)>,
         stage_end: &mut StageEnd<'_>,
     ) -> Result<(), Error> {
@@ -376,6 +507,7 @@ impl BroadPhaseStage {
         }
         encoder.clear_buffer(&buffers.bounds, 0, None);
         encoder.clear_buffer(&buffers.counters, 0, None);
+        let sorter = buffers.sorter.as_mut().ok_or_else(lost_sorter)?;
         let groups = &buffers.groups;
         // The count is not known on the host: one invocation per body the buffer holds,
         // those past the count doing nothing.
@@ -456,40 +588,124 @@ impl BroadPhaseStage {
 }
 
 impl BroadPhaseBuffers {
-    /// Writes the step's input (options, capacities and `body_count`) with `queue`: it takes
+    /// Writes the step's input (options, capacities and body count) with `queue`: it takes
     /// effect at the next submission, for every step recorded in it.
-    pub(super) fn write_input(
-        &self,
-        queue: &wgpu::Queue,
-        options: &SweepOptions,
-        contact_capacity: u64,
-        body_count: u32,
-    ) {
-        let mut input = StepParams::new(&[], options);
-        input.body_count = body_count;
+    pub(super) fn write_input(&self, queue: &wgpu::Queue) {
+        let mut input = StepParams::new(&[], &self.options);
+        input.body_count = self.body_count_set;
         input.candidate_capacity = self.capacities.candidates as u32;
-        input.contact_capacity = contact_capacity as u32;
+        input.contact_capacity = self.contact_capacity as u32;
         input.continuation_capacity = self.capacities.saved_queries as u32;
         queue.write_buffer(&self.frame_input, 0, bytemuck::bytes_of(&input));
     }
 
-    /// The bodies the buffers are bound to.
-    pub(super) fn bodies(&self) -> &wgpu::Buffer {
+    /// Sets the options of the steps recorded from now on (written with `queue`: they take
+    /// effect at the next submission, for every step recorded in it).
+    pub fn set_options(&mut self, queue: &wgpu::Queue, options: &SweepOptions) {
+        self.options = *options;
+        self.write_input(queue);
+    }
+
+    /// Sets the body count of the steps recorded without a count buffer (written with
+    /// `queue`, taking effect at the next submission).
+    pub fn set_body_count(&mut self, queue: &wgpu::Queue, body_count: u32) {
+        self.body_count_set = body_count;
+        self.write_input(queue);
+    }
+
+    /// Sets the contacts the outputs' buffers hold, as the step's parameters carry it to the
+    /// outputs stage (written with `queue`).
+    pub(super) fn set_contact_capacity(&mut self, queue: &wgpu::Queue, contacts: u64) {
+        self.contact_capacity = contacts;
+        self.write_input(queue);
+    }
+
+    /// The options set.
+    pub(super) fn options(&self) -> &SweepOptions {
+        &self.options
+    }
+
+    /// The body count set.
+    pub(super) fn body_count(&self) -> u32 {
+        self.body_count_set
+    }
+
+    /// The bodies the buffers are bound to (the caller's).
+    #[must_use]
+    pub fn bodies(&self) -> &wgpu::Buffer {
         &self.bodies
     }
 
     /// Bodies the body buffer holds.
-    pub(super) fn body_capacity(&self) -> u64 {
+    #[must_use]
+    pub fn body_capacity(&self) -> u64 {
         self.body_capacity
     }
 
-    /// The queue that holds the queries still unfinished after the last resume.
-    pub(super) fn last_queue(&self) -> &wgpu::Buffer {
+    /// The capacities the buffers were made for.
+    #[must_use]
+    pub fn capacities(&self) -> BroadPhaseCapacities {
+        self.capacities
+    }
+
+    /// The candidate pairs (`[u32; 2]`, lower index first; `STORAGE`): the first
+    /// `min(count, capacity)` hold them, in no particular order.
+    #[must_use]
+    pub fn pairs(&self) -> &wgpu::Buffer {
+        &self.pairs
+    }
+
+    /// The counters (`STORAGE | COPY_SRC | COPY_DST`): the candidates counted (word 0, also
+    /// past the capacity, modulo 2³²), a flag set when one was counted past the capacity
+    /// (word 1), and a flag set when a query was saved past a queue's capacity (word 2).
+    #[must_use]
+    pub fn counters(&self) -> &wgpu::Buffer {
+        &self.counters
+    }
+
+    /// The step's parameters as the later stages read them ([`StepParams`], a uniform made
+    /// on the device and copied in the encoder).
+    #[must_use]
+    pub fn params(&self) -> &wgpu::Buffer {
+        &self.params
+    }
+
+    /// The per-body dispatch (a [`SweepDispatch`] of the step's body count, written on the
+    /// device: `STORAGE | INDIRECT | COPY_SRC`), its first three words an indirect dispatch.
+    #[must_use]
+    pub fn body_dispatch(&self) -> &wgpu::Buffer {
+        &self.body_dispatch
+    }
+
+    /// The queue that holds the queries still unfinished after the last resume: its first
+    /// word counts them (`STORAGE | COPY_SRC | COPY_DST`); nonzero means the step's
+    /// candidates are incomplete.
+    #[must_use]
+    pub fn unfinished_queries(&self) -> &wgpu::Buffer {
         &self.queues[self.capacities.resume_passes as usize % 2]
     }
 
-    /// Bytes of device memory the buffers hold (not the caller's bodies).
-    pub(super) fn memory_bytes(&self) -> u64 {
+    /// Bytes of device memory the buffers hold (not the caller's bodies, nor the sorter's
+    /// workspace).
+    #[must_use]
+    pub fn device_memory_bytes(&self) -> u64 {
         self.all.iter().map(wgpu::Buffer::size).sum()
     }
+
+    /// Hands the sorter over to the buffers that replace these (which are then unusable
+    /// until [`BroadPhaseBuffers::restore_sorter`]).
+    pub(super) fn take_sorter(&mut self) -> Option<lampshade::KeyValueSorter> {
+        self.sorter.take()
+    }
+
+    /// Gives the buffers a sorter again where they handed theirs over.
+    pub(super) fn restore_sorter(&mut self, sorter: impl FnOnce() -> lampshade::KeyValueSorter) {
+        self.sorter.get_or_insert_with(sorter);
+    }
+}
+
+/// The error of a sorter that was handed over and not given back (a failed growth that was
+/// not retried): never seen through the public API.
+pub(super) fn lost_sorter() -> Error {
+    Error::Device("the step's buffers lost their sorter in a failed growth".into())
 }

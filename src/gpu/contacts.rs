@@ -4,8 +4,11 @@
 //! the step's order (compaction and three stable radix sorts). Its f32 twin, one function per
 //! entry point, is [`crate::cpu::contacts`](mod@crate::cpu::contacts).
 
+use super::broad_phase::lost_sorter;
 use super::buffers::{BufferSet, COUNTED};
-use super::kernel::{Access, Bindings, Kernel, module, most_storage_buffers};
+use super::kernel::{
+    Access, Bindings, Kernel, compile_checked, module, most_storage_buffers, new_sorter,
+};
 use super::sweep::Workgroups;
 use crate::error::Error;
 use crate::layout::{ContactRecord, StepCounts};
@@ -105,9 +108,21 @@ const EARLIEST_WALLS: Bindings = &[(PARAMS, Uniform), (EARLIEST, Write), (WALL_C
 /// Bytes per body of the earliest contacts: the two keys (8) and the record (32).
 pub const EARLIEST_BYTES_PER_BODY: u64 = 8 + 32;
 
-/// The outputs of the GPU step as a stage: every entry point of `shaders/contacts.wgsl`.
+/// The outputs of the GPU step as a stage that records into the caller's encoder: from the
+/// swept candidates (the broad phase's pairs, the sweep's impact records and its dispatch)
+/// to each body's earliest contact without sorting, and the contacts in the step's order
+/// when asked. Every entry point of `shaders/contacts.wgsl`, with a bind group layout of the
+/// bindings it uses. [`StepStage`](super::StepStage) chains it after the sweep.
+///
+/// # Buffers
+/// It binds the [`ContactInputs`] and makes ([`ContactStage::create_buffers`]) each body's
+/// earliest contact ([`EarliestRecord`](crate::layout::EarliestRecord)s, 32 bytes a body,
+/// `STORAGE | COPY_SRC | COPY_DST`, and two key words a body), the hit count (a `u32`), and,
+/// with ordered contacts, the [`ContactRecord`]s in order (64 bytes each, `STORAGE |
+/// COPY_SRC | COPY_DST`), their count and each body's earliest position in them, with
+/// lampshade's sorter.
 #[derive(Debug, Clone)]
-pub(super) struct ContactStage {
+pub struct ContactStage {
     compact: Kernel,
     prepare_contacts: Kernel,
     key_by_second: Kernel,
@@ -119,34 +134,60 @@ pub(super) struct ContactStage {
     earliest_partners: Kernel,
     earliest_records: Kernel,
     earliest_walls: Kernel,
+    adapter: Option<wgpu::AdapterInfo>,
 }
 
-/// The device buffers the outputs read: the step's parameters, bodies, candidates, their
-/// impacts and the sweep's dispatch (its count of swept candidates).
-pub(super) struct ContactInputs<'a> {
-    pub(super) params: &'a wgpu::Buffer,
-    pub(super) bodies: &'a wgpu::Buffer,
-    pub(super) pairs: &'a wgpu::Buffer,
-    pub(super) impacts: &'a wgpu::Buffer,
-    pub(super) sweep_dispatch: &'a wgpu::Buffer,
+/// The device buffers the outputs read (each with usage `STORAGE`, the parameters
+/// `UNIFORM`): the step's parameters ([`StepParams`](crate::layout::StepParams): the options
+/// and the contact capacity), the bodies, the candidate pairs, their
+/// [`ImpactRecord`](crate::layout::ImpactRecord)s and the sweep's
+/// [`SweepDispatch`](crate::layout::SweepDispatch) (its `pair_count` swept candidates, and
+/// an indirect dispatch of them).
+#[derive(Debug, Clone, Copy)]
+pub struct ContactInputs<'a> {
+    /// The step's parameters.
+    pub params: &'a wgpu::Buffer,
+    /// The bodies.
+    pub bodies: &'a wgpu::Buffer,
+    /// The candidate pairs.
+    pub pairs: &'a wgpu::Buffer,
+    /// Their impact records.
+    pub impacts: &'a wgpu::Buffer,
+    /// The sweep's dispatch.
+    pub sweep_dispatch: &'a wgpu::Buffer,
 }
 
-/// The outputs' buffers: the step's counts, each body's earliest contact, and the ordered
-/// contacts' buffers when asked.
-pub(super) struct ContactBuffers {
+/// The buffers of one [`ContactStage`]: each body's earliest contact and the hit count, the
+/// step's counts, and the ordered contacts' buffers and sorter when asked.
+pub struct ContactBuffers {
     pub(super) counts: wgpu::Buffer,
     finish_group: wgpu::BindGroup,
     earliest_keys: wgpu::Buffer,
-    pub(super) hit_count: wgpu::Buffer,
-    /// Each body's [`EarliestRecord`](crate::layout::EarliestRecord).
-    pub(super) earliest: wgpu::Buffer,
+    hit_count: wgpu::Buffer,
+    earliest: wgpu::Buffer,
     earliest_groups: [wgpu::BindGroup; 3],
+    walls_group: Option<wgpu::BindGroup>,
     pub(super) ordered: Option<OrderedBuffers>,
+    body_capacity: u64,
     all: Vec<wgpu::Buffer>,
+}
+
+impl std::fmt::Debug for ContactBuffers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContactBuffers")
+            .field("body_capacity", &self.body_capacity)
+            .field(
+                "ordered",
+                &self.ordered.as_ref().map(|ordered| ordered.capacity),
+            )
+            .finish_non_exhaustive()
+    }
 }
 
 /// The buffers of the ordered contacts.
 pub(super) struct OrderedBuffers {
+    /// Always present but while [`StepStage::grow`](super::StepStage::grow) hands it over.
+    sorter: Option<lampshade::KeyValueSorter>,
     pub(super) capacity: u64,
     pub(super) contact_count: wgpu::Buffer,
     contact_dispatch: wgpu::Buffer,
@@ -163,7 +204,29 @@ pub(super) struct OrderedBuffers {
 }
 
 impl ContactStage {
-    pub(super) fn new(device: &wgpu::Device) -> Self {
+    /// Compiles the outputs on `device`; the ordered contacts' sorter takes lampshade's
+    /// portable path ([`ContactStage::for_adapter`] lets it choose the adapter's fast one).
+    ///
+    /// # Errors
+    /// [`Error::DeviceLimit`] below [`StepStage::required_limits`](super::StepStage::required_limits);
+    /// [`Error::Device`] when the device rejects a shader or pipeline.
+    pub fn new(device: &wgpu::Device) -> Result<Self, Error> {
+        Self::create(device, None)
+    }
+
+    /// As [`ContactStage::new`], with the sorter specialised for `adapter`.
+    ///
+    /// # Errors
+    /// As [`ContactStage::new`].
+    pub fn for_adapter(device: &wgpu::Device, adapter: &wgpu::AdapterInfo) -> Result<Self, Error> {
+        Self::create(device, Some(adapter))
+    }
+
+    fn create(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Result<Self, Error> {
+        compile_checked(device, || Self::compile(device, adapter))
+    }
+
+    fn compile(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Self {
         let module = module(device, "contacts.wgsl", CONTACTS_WGSL);
         let kernel = |name, bindings| Kernel::new(device, &module, name, bindings);
         Self {
@@ -178,6 +241,7 @@ impl ContactStage {
             earliest_partners: kernel("earliest_partners", EARLIEST_PARTNERS),
             earliest_records: kernel("earliest_records", EARLIEST_RECORDS),
             earliest_walls: kernel("earliest_walls", EARLIEST_WALLS),
+            adapter: adapter.cloned(),
         }
     }
 
@@ -199,14 +263,44 @@ impl ContactStage {
     }
 
     /// The outputs' buffers over `inputs` for `body_capacity` bodies, with the ordered
-    /// contacts' for `contact_capacity` contacts when `ordered` is set.
-    pub(super) fn create_buffers(
+    /// contacts' (and a new sorter) for `contact_capacity` contacts where it is given. The
+    /// contact capacity reaches the shaders through the step's parameters (`inputs.params`):
+    /// it must be the one they hold.
+    ///
+    /// # Errors
+    /// [`Error::Device`] when the device cannot make the buffers.
+    pub fn create_buffers(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        inputs: &ContactInputs<'_>,
+        body_capacity: u64,
+        contact_capacity: Option<u64>,
+    ) -> Result<ContactBuffers, Error> {
+        let sorter = contact_capacity.map(|_| self.sorter(device, queue));
+        self.create_buffers_with(device, inputs, body_capacity, contact_capacity, sorter)
+    }
+
+    /// A new sorter for this stage's adapter.
+    pub(super) fn sorter(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+    ) -> lampshade::KeyValueSorter {
+        new_sorter(device, queue, self.adapter.as_ref())
+    }
+
+    /// [`ContactStage::create_buffers`] with the ordered contacts' `sorter` (that of the
+    /// buffers these replace, or a new one); none without ordered contacts.
+    pub(super) fn create_buffers_with(
         &self,
         device: &wgpu::Device,
         inputs: &ContactInputs<'_>,
         body_capacity: u64,
         contact_capacity: Option<u64>,
+        sorter: Option<lampshade::KeyValueSorter>,
     ) -> Result<ContactBuffers, Error> {
+        let mut sorter = sorter;
         use wgpu::BufferUsages as Usage;
         let storage = Usage::STORAGE;
         let counted = COUNTED;
@@ -248,6 +342,7 @@ impl ContactStage {
                 })
             };
             OrderedBuffers {
+                sorter: sorter.take(),
                 capacity,
                 compact_group: group(&self.compact),
                 prepare_group: group(&self.prepare_contacts),
@@ -291,23 +386,31 @@ impl ContactStage {
             hit_count,
             earliest,
             earliest_groups,
+            walls_group: None,
             ordered,
+            body_capacity,
             all,
         })
     }
 
-    /// Records the ordered contacts of the swept candidates: compaction, three stable sorts
-    /// (by the second body, the first, then the time) and the order, with each body's
-    /// earliest position in it. `body_count` is the device's count of the step's bodies
-    /// (word 0), `index_bits` the bits of the largest body index.
-    pub(super) fn record_ordered(
+    /// Records the ordered contacts of the swept candidates (dispatched from
+    /// `sweep_dispatch`): compaction, three stable sorts (by the second body, the first, then
+    /// the time) and the order, with each body's earliest position in it. Does nothing where
+    /// the buffers were made without ordered contacts.
+    ///
+    /// # Errors
+    /// [`Error::Device`] when the sorter cannot record.
+    pub fn record_ordered(
         &self,
         encoder: &mut wgpu::CommandEncoder,
-        buffers: &OrderedBuffers,
-        sorter: &mut lampshade::KeyValueSorter,
+        buffers: &mut ContactBuffers,
         sweep_dispatch: &wgpu::Buffer,
-        index_bits: u32,
     ) -> Result<(), Error> {
+        let index_bits = u32::BITS - (buffers.body_capacity.max(2) as u32 - 1).leading_zeros();
+        let Some(buffers) = &mut buffers.ordered else {
+            return Ok(());
+        };
+        let sorter = buffers.sorter.as_mut().ok_or_else(lost_sorter)?;
         let sort_error = |error: lampshade::Error| Error::Device(format!("radix sort: {error}"));
         encoder.clear_buffer(&buffers.contact_count, 0, None);
         encoder.clear_buffer(&buffers.positions, 0, None);
@@ -348,14 +451,17 @@ impl ContactStage {
         Ok(())
     }
 
-    /// Records each body's earliest contact among the swept candidates (no sort: the least
-    /// time's key, then the lowest partner at it, then the record both name), counting the
-    /// hits. `sweep_dispatch` holds the swept candidates' dispatch.
-    pub(super) fn record_earliest(
+    /// Records each body's earliest contact among the swept candidates (dispatched from
+    /// `sweep_dispatch`; no sort: the least time's key, then the lowest partner at it, then
+    /// the record both name), counting the hits; then, where walls are bound
+    /// ([`ContactStage::bind_walls`]), each body's earliest wall where strictly earlier
+    /// (one invocation a body, dispatched from `body_dispatch`, after the walls stage).
+    pub fn record_earliest(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         buffers: &ContactBuffers,
         sweep_dispatch: &wgpu::Buffer,
+        body_dispatch: &wgpu::Buffer,
     ) {
         encoder.clear_buffer(&buffers.earliest_keys, 0, None);
         encoder.clear_buffer(&buffers.hit_count, 0, None);
@@ -370,33 +476,28 @@ impl ContactStage {
         {
             kernel.record(encoder, group, Workgroups::Indirect(sweep_dispatch));
         }
+        if let Some(group) = &buffers.walls_group {
+            self.earliest_walls
+                .record(encoder, group, Workgroups::Indirect(body_dispatch));
+        }
     }
 
-    /// The bind group of `earliest_walls` over `buffers` and the walls stage's contacts.
-    pub(super) fn bind_walls(
+    /// Binds the walls stage's output (its [`WallContactRecord`](crate::layout::WallContactRecord)s,
+    /// `STORAGE`) for [`ContactStage::record_earliest`] to merge, or none.
+    pub fn bind_walls(
         &self,
         device: &wgpu::Device,
         params: &wgpu::Buffer,
-        buffers: &ContactBuffers,
-        wall_contacts: &wgpu::Buffer,
-    ) -> wgpu::BindGroup {
-        self.earliest_walls.bind(device, |binding| match binding {
-            PARAMS => params,
-            EARLIEST => &buffers.earliest,
-            _ => wall_contacts,
-        })
-    }
-
-    /// Records `earliest_walls` (one invocation a body, dispatched from `body_dispatch`):
-    /// each body's earliest wall where it is strictly earlier than its earliest pair.
-    pub(super) fn record_walls(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        group: &wgpu::BindGroup,
-        body_dispatch: &wgpu::Buffer,
+        buffers: &mut ContactBuffers,
+        wall_contacts: Option<&wgpu::Buffer>,
     ) {
-        self.earliest_walls
-            .record(encoder, group, Workgroups::Indirect(body_dispatch));
+        buffers.walls_group = wall_contacts.map(|wall_contacts| {
+            self.earliest_walls.bind(device, |binding| match binding {
+                PARAMS => params,
+                EARLIEST => &buffers.earliest,
+                _ => wall_contacts,
+            })
+        });
     }
 
     /// Records `finish_step`: the validity word of `buffers.counts`, from the counts copied
@@ -419,8 +520,50 @@ impl OrderedBuffers {
 }
 
 impl ContactBuffers {
-    /// Bytes of device memory the buffers hold.
-    pub(super) fn memory_bytes(&self) -> u64 {
+    /// Each body's earliest contact ([`EarliestRecord`](crate::layout::EarliestRecord)s,
+    /// `STORAGE | COPY_SRC | COPY_DST`).
+    #[must_use]
+    pub fn earliest(&self) -> &wgpu::Buffer {
+        &self.earliest
+    }
+
+    /// The swept candidates that hit or overlap (a `u32`, `STORAGE | COPY_SRC | COPY_DST`).
+    #[must_use]
+    pub fn hit_count(&self) -> &wgpu::Buffer {
+        &self.hit_count
+    }
+
+    /// The contacts in the step's order ([`ContactRecord`]s, `STORAGE | COPY_SRC |
+    /// COPY_DST`), with ordered contacts.
+    #[must_use]
+    pub fn ordered_contacts(&self) -> Option<&wgpu::Buffer> {
+        self.ordered.as_ref().map(|ordered| &ordered.ordered)
+    }
+
+    /// Per body, the complement of its earliest contact's position in
+    /// [`ContactBuffers::ordered_contacts`] (a `u32`, 0 for none), with ordered contacts.
+    #[must_use]
+    pub fn earliest_positions(&self) -> Option<&wgpu::Buffer> {
+        self.ordered.as_ref().map(|ordered| &ordered.positions)
+    }
+
+    /// Bytes of device memory the buffers hold (not the sorter's workspace).
+    #[must_use]
+    pub fn device_memory_bytes(&self) -> u64 {
         self.all.iter().map(wgpu::Buffer::size).sum()
+    }
+
+    /// Hands the ordered contacts' sorter over to the buffers that replace these.
+    pub(super) fn take_sorter(&mut self) -> Option<lampshade::KeyValueSorter> {
+        self.ordered
+            .as_mut()
+            .and_then(|ordered| ordered.sorter.take())
+    }
+
+    /// Gives the ordered contacts a sorter again where they handed theirs over.
+    pub(super) fn restore_sorter(&mut self, sorter: impl FnOnce() -> lampshade::KeyValueSorter) {
+        if let Some(ordered) = &mut self.ordered {
+            ordered.sorter.get_or_insert_with(sorter);
+        }
     }
 }

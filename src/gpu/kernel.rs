@@ -119,3 +119,101 @@ pub(super) fn most_storage_buffers(kernels: &[&Kernel]) -> u32 {
 /// there, or writes a timestamp.
 pub(super) type StageEnd<'a> =
     dyn FnMut(&mut wgpu::CommandEncoder, &'static str) -> Result<(), crate::error::Error> + 'a;
+
+/// The limits every stage of the step needs: see
+/// [`StepStage::required_limits`](super::StepStage::required_limits).
+pub(super) fn required_limits() -> wgpu::Limits {
+    let mut limits = wgpu::Limits::downlevel_defaults();
+    limits.max_storage_buffers_per_shader_stage = STORAGE_BUFFERS_PER_STAGE;
+    limits.max_compute_workgroups_per_dimension = 65_535;
+    limits.max_compute_invocations_per_workgroup = 256;
+    limits.max_compute_workgroup_size_x = 256;
+    limits
+}
+
+/// Storage buffers the step's entry points bind at most (wgpu's default limit).
+pub(super) const STORAGE_BUFFERS_PER_STAGE: u32 = 8;
+
+/// [`crate::error::Error::DeviceLimit`] where `limits` are below [`StepStage::required_limits`].
+pub(super) fn check_limits(limits: &wgpu::Limits) -> Result<(), crate::error::Error> {
+    let required = required_limits();
+    for (limit, have, need) in [
+        (
+            "max_storage_buffers_per_shader_stage",
+            limits.max_storage_buffers_per_shader_stage,
+            required.max_storage_buffers_per_shader_stage,
+        ),
+        (
+            "max_compute_workgroups_per_dimension",
+            limits.max_compute_workgroups_per_dimension,
+            required.max_compute_workgroups_per_dimension,
+        ),
+        (
+            "max_compute_invocations_per_workgroup",
+            limits.max_compute_invocations_per_workgroup,
+            required.max_compute_invocations_per_workgroup,
+        ),
+        (
+            "max_compute_workgroup_size_x",
+            limits.max_compute_workgroup_size_x,
+            required.max_compute_workgroup_size_x,
+        ),
+    ] {
+        if have < need {
+            return Err(crate::error::Error::DeviceLimit {
+                limit,
+                required: u64::from(need),
+                available: u64::from(have),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// [`crate::error::Error::InvalidBuffer`] unless `offset` is that of a `u32` within `count`, which has
+/// usage `COPY_SRC`.
+pub(super) fn check_count(count: &wgpu::Buffer, offset: u64) -> Result<(), crate::error::Error> {
+    let reason = if !count.usage().contains(wgpu::BufferUsages::COPY_SRC) {
+        format!("usage {:?} lacks COPY_SRC", count.usage())
+    } else if !offset.is_multiple_of(4)
+        || offset.checked_add(4).is_none_or(|end| end > count.size())
+    {
+        format!(
+            "offset {offset} is not that of a u32 within its {} bytes",
+            count.size()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(crate::error::Error::InvalidBuffer {
+        name: "count",
+        reason,
+    })
+}
+
+/// `compile()`'s stage, made on a device whose limits hold the step's, in error scopes of its
+/// own.
+pub(super) fn compile_checked<T>(
+    device: &wgpu::Device,
+    compile: impl FnOnce() -> T,
+) -> Result<T, crate::error::Error> {
+    check_limits(&device.limits())?;
+    let scopes = super::buffers::ErrorScopes::push(device);
+    let stage = compile();
+    pollster::block_on(scopes.finish())?;
+    Ok(stage)
+}
+
+/// A radix sorter of key-value records: specialised for `adapter` where known (lampshade's
+/// 8-bit kernel on NVIDIA Vulkan with subgroups, its 4-bit one on some others), else its
+/// portable 2-bit kernel.
+pub(super) fn new_sorter(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    adapter: Option<&wgpu::AdapterInfo>,
+) -> lampshade::KeyValueSorter {
+    match adapter {
+        Some(adapter) => lampshade::KeyValueSorter::new_for_adapter(device, queue, adapter),
+        None => lampshade::KeyValueSorter::new(device, queue),
+    }
+}

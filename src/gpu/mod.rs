@@ -34,11 +34,15 @@ mod walls;
 
 pub use broad_phase::{
     BROAD_PHASE_BYTES_PER_BODY, BROAD_PHASE_BYTES_PER_CANDIDATE, BROAD_PHASE_WGSL,
+    BroadPhaseBuffers, BroadPhaseCapacities, BroadPhaseStage,
 };
 pub use contact_pipeline::{
     ContactPipeline, DEVICE_BYTES_PER_BODY, DEVICE_BYTES_PER_CANDIDATE, DEVICE_BYTES_PER_CONTACT,
 };
-pub use contacts::{CONTACTS_WGSL, EARLIEST_BYTES_PER_BODY, ORDERED_BYTES_PER_CONTACT};
+pub use contacts::{
+    CONTACTS_WGSL, ContactBuffers, ContactInputs, ContactStage, EARLIEST_BYTES_PER_BODY,
+    ORDERED_BYTES_PER_CONTACT,
+};
 pub use context::GpuContext;
 pub use pipeline::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
 pub use step::{MAX_RESUME_PASSES, StepBuffers, StepCapacities, StepStage};
@@ -59,5 +63,9 @@ const _: () = {
     send_sync::<WallStage>();
     send_sync::<WallBuffers>();
     send_sync::<StepStage>();
+    send_sync::<BroadPhaseStage>();
+    send_sync::<BroadPhaseBuffers>();
+    send_sync::<ContactStage>();
+    send_sync::<ContactBuffers>();
     send_sync::<StepBuffers>();
 };

@@ -13,13 +13,21 @@ use super::broad_phase::{
 };
 use super::buffers::{ErrorScopes, create_buffer};
 use super::contacts::{ContactBuffers, ContactInputs, ContactStage};
-use super::kernel::StageEnd;
+use super::kernel::{
+    STORAGE_BUFFERS_PER_STAGE, StageEnd, check_count, check_limits, required_limits,
+};
 use super::sweep::{BODY_SIZE, SweepBuffers, SweepStage, check_binding};
 use super::walls::{WallBuffers, WallStage};
 use crate::error::{Counted, Error};
 use crate::geometry::Wall;
 use crate::layout::{StepCounts, SweepDispatch};
 use crate::options::SweepOptions;
+
+/// The sorters the stages' buffers keep: the broad phase's, and the ordered contacts'.
+struct Sorters {
+    broad_phase: lampshade::KeyValueSorter,
+    ordered: Option<lampshade::KeyValueSorter>,
+}
 
 /// Bytes of an impact record.
 const IMPACT_SIZE: u64 = 32;
@@ -72,14 +80,13 @@ pub struct StepStage {
     sweep: SweepStage,
     contacts: ContactStage,
     walls: WallStage,
-    adapter: Option<wgpu::AdapterInfo>,
     /// The largest storage binding of the device, in bytes.
     largest_binding: u64,
 }
 
-/// The buffers of one [`StepStage`]: the caller's bodies (bound), the stage's own buffers at
-/// their capacities, the walls, and the radix sorter's state (lampshade's sorter records
-/// with `&mut self` and keeps its workspace from step to step). Made once by
+/// The buffers of one [`StepStage`]: the caller's bodies (bound), each stage's buffers at
+/// their capacities (with the radix sorters' state: lampshade's sorter records with `&mut
+/// self` and keeps its workspace from step to step), and the walls. Made once by
 /// [`StepStage::create_buffers`]; [`StepStage::grow`] replaces what outgrew its capacity.
 pub struct StepBuffers {
     broad_phase: BroadPhaseBuffers,
@@ -87,19 +94,15 @@ pub struct StepBuffers {
     sweep: SweepBuffers,
     outputs: ContactBuffers,
     walls: Option<StepWalls>,
-    sorter: lampshade::KeyValueSorter,
-    options: SweepOptions,
     capacities: StepCapacities,
     ordered: bool,
-    body_count: u32,
 }
 
-/// The walls stage's buffers over the step's bodies, the count of walls, and the bind group
-/// of the pass that merges each body's earliest wall into its earliest contact.
+/// The walls stage's buffers over the step's bodies and the count of walls.
+#[derive(Clone)]
 struct StepWalls {
     buffers: WallBuffers,
     count: u32,
-    merge: wgpu::BindGroup,
 }
 
 impl std::fmt::Debug for StepBuffers {
@@ -137,10 +140,13 @@ impl StepStage {
         check_limits(&device.limits())?;
         let sweep = SweepStage::new(device)?;
         let walls = WallStage::new(device)?;
-        let scopes = ErrorScopes::push(device);
-        let broad_phase = BroadPhaseStage::new(device);
-        let contacts = ContactStage::new(device);
-        pollster::block_on(scopes.finish())?;
+        let (broad_phase, contacts) = match adapter {
+            Some(adapter) => (
+                BroadPhaseStage::for_adapter(device, adapter)?,
+                ContactStage::for_adapter(device, adapter)?,
+            ),
+            None => (BroadPhaseStage::new(device)?, ContactStage::new(device)?),
+        };
         debug_assert!(
             broad_phase
                 .storage_buffers()
@@ -153,7 +159,6 @@ impl StepStage {
             sweep,
             contacts,
             walls,
-            adapter: adapter.cloned(),
             largest_binding: limits
                 .max_storage_buffer_binding_size
                 .min(limits.max_buffer_size),
@@ -168,12 +173,7 @@ impl StepStage {
     /// candidates and contacts.
     #[must_use]
     pub fn required_limits() -> wgpu::Limits {
-        let mut limits = wgpu::Limits::downlevel_defaults();
-        limits.max_storage_buffers_per_shader_stage = STORAGE_BUFFERS_PER_STAGE;
-        limits.max_compute_workgroups_per_dimension = 65_535;
-        limits.max_compute_invocations_per_workgroup = 256;
-        limits.max_compute_workgroup_size_x = 256;
-        limits
+        required_limits()
     }
 
     /// Bodies one body buffer may hold on this device: one storage binding of 32-byte
@@ -212,9 +212,9 @@ impl StepStage {
                 max: self.max_bodies() as usize,
             });
         }
-        let sorter = match &self.adapter {
-            Some(adapter) => lampshade::KeyValueSorter::new_for_adapter(device, queue, adapter),
-            None => lampshade::KeyValueSorter::new(device, queue),
+        let sorters = Sorters {
+            broad_phase: self.broad_phase.sorter(device, queue),
+            ordered: ordered_contacts.then(|| self.contacts.sorter(device, queue)),
         };
         let mut buffers = self.assemble(
             device,
@@ -222,10 +222,12 @@ impl StepStage {
             self.clamp(capacities),
             ordered_contacts,
             None,
-            sorter,
+            sorters,
         )?;
-        buffers.options = *options;
-        buffers.body_count = body_capacity as u32;
+        buffers.broad_phase.set_options(queue, options);
+        buffers
+            .broad_phase
+            .set_body_count(queue, body_capacity as u32);
         buffers.write(queue);
         Ok(buffers)
     }
@@ -243,7 +245,7 @@ impl StepStage {
         }
     }
 
-    /// The buffers at `capacities` over `bodies`, with `walls` and `sorter`; the host's
+    /// The buffers at `capacities` over `bodies`, with `walls` and `sorters`; the host's
     /// parameters are left for [`StepBuffers::write`].
     fn assemble(
         &self,
@@ -252,9 +254,9 @@ impl StepStage {
         capacities: StepCapacities,
         ordered: bool,
         walls: Option<StepWalls>,
-        sorter: lampshade::KeyValueSorter,
+        sorters: Sorters,
     ) -> Result<StepBuffers, Error> {
-        let broad_phase = self.broad_phase.create_buffers(
+        let broad_phase = self.broad_phase.create_buffers_with(
             device,
             bodies,
             BroadPhaseCapacities {
@@ -262,7 +264,7 @@ impl StepStage {
                 saved_queries: capacities.saved_queries,
                 resume_passes: capacities.resume_passes,
             },
-            self.largest_binding,
+            sorters.broad_phase,
         )?;
         let scopes = ErrorScopes::push(device);
         let impacts = create_buffer(
@@ -274,40 +276,32 @@ impl StepStage {
         pollster::block_on(scopes.finish())?;
         let sweep = self
             .sweep
-            .bind_buffers(device, bodies, &broad_phase.pairs, &impacts)?;
-        let outputs = self.contacts.create_buffers(
+            .bind_buffers(device, bodies, broad_phase.pairs(), &impacts)?;
+        let mut outputs = self.contacts.create_buffers_with(
             device,
             &ContactInputs {
-                params: &broad_phase.params,
+                params: broad_phase.params(),
                 bodies,
-                pairs: &broad_phase.pairs,
+                pairs: broad_phase.pairs(),
                 impacts: &impacts,
                 sweep_dispatch: sweep.dispatch(),
             },
             broad_phase.body_capacity(),
             ordered.then_some(capacities.contacts),
+            sorters.ordered,
         )?;
         // The merge of the walls binds the new outputs.
-        let walls = walls.map(|walls| StepWalls {
-            merge: self.contacts.bind_walls(
-                device,
-                &broad_phase.params,
-                &outputs,
-                walls.buffers.contacts(),
-            ),
-            ..walls
-        });
+        let wall_contacts = walls.as_ref().map(|walls| walls.buffers.contacts());
+        self.contacts
+            .bind_walls(device, broad_phase.params(), &mut outputs, wall_contacts);
         Ok(StepBuffers {
             broad_phase,
             impacts,
             sweep,
             outputs,
             walls,
-            sorter,
-            options: SweepOptions::default(),
             capacities,
             ordered,
-            body_count: 0,
         })
     }
 
@@ -328,6 +322,9 @@ impl StepStage {
         crate::validate_walls(walls)?;
         if walls.is_empty() {
             buffers.walls = None;
+            let params = buffers.broad_phase.params();
+            self.contacts
+                .bind_walls(device, params, &mut buffers.outputs, None);
             return Ok(());
         }
         let fits = buffers
@@ -360,16 +357,12 @@ impl StepStage {
             let bound = self
                 .walls
                 .bind_buffers(device, bodies, &wall_buffer, &contacts)?;
-            let merge = self.contacts.bind_walls(
-                device,
-                &buffers.broad_phase.params,
-                &buffers.outputs,
-                &contacts,
-            );
+            let params = buffers.broad_phase.params();
+            self.contacts
+                .bind_walls(device, params, &mut buffers.outputs, Some(&contacts));
             buffers.walls = Some(StepWalls {
                 buffers: bound,
                 count: 0,
-                merge,
             });
         }
         let held = buffers.walls.as_mut().expect("made above");
@@ -414,61 +407,39 @@ impl StepStage {
         if let Some((count, offset)) = count {
             check_count(count, offset)?;
         }
+        self.broad_phase
+            .record_stages(encoder, &mut buffers.broad_phase, count, stage_end)?;
         let broad_phase = &buffers.broad_phase;
-        self.broad_phase.record_stages(
-            encoder,
-            broad_phase,
-            &mut buffers.sorter,
-            count,
-            stage_end,
-        )?;
+        let body_dispatch = broad_phase.body_dispatch();
         let body_count = (
-            &broad_phase.body_dispatch,
+            body_dispatch,
             std::mem::offset_of!(SweepDispatch, pair_count) as u64,
         );
         if let Some(walls) = &buffers.walls {
-            self.walls.record_counted(
-                encoder,
-                &walls.buffers,
-                body_count,
-                &broad_phase.body_dispatch,
-            );
+            self.walls
+                .record_counted(encoder, &walls.buffers, body_count, body_dispatch);
             stage_end(encoder, "walls")?;
         }
         self.sweep.record_counted(
             encoder,
             &buffers.sweep,
-            &broad_phase.counters,
+            broad_phase.counters(),
             4 * COUNTER_CANDIDATES,
         );
         stage_end(encoder, "sweep")?;
-        let outputs = &buffers.outputs;
+        let sweep_dispatch = buffers.sweep.dispatch();
         self.contacts
-            .record_earliest(encoder, outputs, buffers.sweep.dispatch());
-        if let Some(walls) = &buffers.walls {
-            self.contacts
-                .record_walls(encoder, &walls.merge, &broad_phase.body_dispatch);
-        }
-        let counts = &outputs.counts;
-        copy_word(
-            encoder,
-            &outputs.hit_count,
-            0,
-            counts,
-            field(Field::Contacts),
-        );
+            .record_earliest(encoder, &buffers.outputs, sweep_dispatch, body_dispatch);
+        let counts = &buffers.outputs.counts;
+        let hit_count = buffers.outputs.hit_count();
+        copy_word(encoder, hit_count, 0, counts, field(Field::Contacts));
         stage_end(encoder, "earliest")?;
-        if let Some(ordered) = &buffers.outputs.ordered {
-            let index_bits =
-                u32::BITS - (broad_phase.body_capacity().max(2) as u32 - 1).leading_zeros();
-            self.contacts.record_ordered(
-                encoder,
-                ordered,
-                &mut buffers.sorter,
-                buffers.sweep.dispatch(),
-                index_bits,
-            )?;
+        if buffers.ordered {
+            self.contacts
+                .record_ordered(encoder, &mut buffers.outputs, sweep_dispatch)?;
+            let ordered = buffers.outputs.ordered.as_ref().expect("made with them");
             let overflowed = std::mem::offset_of!(SweepDispatch, overflowed) as u64;
+            let counts = &buffers.outputs.counts;
             copy_word(
                 encoder,
                 ordered.dispatch(),
@@ -476,17 +447,13 @@ impl StepStage {
                 counts,
                 field(Field::ContactsOverflowed),
             );
-            copy_word(
-                encoder,
-                &ordered.contact_count,
-                0,
-                counts,
-                field(Field::Contacts),
-            );
             stage_end(encoder, "contacts")?;
         } else {
+            let counts = &buffers.outputs.counts;
             encoder.clear_buffer(counts, field(Field::ContactsOverflowed), Some(4));
         }
+        let broad_phase = &buffers.broad_phase;
+        let counts = &buffers.outputs.counts;
         copy_word(
             encoder,
             body_count.0,
@@ -494,7 +461,7 @@ impl StepStage {
             counts,
             field(Field::Bodies),
         );
-        let counters = &broad_phase.counters;
+        let counters = broad_phase.counters();
         for (word, into) in [
             (COUNTER_CANDIDATES, Field::Candidates),
             (COUNTER_CANDIDATES_OVERFLOWED, Field::CandidatesOverflowed),
@@ -504,7 +471,7 @@ impl StepStage {
         }
         copy_word(
             encoder,
-            broad_phase.last_queue(),
+            broad_phase.unfinished_queries(),
             0,
             counts,
             field(Field::UnfinishedQueries),
@@ -545,21 +512,42 @@ impl StepStage {
         }
         let held = buffers.capacities;
         let next = self.next_capacities(held, counts, buffers.ordered)?;
-        let sorter = std::mem::replace(
-            &mut buffers.sorter,
-            lampshade::KeyValueSorter::new(device, queue),
-        );
         let bodies = buffers.broad_phase.bodies().clone();
-        let mut grown = self.assemble(
-            device,
-            &bodies,
-            self.clamp(next),
-            buffers.ordered,
-            buffers.walls.take(),
-            sorter,
-        )?;
-        grown.options = buffers.options;
-        grown.body_count = buffers.body_count;
+        let (options, body_count) = (
+            *buffers.broad_phase.options(),
+            buffers.broad_phase.body_count(),
+        );
+        let ordered = buffers.ordered;
+        // The replaced buffers hand over their sorters (and the sorters' workspace); where the
+        // new ones cannot be made, the old get sorters again and stay usable.
+        let sorters = Sorters {
+            broad_phase: buffers
+                .broad_phase
+                .take_sorter()
+                .unwrap_or_else(|| self.broad_phase.sorter(device, queue)),
+            ordered: ordered.then(|| {
+                buffers
+                    .outputs
+                    .take_sorter()
+                    .unwrap_or_else(|| self.contacts.sorter(device, queue))
+            }),
+        };
+        let walls = buffers.walls.clone();
+        let grown = self.assemble(device, &bodies, self.clamp(next), ordered, walls, sorters);
+        let mut grown = match grown {
+            Ok(grown) => grown,
+            Err(error) => {
+                buffers
+                    .broad_phase
+                    .restore_sorter(|| self.broad_phase.sorter(device, queue));
+                buffers
+                    .outputs
+                    .restore_sorter(|| self.contacts.sorter(device, queue));
+                return Err(error);
+            }
+        };
+        grown.broad_phase.set_options(queue, &options);
+        grown.broad_phase.set_body_count(queue, body_count);
         grown.write(queue);
         *buffers = grown;
         Ok(true)
@@ -641,19 +629,20 @@ impl StepBuffers {
     /// Writes the host's parameters of the step (options, capacities, body count, walls'
     /// count) with `queue`: they take effect at the next submission, for every step
     /// recorded in it.
-    fn write(&self, queue: &wgpu::Queue) {
+    fn write(&mut self, queue: &wgpu::Queue) {
         let contacts = if self.ordered {
             self.capacities.contacts
         } else {
             0
         };
-        self.broad_phase
-            .write_input(queue, &self.options, contacts, self.body_count);
-        self.sweep.write_params(queue, &self.options);
+        self.broad_phase.set_contact_capacity(queue, contacts);
+        let options = *self.broad_phase.options();
+        self.sweep.write_params(queue, &options);
         if let Some(walls) = &self.walls {
+            let body_count = self.broad_phase.body_count();
             walls
                 .buffers
-                .write_params(queue, &self.options, self.body_count, walls.count);
+                .write_params(queue, &options, body_count, walls.count);
         }
         let capacity = (self.broad_phase.body_capacity() as u32).to_le_bytes();
         queue.write_buffer(&self.outputs.counts, field(Field::BodyCapacity), &capacity);
@@ -662,7 +651,7 @@ impl StepBuffers {
     /// Sets the options of the steps recorded from now on (written with `queue`: they take
     /// effect at the next submission, for every step recorded in it).
     pub fn set_options(&mut self, queue: &wgpu::Queue, options: &SweepOptions) {
-        self.options = *options;
+        self.broad_phase.set_options(queue, options);
         self.write(queue);
     }
 
@@ -670,7 +659,7 @@ impl StepBuffers {
     /// `queue`, taking effect at the next submission). A count above the body capacity gives
     /// steps whose [`StepCounts::valid`] is 0.
     pub fn set_body_count(&mut self, queue: &wgpu::Queue, body_count: u32) {
-        self.body_count = body_count;
+        self.broad_phase.set_body_count(queue, body_count);
         self.write(queue);
     }
 
@@ -701,7 +690,7 @@ impl StepBuffers {
     /// The options of the steps recorded now.
     #[must_use]
     pub fn options(&self) -> &SweepOptions {
-        &self.options
+        self.broad_phase.options()
     }
 
     /// The step's [`StepCounts`] (`STORAGE | COPY_SRC | COPY_DST`, 48 bytes), written by
@@ -718,7 +707,7 @@ impl StepBuffers {
     /// [`EARLIEST_NONE`](crate::layout::EARLIEST_NONE)) for a body that meets nothing.
     #[must_use]
     pub fn earliest(&self) -> &wgpu::Buffer {
-        &self.outputs.earliest
+        self.outputs.earliest()
     }
 
     /// The contacts in the step's order (by time, then pair), as
@@ -727,19 +716,13 @@ impl StepBuffers {
     /// contacts.
     #[must_use]
     pub fn ordered_contacts(&self) -> Option<&wgpu::Buffer> {
-        self.outputs
-            .ordered
-            .as_ref()
-            .map(|ordered| &ordered.ordered)
+        self.outputs.ordered_contacts()
     }
 
     /// Per body, the complement of the position of its earliest contact in
     /// [`StepBuffers::ordered_contacts`] (0: none), with ordered contacts.
     pub(super) fn earliest_positions(&self) -> Option<&wgpu::Buffer> {
-        self.outputs
-            .ordered
-            .as_ref()
-            .map(|ordered| &ordered.positions)
+        self.outputs.earliest_positions()
     }
 
     /// The walls stage's buffers, with walls.
@@ -751,74 +734,14 @@ impl StepBuffers {
     /// workspace).
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
-        self.broad_phase.memory_bytes()
+        self.broad_phase.device_memory_bytes()
             + self.impacts.size()
             + self.sweep.device_memory_bytes_own()
-            + self.outputs.memory_bytes()
+            + self.outputs.device_memory_bytes()
             + self.walls.as_ref().map_or(0, |walls| {
                 walls.buffers.walls().size() + walls.buffers.contacts().size()
             })
     }
-}
-
-/// Storage buffers the step's entry points bind at most (wgpu's default limit).
-const STORAGE_BUFFERS_PER_STAGE: u32 = 8;
-
-/// [`Error::DeviceLimit`] where `limits` are below [`StepStage::required_limits`].
-fn check_limits(limits: &wgpu::Limits) -> Result<(), Error> {
-    let required = StepStage::required_limits();
-    for (limit, have, need) in [
-        (
-            "max_storage_buffers_per_shader_stage",
-            limits.max_storage_buffers_per_shader_stage,
-            required.max_storage_buffers_per_shader_stage,
-        ),
-        (
-            "max_compute_workgroups_per_dimension",
-            limits.max_compute_workgroups_per_dimension,
-            required.max_compute_workgroups_per_dimension,
-        ),
-        (
-            "max_compute_invocations_per_workgroup",
-            limits.max_compute_invocations_per_workgroup,
-            required.max_compute_invocations_per_workgroup,
-        ),
-        (
-            "max_compute_workgroup_size_x",
-            limits.max_compute_workgroup_size_x,
-            required.max_compute_workgroup_size_x,
-        ),
-    ] {
-        if have < need {
-            return Err(Error::DeviceLimit {
-                limit,
-                required: u64::from(need),
-                available: u64::from(have),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// [`Error::InvalidBuffer`] unless `offset` is that of a `u32` within `count`, which has
-/// usage `COPY_SRC`.
-fn check_count(count: &wgpu::Buffer, offset: u64) -> Result<(), Error> {
-    let reason = if !count.usage().contains(wgpu::BufferUsages::COPY_SRC) {
-        format!("usage {:?} lacks COPY_SRC", count.usage())
-    } else if !offset.is_multiple_of(4)
-        || offset.checked_add(4).is_none_or(|end| end > count.size())
-    {
-        format!(
-            "offset {offset} is not that of a u32 within its {} bytes",
-            count.size()
-        )
-    } else {
-        return Ok(());
-    };
-    Err(Error::InvalidBuffer {
-        name: "count",
-        reason,
-    })
 }
 
 /// The words of [`StepCounts`] the step copies in.
