@@ -26,15 +26,22 @@ pub fn gpu_context(test: &str) -> Option<GpuContext> {
             Some(context)
         }
         Err(error) => {
-            if std::env::var("SWEEPCAST_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("{test}: SWEEPCAST_REQUIRE_GPU=1 but {error}");
-            }
-            eprintln!(
-                "\n!!!!!!!! SKIPPED {test}: {error}\n!!!!!!!! GPU parity is NOT tested on this machine; set SWEEPCAST_REQUIRE_GPU=1 to make this a failure\n"
-            );
+            skip_without_gpu(test, &error);
             None
         }
     }
+}
+
+/// Says loudly that `test` is skipped for want of an adapter (`error`), or fails it where
+/// `SWEEPCAST_REQUIRE_GPU` is `1`.
+#[allow(dead_code)]
+pub fn skip_without_gpu(test: &str, error: &dyn std::fmt::Display) {
+    if std::env::var("SWEEPCAST_REQUIRE_GPU").as_deref() == Ok("1") {
+        panic!("{test}: SWEEPCAST_REQUIRE_GPU=1 but {error}");
+    }
+    eprintln!(
+        "\n!!!!!!!! SKIPPED {test}: {error}\n!!!!!!!! GPU parity is NOT tested on this machine; set SWEEPCAST_REQUIRE_GPU=1 to make this a failure\n"
+    );
 }
 
 /// One context and pipeline shared by every test of a binary, or `None` (loudly, for each
