@@ -208,8 +208,12 @@ pub struct BroadPhaseBuffers {
     contact_capacity: u64,
     /// Always present but while [`StepStage::grow`](super::StepStage::grow) hands it over.
     sorter: Option<lampshade::KeyValueSorter>,
-    /// The step's input parameters (options, capacities and body count), written by the host
-    /// or, for the count, copied in the encoder; `frame` completes them into `frame_output`,
+    /// The step's input parameters (options, capacities and body count) as the host wrote
+    /// them: each step copies them to `frame_input` before a count buffer's count, so that a
+    /// step without one counts the host's count, not the last count copied.
+    host_input: wgpu::Buffer,
+    /// The step's input parameters, copied from `host_input` and, for the count, from the
+    /// caller's count buffer in the encoder; `frame` completes them into `frame_output`,
     /// copied to `params` (the uniform every later pass reads).
     pub(super) frame_input: wgpu::Buffer,
     pub(super) params: wgpu::Buffer,
@@ -369,6 +373,11 @@ impl BroadPhaseStage {
         let counted = COUNTED;
         let mut set = BufferSet::new(device);
         let mut buffer = |label, size: u64, usage| set.make(label, size, usage);
+        let host_input = buffer(
+            "step host input",
+            PARAMS_SIZE,
+            Usage::COPY_SRC | Usage::COPY_DST,
+        );
         let frame_input = buffer("step frame input", PARAMS_SIZE, storage | Usage::COPY_DST);
         let params = buffer("step params", PARAMS_SIZE, Usage::UNIFORM | Usage::COPY_DST);
         let frame_output = buffer("step frame output", PARAMS_SIZE, storage | Usage::COPY_SRC);
@@ -446,6 +455,7 @@ impl BroadPhaseStage {
             body_count_set: 0,
             contact_capacity: 0,
             sorter: Some(sorter),
+            host_input,
             frame_input,
             params,
             frame_output,
@@ -501,6 +511,7 @@ impl BroadPhaseStage {
         stage_end: &mut StageEnd<'_>,
     ) -> Result<(), Error> {
         let sort_error = |error: lampshade::Error| Error::Device(format!("radix sort: {error}"));
+        encoder.copy_buffer_to_buffer(&buffers.host_input, 0, &buffers.frame_input, 0, PARAMS_SIZE);
         if let Some((count, offset)) = count {
             let field = std::mem::offset_of!(StepParams, body_count) as u64;
             encoder.copy_buffer_to_buffer(count, offset, &buffers.frame_input, field, 4);
@@ -596,7 +607,7 @@ impl BroadPhaseBuffers {
         input.candidate_capacity = self.capacities.candidates as u32;
         input.contact_capacity = self.contact_capacity as u32;
         input.continuation_capacity = self.capacities.saved_queries as u32;
-        queue.write_buffer(&self.frame_input, 0, bytemuck::bytes_of(&input));
+        queue.write_buffer(&self.host_input, 0, bytemuck::bytes_of(&input));
     }
 
     /// Sets the options of the steps recorded from now on (written with `queue`: they take
