@@ -65,7 +65,7 @@ impl Default for StepCapacities {
 pub const MAX_RESUME_PASSES: u32 = 1 << 17;
 
 /// The whole collision step as one stage recorded into the caller's encoder: see the
-/// README's "The resident step".
+/// README's "Resident on the device: the step stage".
 ///
 /// ```text
 ///  caller's bodies ─► broad phase ─► candidates ─► sweep ─► earliest ─► earliest per body
