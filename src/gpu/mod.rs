@@ -36,7 +36,9 @@ pub use contact_pipeline::{
 pub use contacts::{CONTACTS_WGSL, EARLIEST_BYTES_PER_BODY, ORDERED_BYTES_PER_CONTACT};
 pub use context::GpuContext;
 pub use pipeline::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
-pub use step::{MAX_RESUME_PASSES, StepBuffers, StepCapacities, StepStage};
+pub use step::{
+    MAX_RESUME_PASSES, StepBuffers, StepCapacities, StepCommand, StepDomain, StepStage,
+};
 pub use sweep::{SWEEP_WGSL, SweepBuffers, SweepOutput, SweepStage};
 pub use walls::{WALLS_WGSL, WallBuffers, WallStage};
 
