@@ -142,11 +142,11 @@ fn main() -> ExitCode {
                 ours.push(elapsed);
                 stages.push(finder.stage_times());
             }
-            if let (Some(gpu), Some(state)) = (gpu.as_ref(), resident.as_mut()) {
-                if let Err(error) = runs.round(gpu, state, &bodies, options, round > 0) {
-                    eprintln!("GPU step: {error}");
-                    return ExitCode::FAILURE;
-                }
+            if let (Some(gpu), Some(state)) = (gpu.as_ref(), resident.as_mut())
+                && let Err(error) = runs.round(gpu, state, &bodies, options, round > 0)
+            {
+                eprintln!("GPU step: {error}");
+                return ExitCode::FAILURE;
             }
             if with_parry && options.periodic_box.is_none() {
                 let start = Instant::now();
@@ -441,9 +441,7 @@ impl Gpu {
                         device.create_command_encoder(&Default::default()),
                     );
                     queue.submit([done.finish()]);
-                    device
-                        .poll(wgpu::PollType::wait_indefinitely())
-                        .map_err(|error| sweepcast::Error::Device(error.to_string()))?;
+                    common::wait_for(device).map_err(sweepcast::Error::Device)?;
                     let now = Instant::now();
                     times.push((stage, now - last));
                     last = now;
@@ -503,9 +501,7 @@ fn read<T>(
     slice.map_async(wgpu::MapMode::Read, move |result| {
         let _ = sender.send(result);
     });
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|error| error.to_string())?;
+    common::wait_for(device)?;
     receiver
         .recv()
         .map_err(|error| error.to_string())?
@@ -536,22 +532,18 @@ impl Resident {
     fn new(gpu: &Gpu, bodies: &[MovingSphere], options: SweepOptions) -> Result<Self, String> {
         let (device, queue) = (gpu.context.device(), gpu.context.queue());
         let records: Vec<BodyRecord> = bodies.iter().map(|&body| body.into()).collect();
-        use wgpu::BufferUsages as Usage;
-        let buffer = |label, size, usage| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        let body_buffer = buffer(
-            "bench bodies",
-            size_of_val(records.as_slice()) as u64,
-            Usage::STORAGE | Usage::COPY_DST,
-        );
-        queue.write_buffer(&body_buffer, 0, bytemuck::cast_slice(&records));
-        let readback = buffer("bench counts", 48, Usage::MAP_READ | Usage::COPY_DST);
+        use wgpu::util::DeviceExt;
+        let body_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("bench bodies"),
+            contents: bytemuck::cast_slice(&records),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let readback = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("bench counts"),
+            size: 48,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let settled = |ordered| {
             let mut buffers = gpu
                 .stage
@@ -892,18 +884,18 @@ impl Gpu {
     ) -> Vec<(&'static str, Cost)> {
         let mut stages: Vec<(&'static str, Cost)> = Vec::new();
         for (stage, command) in commands {
-            let (dispatches, bytes) = match command {
-                &StepCommand::Dispatch {
+            let (dispatches, bytes) = match *command {
+                StepCommand::Dispatch {
                     shader,
                     entry_point,
                     domain,
                 } => (1.0, self.shaders.bytes(shader, entry_point, domain, counts)),
-                &StepCommand::Sort {
+                StepCommand::Sort {
                     items,
                     capacity,
                     key_bits,
                 } => path.cost(counts.of(items), capacity, key_bits, items_per_block),
-                &StepCommand::Clear { bytes } => (0.0, bytes as f64),
+                StepCommand::Clear { bytes } => (0.0, bytes as f64),
                 _ => (0.0, 0.0),
             };
             if stages.last().is_none_or(|(last, _)| last != stage) {
