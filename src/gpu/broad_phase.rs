@@ -14,8 +14,8 @@
 
 use super::buffers::{BufferSet, COUNTED};
 use super::kernel::{
-    Access, Bindings, Kernel, StageEnd, check_count, compile_checked, module, most_storage_buffers,
-    new_sorter,
+    Access, Bindings, Kernel, StageEnd, check_count, clear, compile_checked, module,
+    most_storage_buffers, new_sorter, record_sort,
 };
 use super::sweep::{BODY_SIZE, Workgroups, check_binding};
 use crate::cpu::broad_phase::{BOUNDS_WORDS, STACK_SIZE};
@@ -222,13 +222,14 @@ pub struct BroadPhaseBuffers {
     /// The per-body dispatch (`SweepDispatch` of the body count), written by `frame`.
     pub(super) body_dispatch: wgpu::Buffer,
     /// The body count alone, for the sorter.
-    body_count: wgpu::Buffer,
+    pub(super) body_count: wgpu::Buffer,
     bodies: wgpu::Buffer,
     body_sort: [wgpu::Buffer; 2],
     pub(super) pairs: wgpu::Buffer,
     pub(super) counters: wgpu::Buffer,
     pub(super) queues: [wgpu::Buffer; 2],
-    resume_dispatch: wgpu::Buffer,
+    /// The workgroups of each resume of the saved queries, written by `prepare_resume`.
+    pub(super) resume_dispatch: wgpu::Buffer,
     groups: Groups,
     all: Vec<wgpu::Buffer>,
 }
@@ -283,8 +284,9 @@ impl BroadPhaseStage {
     }
 
     fn compile(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Self {
-        let module = module(device, "broad_phase.wgsl", BROAD_PHASE_WGSL);
-        let kernel = |name, bindings| Kernel::new(device, &module, name, bindings);
+        let shader = "broad_phase.wgsl";
+        let module = module(device, shader, BROAD_PHASE_WGSL);
+        let kernel = |name, bindings| Kernel::new(device, &module, shader, name, bindings);
         Self {
             scene_bounds: kernel("scene_bounds", SCENE_BOUNDS),
             frame: kernel("frame", FRAME),
@@ -510,14 +512,13 @@ impl BroadPhaseStage {
         count: Option<(&wgpu::Buffer, u64)>,
         stage_end: &mut StageEnd<'_>,
     ) -> Result<(), Error> {
-        let sort_error = |error: lampshade::Error| Error::Device(format!("radix sort: {error}"));
         encoder.copy_buffer_to_buffer(&buffers.host_input, 0, &buffers.frame_input, 0, PARAMS_SIZE);
         if let Some((count, offset)) = count {
             let field = std::mem::offset_of!(StepParams, body_count) as u64;
             encoder.copy_buffer_to_buffer(count, offset, &buffers.frame_input, field, 4);
         }
-        encoder.clear_buffer(&buffers.bounds, 0, None);
-        encoder.clear_buffer(&buffers.counters, 0, None);
+        clear(encoder, &buffers.bounds, 0, None);
+        clear(encoder, &buffers.counters, 0, None);
         let sorter = buffers.sorter.as_mut().ok_or_else(lost_sorter)?;
         let groups = &buffers.groups;
         // The count is not known on the host: one invocation per body the buffer holds,
@@ -545,29 +546,20 @@ impl BroadPhaseStage {
         self.swept_boxes
             .record(encoder, &groups.swept_boxes, per_body());
         stage_end(encoder, "bounds")?;
-        sorter
-            .record_sort_counted_with_key_bits(
-                encoder,
-                sort_in,
-                sort_out,
-                &buffers.body_count,
-                capacity,
-                32,
-            )
-            .map_err(sort_error)?;
+        let sort = [sort_in, sort_out];
+        record_sort(sorter, encoder, sort, &buffers.body_count, capacity, 32)?;
         self.key_by_high
             .record(encoder, &groups.key_by_high, per_body());
         // The high words hold 31 bits of the 63-bit code.
-        sorter
-            .record_sort_counted_with_key_bits(
-                encoder,
-                sort_in,
-                sort_out,
-                &buffers.body_count,
-                capacity,
-                3 * MORTON_BITS - 32,
-            )
-            .map_err(sort_error)?;
+        let high_bits = 3 * MORTON_BITS - 32;
+        record_sort(
+            sorter,
+            encoder,
+            sort,
+            &buffers.body_count,
+            capacity,
+            high_bits,
+        )?;
         stage_end(encoder, "sort")?;
         self.leaves_in_order
             .record(encoder, &groups.leaves_in_order, per_body());
@@ -575,14 +567,14 @@ impl BroadPhaseStage {
             .record(encoder, &groups.hierarchy, per_body());
         self.refit.record(encoder, &groups.refit, per_body());
         stage_end(encoder, "hierarchy")?;
-        encoder.clear_buffer(&buffers.queues[0], 0, Some(QUEUE_HEAD));
+        clear(encoder, &buffers.queues[0], 0, Some(QUEUE_HEAD));
         self.candidates
             .record(encoder, &groups.candidates, per_body());
         // The queries that ran out of steps go on, dispatch after dispatch, alternating
         // between the two queues: pass k resumes queue (k - 1) % 2 and saves to k % 2.
         for pass in 1..=buffers.capacities.resume_passes as usize {
             let (resumed, saved) = ((pass - 1) % 2, pass % 2);
-            encoder.clear_buffer(&buffers.queues[saved], 0, Some(QUEUE_HEAD));
+            clear(encoder, &buffers.queues[saved], 0, Some(QUEUE_HEAD));
             self.prepare_resume.record(
                 encoder,
                 &groups.prepare_resume[resumed],

@@ -7,7 +7,8 @@
 use super::broad_phase::lost_sorter;
 use super::buffers::{BufferSet, COUNTED};
 use super::kernel::{
-    Access, Bindings, Kernel, compile_checked, module, most_storage_buffers, new_sorter,
+    Access, Bindings, Kernel, clear, compile_checked, module, most_storage_buffers, new_sorter,
+    record_sort,
 };
 use super::sweep::Workgroups;
 use crate::error::Error;
@@ -227,8 +228,9 @@ impl ContactStage {
     }
 
     fn compile(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Self {
-        let module = module(device, "contacts.wgsl", CONTACTS_WGSL);
-        let kernel = |name, bindings| Kernel::new(device, &module, name, bindings);
+        let shader = "contacts.wgsl";
+        let module = module(device, shader, CONTACTS_WGSL);
+        let kernel = |name, bindings| Kernel::new(device, &module, shader, name, bindings);
         Self {
             compact: kernel("compact", COMPACT),
             prepare_contacts: kernel("prepare_contacts", PREPARE_CONTACTS),
@@ -411,9 +413,8 @@ impl ContactStage {
             return Ok(());
         };
         let sorter = buffers.sorter.as_mut().ok_or_else(lost_sorter)?;
-        let sort_error = |error: lampshade::Error| Error::Device(format!("radix sort: {error}"));
-        encoder.clear_buffer(&buffers.contact_count, 0, None);
-        encoder.clear_buffer(&buffers.positions, 0, None);
+        clear(encoder, &buffers.contact_count, 0, None);
+        clear(encoder, &buffers.positions, 0, None);
         self.compact.record(
             encoder,
             &buffers.compact_group,
@@ -425,6 +426,7 @@ impl ContactStage {
         // Times are in [0, 1]: their bits are below 2^30.
         let time_bits = 30;
         let [contact_in, contact_out] = &buffers.contact_sort;
+        let capacity = buffers.capacity as u32;
         for (kernel, group, key_bits) in [
             (
                 &self.key_by_second,
@@ -435,16 +437,14 @@ impl ContactStage {
             (&self.key_by_time, &buffers.key_by_later_group, time_bits),
         ] {
             kernel.record(encoder, group, per_contact());
-            sorter
-                .record_sort_counted_with_key_bits(
-                    encoder,
-                    contact_in,
-                    contact_out,
-                    &buffers.contact_count,
-                    buffers.capacity as u32,
-                    key_bits.max(1),
-                )
-                .map_err(sort_error)?;
+            record_sort(
+                sorter,
+                encoder,
+                [contact_in, contact_out],
+                &buffers.contact_count,
+                capacity,
+                key_bits.max(1),
+            )?;
         }
         self.order_contacts
             .record(encoder, &buffers.order_group, per_contact());
@@ -463,9 +463,9 @@ impl ContactStage {
         sweep_dispatch: &wgpu::Buffer,
         body_dispatch: &wgpu::Buffer,
     ) {
-        encoder.clear_buffer(&buffers.earliest_keys, 0, None);
-        encoder.clear_buffer(&buffers.hit_count, 0, None);
-        encoder.clear_buffer(&buffers.earliest, 0, None);
+        clear(encoder, &buffers.earliest_keys, 0, None);
+        clear(encoder, &buffers.hit_count, 0, None);
+        clear(encoder, &buffers.earliest, 0, None);
         for (kernel, group) in [
             &self.earliest_times,
             &self.earliest_partners,

@@ -1,8 +1,13 @@
 //! One entry point of a stage's shader as the stages record it: its pipeline, with a bind
 //! group layout of exactly the bindings it uses, so that no entry point binds more storage
 //! buffers than wgpu's default limits allow (8 a stage), however many its shader declares.
+//! Also what a benchmark observes of the commands a step records ([`observed`]): wgpu cannot
+//! list an encoder's commands, so the step's own recording helpers say what they record.
+
+use std::cell::RefCell;
 
 use super::sweep::{Workgroups, compute_pipeline, dispatch, group_entry, layout_entry};
+use crate::error::Error;
 
 /// How an entry point uses one of its bindings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +26,8 @@ pub(super) type Bindings = &'static [(u32, Access)];
 /// One entry point: its pipeline and the layout of its bind group.
 #[derive(Debug, Clone)]
 pub(super) struct Kernel {
+    /// The shader file, as the stage labels its module.
+    shader: &'static str,
     name: &'static str,
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
@@ -28,10 +35,12 @@ pub(super) struct Kernel {
 }
 
 impl Kernel {
-    /// The pipeline of `name` in `module`, with a layout of `bindings`.
+    /// The pipeline of `name` in `module` (made from the file `shader`), with a layout of
+    /// `bindings`.
     pub(super) fn new(
         device: &wgpu::Device,
         module: &wgpu::ShaderModule,
+        shader: &'static str,
         name: &'static str,
         bindings: Bindings,
     ) -> Self {
@@ -53,6 +62,7 @@ impl Kernel {
         });
         let pipeline = compute_pipeline(device, module, &layout, name);
         Self {
+            shader,
             name,
             pipeline,
             layout,
@@ -94,12 +104,17 @@ impl Kernel {
         group: &wgpu::BindGroup,
         workgroups: Workgroups<'_>,
     ) {
+        observe(|| Observed::dispatch(self.shader, self.name, &workgroups));
         dispatch(encoder, self.name, &self.pipeline, group, workgroups);
     }
 }
 
 /// The shader module of a stage's source, labelled with its file.
-pub(super) fn module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModule {
+pub(super) fn module(
+    device: &wgpu::Device,
+    label: &'static str,
+    source: &str,
+) -> wgpu::ShaderModule {
     device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -216,4 +231,114 @@ pub(super) fn new_sorter(
         Some(adapter) => lampshade::KeyValueSorter::new_for_adapter(device, queue, adapter),
         None => lampshade::KeyValueSorter::new(device, queue),
     }
+}
+
+/// One command of a step as its recording helpers observe it: a dispatch (with the buffer an
+/// indirect one reads its workgroups from), a sort of lampshade's (with its count buffer), a
+/// clear, or the end of a stage.
+pub(super) enum Observed {
+    Dispatch {
+        shader: &'static str,
+        entry_point: &'static str,
+        workgroups: ObservedWorkgroups,
+    },
+    Sort {
+        count: wgpu::Buffer,
+        capacity: u32,
+        key_bits: u32,
+    },
+    Clear {
+        bytes: u64,
+    },
+    StageEnd(&'static str),
+}
+
+/// The workgroups of an observed dispatch: given by the host, or read from a buffer.
+pub(super) enum ObservedWorkgroups {
+    Direct(u32, u32),
+    Indirect(wgpu::Buffer),
+}
+
+impl Observed {
+    pub(super) fn dispatch(
+        shader: &'static str,
+        entry_point: &'static str,
+        workgroups: &Workgroups<'_>,
+    ) -> Self {
+        let workgroups = match *workgroups {
+            Workgroups::Direct(x, y) => ObservedWorkgroups::Direct(x, y),
+            Workgroups::Indirect(buffer) => ObservedWorkgroups::Indirect(buffer.clone()),
+        };
+        Self::Dispatch {
+            shader,
+            entry_point,
+            workgroups,
+        }
+    }
+}
+
+thread_local! {
+    /// The commands observed on this thread while [`observed`] runs; `None` otherwise, when
+    /// [`observe`] costs a thread-local read.
+    static OBSERVED: RefCell<Option<Vec<Observed>>> = const { RefCell::new(None) };
+}
+
+/// Adds a command to the log of the [`observed`] call running on this thread, if any.
+pub(super) fn observe(command: impl FnOnce() -> Observed) {
+    OBSERVED.with_borrow_mut(|log| {
+        if let Some(log) = log {
+            log.push(command());
+        }
+    });
+}
+
+/// Runs `record`, returning what it returns and the commands the recording helpers observed
+/// meanwhile on this thread (recording is single-threaded: one encoder, one `&mut`).
+pub(super) fn observed<T>(record: impl FnOnce() -> T) -> (T, Vec<Observed>) {
+    /// Puts back the log of an enclosing call (normally `None`), also when `record` panics.
+    struct Restore(Option<Vec<Observed>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            OBSERVED.set(self.0.take());
+        }
+    }
+    let restore = Restore(OBSERVED.replace(Some(Vec::new())));
+    let value = record();
+    let log = OBSERVED.take().unwrap_or_default();
+    drop(restore);
+    (value, log)
+}
+
+/// Records a clear of `buffer` from `offset` (`size` bytes, or to its end), observed.
+pub(super) fn clear(
+    encoder: &mut wgpu::CommandEncoder,
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    size: Option<u64>,
+) {
+    observe(|| Observed::Clear {
+        bytes: size.unwrap_or(buffer.size() - offset),
+    });
+    encoder.clear_buffer(buffer, offset, size);
+}
+
+/// Records lampshade's stable sort of the key-value records of `input` into `output`, as
+/// many as the `u32` in `count` says (at most `capacity`), keys of `key_bits` bits; observed
+/// as one command, since its own dispatches are lampshade's.
+pub(super) fn record_sort(
+    sorter: &mut lampshade::KeyValueSorter,
+    encoder: &mut wgpu::CommandEncoder,
+    [input, output]: [&wgpu::Buffer; 2],
+    count: &wgpu::Buffer,
+    capacity: u32,
+    key_bits: u32,
+) -> Result<(), Error> {
+    observe(|| Observed::Sort {
+        count: count.clone(),
+        capacity,
+        key_bits,
+    });
+    sorter
+        .record_sort_counted_with_key_bits(encoder, input, output, count, capacity, key_bits)
+        .map_err(|error| Error::Device(format!("radix sort: {error}")))
 }

@@ -45,7 +45,9 @@ pub use contacts::{
 };
 pub use context::GpuContext;
 pub use pipeline::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
-pub use step::{MAX_RESUME_PASSES, StepBuffers, StepCapacities, StepStage};
+pub use step::{
+    MAX_RESUME_PASSES, StepBuffers, StepCapacities, StepCommand, StepDomain, StepStage,
+};
 pub use sweep::{SWEEP_WGSL, SweepBuffers, SweepOutput, SweepStage};
 pub use walls::{WALLS_WGSL, WallBuffers, WallStage};
 

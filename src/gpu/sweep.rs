@@ -5,6 +5,7 @@
 use std::num::NonZeroU64;
 
 use super::buffers::{ErrorScopes, create_buffer};
+use super::kernel::{Observed, observe};
 use crate::error::{Counted, Error};
 use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams, TimeOfImpact};
 use crate::options::SweepOptions;
@@ -622,6 +623,10 @@ impl SweepStage {
     ) {
         let requested = std::mem::offset_of!(SweepDispatch, requested_pairs) as u64;
         encoder.copy_buffer_to_buffer(count, count_offset, &buffers.dispatch, requested, 4);
+        let entry_point = buffers.output_kind.binding_and_entry_point().1;
+        observe(|| Observed::dispatch("sweep.wgsl", "prepare_indirect", &Workgroups::Direct(1, 1)));
+        let swept = Workgroups::Indirect(&buffers.dispatch);
+        observe(|| Observed::dispatch("sweep.wgsl", entry_point, &swept));
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("sweep indirect"),
             timestamp_writes: None,

@@ -4,6 +4,7 @@
 //! same answers on the CPU.
 
 use super::buffers::{ErrorScopes, create_buffer};
+use super::kernel::{Observed, observe};
 use super::sweep::{
     BODY_SIZE, Workgroups, check_binding, compute_pipeline, dispatch, group_entry, layout_entry,
 };
@@ -280,6 +281,7 @@ impl WallStage {
         let field = std::mem::offset_of!(WallParams, body_count) as u64;
         encoder.copy_buffer_to_buffer(count.0, count.1, &buffers.params, field, 4);
         let workgroups = Workgroups::Indirect(workgroups);
+        observe(|| Observed::dispatch("walls.wgsl", "main", &workgroups));
         dispatch(encoder, "walls", &self.pipeline, &buffers.group, workgroups);
     }
 }
