@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! cargo run --release --example resident_step -- [--bodies N] [--frames N] [--seed S] [--check] [--out PNG]
+//! (defaults: 100,000 bodies, 10 frames, seed 1, pictures/resident_step.png)
 //! ```
 //!
 //! Hard spheres (radius 0.1 to 0.4, mass ∝ radius³, speeds up to 0.6 a frame) start on a
@@ -198,7 +199,7 @@ struct Options {
 fn parse_options() -> Result<Options, String> {
     let mut options = Options {
         bodies: 100_000,
-        frames: 12,
+        frames: 10,
         seed: 1,
         check: false,
         out: "pictures/resident_step.png".into(),
