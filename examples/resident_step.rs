@@ -775,22 +775,7 @@ fn capture_size(n: u64) -> u64 {
 
 /// Maps a `MAP_READ` buffer once the work submitted so far is done and copies it out.
 fn read(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>, String> {
-    let slice = buffer.slice(..);
-    let (sender, receiver) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |result| {
-        let _ = sender.send(result);
-    });
-    common::wait_for(device)?;
-    receiver
-        .recv()
-        .map_err(|error| error.to_string())?
-        .map_err(|error| format!("mapping the readback: {error}"))?;
-    let bytes = slice
-        .get_mapped_range()
-        .map_err(|error| error.to_string())?
-        .to_vec();
-    buffer.unmap();
-    Ok(bytes)
+    common::read_mapped(device, buffer, <[u8]>::to_vec)
 }
 
 /// Totals over the run.

@@ -40,7 +40,7 @@ use std::collections::HashMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use common::{bad_options, machine, parse};
+use common::{bad_options, machine, parse, read_mapped as read};
 use rayon::prelude::*;
 use sweepcast::gpu::{
     BROAD_PHASE_WGSL, CONTACTS_WGSL, ContactPipeline, GpuContext, SWEEP_WGSL, StepBuffers,
@@ -488,32 +488,6 @@ impl Gpu {
                     .map(|profile| profile.spans.len())
             })
     }
-}
-
-/// Maps `buffer` (usage `MAP_READ`), reads it with `read` and unmaps it.
-fn read<T>(
-    device: &wgpu::Device,
-    buffer: &wgpu::Buffer,
-    read: impl FnOnce(&[u8]) -> T,
-) -> Result<T, String> {
-    let slice = buffer.slice(..);
-    let (sender, receiver) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |result| {
-        let _ = sender.send(result);
-    });
-    common::wait_for(device)?;
-    receiver
-        .recv()
-        .map_err(|error| error.to_string())?
-        .map_err(|error| error.to_string())?;
-    let value = {
-        let view = slice
-            .get_mapped_range()
-            .map_err(|error| error.to_string())?;
-        read(&view)
-    };
-    buffer.unmap();
-    Ok(value)
 }
 
 /// One N's bodies on the device, once, and the step's buffers over them: each body's

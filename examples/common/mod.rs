@@ -83,3 +83,31 @@ pub fn wait_for(device: &wgpu::Device) -> Result<(), String> {
         }
     }
 }
+
+/// Maps `buffer` (usage `MAP_READ`) once the work submitted so far is done, reads it with
+/// `read` and unmaps it.
+#[allow(dead_code)]
+pub fn read_mapped<T>(
+    device: &wgpu::Device,
+    buffer: &wgpu::Buffer,
+    read: impl FnOnce(&[u8]) -> T,
+) -> Result<T, String> {
+    let slice = buffer.slice(..);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |result| {
+        let _ = sender.send(result);
+    });
+    wait_for(device)?;
+    receiver
+        .recv()
+        .map_err(|error| error.to_string())?
+        .map_err(|error| format!("mapping the readback: {error}"))?;
+    let value = {
+        let view = slice
+            .get_mapped_range()
+            .map_err(|error| error.to_string())?;
+        read(&view)
+    };
+    buffer.unmap();
+    Ok(value)
+}

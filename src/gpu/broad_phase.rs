@@ -268,7 +268,7 @@ impl BroadPhaseStage {
     /// [`Error::DeviceLimit`] below [`StepStage::required_limits`](super::StepStage::required_limits);
     /// [`Error::Device`] when the device rejects a shader or pipeline.
     pub fn new(device: &wgpu::Device) -> Result<Self, Error> {
-        Self::create(device, None)
+        compile_checked(device, || Self::compile(device, None))
     }
 
     /// As [`BroadPhaseStage::new`], with the sorter specialised for `adapter`.
@@ -276,11 +276,7 @@ impl BroadPhaseStage {
     /// # Errors
     /// As [`BroadPhaseStage::new`].
     pub fn for_adapter(device: &wgpu::Device, adapter: &wgpu::AdapterInfo) -> Result<Self, Error> {
-        Self::create(device, Some(adapter))
-    }
-
-    fn create(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Result<Self, Error> {
-        compile_checked(device, || Self::compile(device, adapter))
+        compile_checked(device, || Self::compile(device, Some(adapter)))
     }
 
     fn compile(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Self {

@@ -212,7 +212,7 @@ impl ContactStage {
     /// [`Error::DeviceLimit`] below [`StepStage::required_limits`](super::StepStage::required_limits);
     /// [`Error::Device`] when the device rejects a shader or pipeline.
     pub fn new(device: &wgpu::Device) -> Result<Self, Error> {
-        Self::create(device, None)
+        compile_checked(device, || Self::compile(device, None))
     }
 
     /// As [`ContactStage::new`], with the sorter specialised for `adapter`.
@@ -220,11 +220,7 @@ impl ContactStage {
     /// # Errors
     /// As [`ContactStage::new`].
     pub fn for_adapter(device: &wgpu::Device, adapter: &wgpu::AdapterInfo) -> Result<Self, Error> {
-        Self::create(device, Some(adapter))
-    }
-
-    fn create(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Result<Self, Error> {
-        compile_checked(device, || Self::compile(device, adapter))
+        compile_checked(device, || Self::compile(device, Some(adapter)))
     }
 
     fn compile(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Self {
