@@ -1,31 +1,34 @@
 // contacts.wgsl: the step's outputs from the sweep of its candidates. shared.wgsl is
 // prepended to this file.
 //
-// The entry points, in the order src/gpu/contacts.rs records them:
-//   compact            one invocation per swept candidate (dispatched indirectly from the
-//                      sweep's own dispatch): each hit appended as a ContactRecord
+// The entry points, in the order src/gpu/step.rs records them after the sweep. Each body's
+// earliest contact, with no sort and no `compact` (earliest_keys and hit_count cleared to
+// zero, earliest_contacts to EARLIEST_NONE, before the first):
+//   earliest_times     one per swept candidate (dispatched indirectly from the sweep's own
+//                      dispatch): each hit counted, and the least time kept per body
+//   earliest_partners  one per swept candidate: among the hits at a body's least time, the
+//                      lowest partner kept
+//   earliest_records   one per swept candidate: the hit at both keys of a body written as its
+//                      EarliestRecord (one per body: a pair is one candidate)
+//   earliest_walls     one per body, after the walls stage (with walls only): the body's
+//                      earliest wall, where it is strictly earlier than its earliest pair
+// Each answer is a maximum of atomics, so it is the same whatever order the invocations run
+// in: that of the ordered path and of the CPU step (earliest time, then lowest partner).
+//
+// Then, only when the ordered contacts are asked for:
+//   compact            one invocation per swept candidate: each hit appended as a
+//                      ContactRecord
 //   prepare_contacts   one invocation: the workgroups of the passes below, from the count
 //   key_by_second      one per contact: the first sort key, the second body
 //   key_by_first       one per contact: the second key, the first body, in the sort's order
 //   key_by_time        one per contact: the third key, the time's bits, in the sort's order
 //   order_contacts     one per contact: the contacts in order (time, then pair), and each
-//                      body's earliest contact
+//                      body's earliest contact's position in it
 // The sorts between them are lampshade's stable radix sort, so that three passes order the
 // contacts by (time, first, second).
 //
-// A step that needs only each body's earliest contact runs these instead, with no sort and
-// no `compact` (earliest_keys and hit_count cleared to zero, earliest_contacts to
-// EARLIEST_NONE, before the first; src/gpu/contacts.rs does not record them yet):
-//   earliest_times     one per swept candidate (indirectly, as `compact`): each hit counted,
-//                      and the least time kept per body
-//   earliest_partners  one per swept candidate: among the hits at a body's least time, the
-//                      lowest partner kept
-//   earliest_records   one per swept candidate: the hit at both keys of a body written as its
-//                      EarliestRecord (one per body: a pair is one candidate)
-//   earliest_walls     one per body, after the walls stage: the body's earliest wall, where it
-//                      is strictly earlier than its earliest pair
-// Each answer is a maximum of atomics, so it is the same whatever order the invocations run
-// in: that of the ordered path and of the CPU step (earliest time, then lowest partner).
+// Last, with the step's counts copied into StepCounts by the encoder:
+//   finish_step        one invocation: the validity word
 //
 // The twin, one function per entry point, is src/cpu/contacts.rs (tests/contact_stages.rs
 // holds each stage to it); the CPU step's own ordering (src/cpu/step.rs) gives the same order

@@ -800,3 +800,45 @@ fn the_frame_stages_index_a_dispatch_in_two_dimensions() {
         (65_535, 2, 5_000_000)
     );
 }
+
+/// `prepare_resume` sizes the next resume from the count at the head of the queue it resumes,
+/// capped at the queue's capacity, as its twin says: below, at and past the capacity, and past
+/// one dimension of workgroups.
+#[test]
+fn prepare_resume_equals_its_twin() {
+    let Some(context) = common::gpu_context("prepare_resume_equals_its_twin") else {
+        return;
+    };
+    let stages = StageRunner::new(&context, "broad_phase.wgsl", BROAD_PHASE_WGSL);
+    for (saved, capacity) in [
+        (0u32, 10u32),
+        (1, 10),
+        (64, 64),
+        (65, 1000),
+        (900, 800),
+        (4_194_304, 5_000_000),
+        (5_000_000, 6_000_000),
+    ] {
+        let params = StepParams {
+            continuation_capacity: capacity,
+            ..StepParams::default()
+        };
+        // The queue's head (its count and three words of padding) and room for one query
+        // (a binding holds at least one), which is not read.
+        let mut head: Vec<u8> = bytemuck::cast_slice(&[saved, 0, 0, 0]).to_vec();
+        head.extend(unwritten::<u32>(4 + STACK_SIZE));
+        let out = stages.run(
+            "prepare_resume",
+            Some(&params),
+            1,
+            &[(15, &head), (21, &unwritten::<[u32; 4]>(1))],
+        );
+        let workgroups: [u32; 3] = cast::<[u32; 3]>(&out[1], 1)[0];
+        let expected = twin::prepare_resume(&params, saved);
+        assert_eq!(workgroups, expected, "{saved} saved, capacity {capacity}");
+        assert!(
+            u64::from(expected[0]) * u64::from(expected[1]) * 64 >= u64::from(saved.min(capacity)),
+            "{saved} of {capacity}: too few workgroups"
+        );
+    }
+}

@@ -661,6 +661,19 @@ pub fn candidates(p: usize, queried: Queried, found: &mut Found) {
     walk.query(p as u32, 0, found);
 }
 
+/// `prepare_resume`, its one invocation: the workgroups of the resume of a queue whose head
+/// counts `saved` queries (those past the capacity were not written: the capacity's).
+#[must_use]
+pub fn prepare_resume(params: &StepParams, saved: u32) -> [u32; 3] {
+    // `workgroups_for` of the contract: the host's copy is `SweepDispatch::new`.
+    let dispatch = SweepDispatch::new(saved.min(params.continuation_capacity));
+    [
+        dispatch.workgroups_x,
+        dispatch.workgroups_y,
+        dispatch.workgroups_z,
+    ]
+}
+
 /// `resume_candidates`, invocation `i`: the saved query `i` of the last dispatch, for another
 /// [`BUDGET`] steps.
 pub fn resume_candidates(
