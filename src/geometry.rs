@@ -126,7 +126,7 @@ impl From<MovingCircle> for MovingSphere {
 ///
 /// # Example
 /// ```
-/// use glam::{Vec2, Vec3};
+/// use sweepcast::glam::{Vec2, Vec3};
 /// use sweepcast::Wall;
 ///
 /// let cushion = Wall::segment(Vec2::new(0.0, 0.0), Vec2::new(2.0, 0.0));

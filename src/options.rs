@@ -11,7 +11,7 @@ use crate::validate::MAX_MAGNITUDE;
 ///
 /// # Example
 /// ```
-/// use glam::Vec3;
+/// use sweepcast::glam::Vec3;
 /// use sweepcast::{cpu, MovingSphere, PeriodicBox, SweepOptions};
 ///
 /// // Two spheres just resolved by an event-driven simulation: touching, moving apart.

@@ -52,7 +52,7 @@ use crate::options::SweepOptions;
 ///
 /// # Example
 /// ```
-/// use glam::Vec3;
+/// use sweepcast::glam::Vec3;
 /// use sweepcast::{cpu, MovingSphere, Sphere, SweepOptions};
 ///
 /// // A sphere of radius 1 moving 10 along x towards a resting sphere 5 away.
@@ -78,7 +78,7 @@ where
 ///
 /// # Example
 /// ```
-/// use glam::Vec2;
+/// use sweepcast::glam::Vec2;
 /// use sweepcast::{cpu, MovingCircle, SweepOptions};
 ///
 /// let a = MovingCircle::new(Vec2::ZERO, 1.0, Vec2::new(10.0, 0.0));
@@ -114,7 +114,7 @@ pub fn sweep_circle_circle(
 ///
 /// # Example
 /// ```
-/// use glam::{Vec2, Vec3};
+/// use sweepcast::glam::{Vec2, Vec3};
 /// use sweepcast::{cpu, MovingCircle, MovingSphere, SweepOptions, Wall};
 ///
 /// // A ball of radius 1 rolling along x towards a cushion at x = 5 from y = -2 to y = 2.
@@ -172,7 +172,7 @@ pub struct WallContact {
 ///
 /// # Example
 /// ```
-/// use glam::{Vec2, Vec3};
+/// use sweepcast::glam::{Vec2, Vec3};
 /// use sweepcast::{cpu, MovingCircle, SweepOptions, Wall};
 ///
 /// let table = Wall::rectangle_interior(Vec2::ZERO, Vec2::new(20.0, 10.0));
@@ -361,7 +361,7 @@ where
 ///
 /// # Example
 /// ```
-/// use glam::Vec3;
+/// use sweepcast::glam::Vec3;
 /// use sweepcast::{cpu, ImpactStatus, MovingSphere, SweepOptions};
 ///
 /// let bodies = [

@@ -195,7 +195,7 @@ const _: () = assert!(TASK_BODIES.is_multiple_of(PACKET) && MIN_TASK_BODIES.is_m
 ///
 /// # Example
 /// ```
-/// use glam::Vec3;
+/// use sweepcast::glam::Vec3;
 /// use sweepcast::{cpu, MovingSphere, SweepOptions};
 ///
 /// let bodies = [
@@ -342,7 +342,7 @@ impl ContactFinder {
     ///
     /// # Example
     /// ```
-    /// use glam::Vec3;
+    /// use sweepcast::glam::Vec3;
     /// use sweepcast::{cpu, Counted, Error, MovingSphere, SweepOptions};
     ///
     /// // 1,000 bodies in one place: all 499,500 pairs are contacts.
@@ -456,7 +456,7 @@ impl ContactFinder {
     ///
     /// # Example
     /// ```
-    /// use glam::{Vec2, Vec3};
+    /// use sweepcast::glam::{Vec2, Vec3};
     /// use sweepcast::{cpu, MovingCircle, SweepOptions, Wall};
     ///
     /// let table = Wall::rectangle_interior(Vec2::ZERO, Vec2::new(20.0, 10.0));
@@ -1180,7 +1180,7 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
 ///
 /// # Example
 /// ```
-/// use glam::Vec2;
+/// use sweepcast::glam::Vec2;
 /// use sweepcast::{cpu, MovingCircle, SweepOptions};
 ///
 /// // A row of unit circles 3 apart; every odd one moves 2 to the left, closing the gap of 1

@@ -37,7 +37,7 @@ pub const SERIAL_PAIRS: usize = 16_384;
 ///
 /// # Example
 /// ```
-/// use glam::Vec3;
+/// use sweepcast::glam::Vec3;
 /// use sweepcast::{cpu, MovingSphere, SweepOptions};
 ///
 /// let bodies = [

@@ -43,7 +43,7 @@ pub const DEFAULT_POLL_TIMEOUT: Duration = Duration::from_secs(60);
 ///
 /// # Example
 /// ```no_run
-/// use glam::Vec3;
+/// use sweepcast::glam::Vec3;
 /// use sweepcast::{gpu::{GpuContext, SweepPipeline}, MovingSphere, SweepOptions};
 ///
 /// let context = GpuContext::new_blocking()?;
