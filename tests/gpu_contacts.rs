@@ -380,25 +380,30 @@ fn stage_times_name_every_stage_and_change_nothing() {
 
 /// A query that meets more boxes than one invocation may walk (Mesa's software adapters end
 /// an invocation after 65,535 loop iterations, silently): it goes on in later dispatches,
-/// and nothing is lost. One large body, sorting first, over 23³ small ones.
+/// and nothing is lost. One large body, sorting first, over 24³ small ones: its walk pops
+/// some 13,800 nodes, more than the 3 × 4,096 steps of the queries' dispatch and the two
+/// resumes a fresh pipeline records.
 #[test]
 fn a_query_longer_than_one_dispatch_finds_every_pair() {
     let Some(pipeline) = pipeline("a_query_longer_than_one_dispatch_finds_every_pair") else {
         return;
     };
     let mut bodies = vec![MovingSphere::new(Vec3::ZERO, 150.0, Vec3::ZERO)];
-    for i in 0..23 {
-        for j in 0..23 {
-            for k in 0..23 {
+    for i in 0..24 {
+        for j in 0..24 {
+            for k in 0..24 {
                 let center = Vec3::new(i as f32, j as f32, k as f32) * 3.0 + 1.0;
                 bodies.push(MovingSphere::new(center, 1.0, Vec3::X));
             }
         }
     }
     compare(pipeline, "one large body", &bodies, SweepOptions::default());
-    // A fresh pipeline starts with two resume dispatches: this query needs more, and reruns.
+    // A fresh pipeline starts with two resume dispatches: this query needs more, and reruns
+    // (with room for every candidate and contact, so that nothing else makes it rerun).
     let context = common::gpu_context("long query").expect("an adapter, as above");
-    let fresh = ContactPipeline::new(&context).expect("compiles");
+    let fresh = ContactPipeline::new(&context)
+        .expect("compiles")
+        .with_capacities(1 << 17, 1 << 17);
     let found = fresh.find(&bodies, SweepOptions::default()).expect("valid");
     assert!(fresh.reruns() >= 1, "the query did not outrun two resumes");
     let earliest = found.earliest_per_body()[0].expect("the large body meets them all");
@@ -408,7 +413,7 @@ fn a_query_longer_than_one_dispatch_finds_every_pair() {
     );
     assert_eq!(
         found.contacts().iter().filter(|c| c.pair[0] == 0).count(),
-        23 * 23 * 23,
+        24 * 24 * 24,
         "the large body touches every small one"
     );
 }
@@ -776,4 +781,26 @@ fn each_bodys_earliest_without_sorting_is_the_ordered_steps() {
         compared > 10_000 && walls_won > 100,
         "the scenes test something"
     );
+}
+
+/// A fresh pipeline's first buffers fit a typical scene of the bodies it is given
+/// (`StepCapacities::for_bodies`), so that the first step of a large world does not run
+/// twice; a scene denser than that still grows and reruns.
+#[test]
+fn the_first_capacities_fit_the_bodies() {
+    let Some(context) = own_context("the_first_capacities_fit_the_bodies") else {
+        return;
+    };
+    for (scene, reruns) in [(Scene::Uniform, 0), (Scene::Clustered, 0)] {
+        let pipeline = ContactPipeline::new(&context).expect("compiles");
+        let (bodies, options) = scene.bodies(20_000, 3, 4);
+        let gpu = pipeline.find(&bodies, options).expect("valid");
+        let cpu = cpu::find_contacts(&bodies, options).expect("valid");
+        assert!(
+            gpu.candidates() > 1 << 14,
+            "{scene:?}: more candidates than the default capacity, so the test tests something"
+        );
+        assert_eq!(pipeline.reruns(), reruns, "{scene:?}");
+        assert_eq!(gpu.contacts().len(), cpu.contacts().len(), "{scene:?}");
+    }
 }

@@ -52,23 +52,28 @@ pub const DEVICE_BYTES_PER_CONTACT: u64 = super::ORDERED_BYTES_PER_CONTACT + 64;
 /// contact and the step's earliest, as [`crate::cpu::find_contacts`] gives them, with no
 /// candidate pair ever leaving the device.
 ///
-/// Build it once and call [`ContactPipeline::find`] every step. One step is one submission:
+/// Build it once and call [`ContactPipeline::find`] every step. It records [`StepStage`]
+/// on the bodies it uploads, in one submission, and reads back the counts, then the ordered
+/// contacts up to their count:
 ///
 /// ```text
-/// bodies ─ upload ─► swept_boxes ─► sort ×2 ─► leaves ─► hierarchy ─► refit ─► candidates
-///   (32 B/body)     (box, Morton)  (63-bit)   (sorted)   (Karras)    (atomic    │ pairs +
-///                                                                     min/max)  ▼ count
-///        readback ◄─ order_contacts ◄─ sort ×3 ◄─ compact ◄─ sweep (indirect, from the count)
-///   (counts, earliest   (ordered contacts,  (second, first,  (hits → contact
-///    per body, contacts) earliest per body)   time)            records)
+/// bodies ─ upload ─► scene_bounds ─► frame ─► swept_boxes ─► sort ×2 ─► leaves ─► hierarchy
+///   (32 B/body)      (atomic min/   (local    (box, Morton)  (63-bit)   (sorted)  (Karras)
+///                     max, bins)     frame)                                          │
+///   candidates ◄─ refit (atomic min/max) ◄──────────────────────────────────────────┘
+///   (pairs + count) ─► sweep (indirect) ─► earliest_* ─► compact ─► sort ×3 ─► order_contacts
+///                                          (no sort)     (hits)     (second,   (order, each
+///                                                                    first,     body's earliest
+///   counts (valid) ──► readback: counts and earliest positions; then the contacts  position)
 /// ```
 ///
 /// # Overflow
-/// The candidate and contact buffers have capacities (16,384 each at first,
-/// [`ContactPipeline::with_capacities`]). The broad phase and the compaction count every
-/// pair and hit, writing only those that fit; when a count exceeds its capacity, the
-/// pipeline grows the buffers to the next power of two at or above the count and runs the
-/// step again, so nothing is dropped ([`ContactPipeline::reruns`] says how often the last
+/// The candidate and contact buffers have capacities: at first those that fit a typical
+/// scene of the bodies ([`StepCapacities::for_bodies`]: 4 candidates and 2 contacts a body,
+/// at least 16,384 each), or the caller's ([`ContactPipeline::with_capacities`]). The broad
+/// phase and the compaction count every pair and hit, writing only those that fit; when a
+/// count exceeds its capacity, the pipeline grows the buffers to the next power of two at or
+/// above the count and runs the step again on the bodies already on the device, so nothing is dropped ([`ContactPipeline::reruns`] says how often the last
 /// step ran again). The buffers keep their size for later steps.
 ///
 /// A query walks at most 4,096 steps a dispatch (Mesa's software adapters end an invocation
@@ -128,6 +133,10 @@ struct State {
     buffers: Option<StepBuffers>,
     /// The capacities the next buffers are made for.
     capacities: StepCapacities,
+    /// Whether the caller chose them ([`ContactPipeline::with_capacities`],
+    /// [`ContactPipeline::with_saved_queries`]); else the first buffers fit the bodies
+    /// ([`StepCapacities::for_bodies`]).
+    capacities_chosen: bool,
     /// The counts, each body's earliest position and its earliest wall; the ordered contacts.
     readback: GrowingBuffer,
     contact_readback: GrowingBuffer,
@@ -194,6 +203,7 @@ impl ContactPipeline {
                 bodies: None,
                 buffers: None,
                 capacities: StepCapacities::default(),
+                capacities_chosen: false,
                 readback,
                 contact_readback,
                 reruns: 0,
@@ -205,11 +215,11 @@ impl ContactPipeline {
         })
     }
 
-    /// Starts the candidate and contact buffers at these capacities instead of 16,384 (each
-    /// rounded up to a power of two of at least 1,024): smaller to hold less memory in small
-    /// worlds (tests use the least to force the overflow and rerun of
-    /// [`ContactPipeline::find`]), larger to avoid the reruns of the first steps of a large
-    /// world.
+    /// Starts the candidate and contact buffers at these capacities instead of those that fit
+    /// a typical scene of the step's bodies ([`StepCapacities::for_bodies`]; each rounded up
+    /// to a power of two of at least 1,024): smaller to hold less memory (tests use the least
+    /// to force the overflow and rerun of [`ContactPipeline::find`]), larger to avoid the
+    /// reruns of the first steps of a dense world.
     ///
     /// Any value is accepted: each is clamped to what one storage binding of the device holds
     /// (as the buffers' growth is), and 0 counts as 1.
@@ -219,6 +229,7 @@ impl ContactPipeline {
             let mut state = self.lock();
             state.capacities.candidates = candidates.max(1);
             state.capacities.contacts = contacts.max(1);
+            state.capacities_chosen = true;
             state.buffers = None;
         }
         self
@@ -238,6 +249,7 @@ impl ContactPipeline {
         {
             let mut state = self.lock();
             state.capacities.saved_queries = capacity.max(1);
+            state.capacities_chosen = true;
             state.buffers = None;
         }
         self
@@ -732,14 +744,19 @@ impl ContactPipeline {
                 buffers.set_options(&self.queue, options);
                 buffers
             }
-            None => self.stage.create_buffers(
-                &self.device,
-                &self.queue,
-                state.bodies.as_ref().expect("made above"),
-                options,
-                state.capacities,
-                ordered,
-            )?,
+            None => {
+                if !state.capacities_chosen {
+                    state.capacities = state.capacities.max(StepCapacities::for_bodies(n));
+                }
+                self.stage.create_buffers(
+                    &self.device,
+                    &self.queue,
+                    state.bodies.as_ref().expect("made above"),
+                    options,
+                    state.capacities,
+                    ordered,
+                )?
+            }
         };
         let buffers = state.buffers.insert(buffers);
         buffers.set_body_count(&self.queue, n as u32);

@@ -117,6 +117,33 @@ pub enum StepCommand {
     },
 }
 
+impl StepCapacities {
+    /// Capacities that fit a typical scene of `bodies` bodies without a rerun: 4 candidates
+    /// and 2 contacts a body (the test scenes have 2.6 and 0.8 uniformly spread, 3.9 and 1.4
+    /// clustered; 12.5 and 5.5 with radii spread 100-fold, which grow once), at least the
+    /// defaults.
+    #[must_use]
+    pub fn for_bodies(bodies: u64) -> Self {
+        let default = Self::default();
+        Self {
+            candidates: default.candidates.max(bodies.saturating_mul(4)),
+            contacts: default.contacts.max(bodies.saturating_mul(2)),
+            ..default
+        }
+    }
+
+    /// Each capacity the larger of the two.
+    #[must_use]
+    pub fn max(self, other: Self) -> Self {
+        Self {
+            candidates: self.candidates.max(other.candidates),
+            contacts: self.contacts.max(other.contacts),
+            saved_queries: self.saved_queries.max(other.saved_queries),
+            resume_passes: self.resume_passes.max(other.resume_passes),
+        }
+    }
+}
+
 /// The most dispatches of `resume_candidates` a step records: at 4,096 steps each (`BUDGET`
 /// in broad_phase.wgsl), enough for a query that meets 2²⁸ leaves.
 pub const MAX_RESUME_PASSES: u32 = 1 << 17;
