@@ -7,7 +7,11 @@
 use glam::{Vec2, Vec3};
 
 /// A stationary circle in the plane.
-#[derive(Copy, Clone, Debug, PartialEq, Default)]
+///
+/// `#[repr(C)]` and [`bytemuck::Pod`]: a caller's `&[f32]` of `[center.x, center.y, radius]` records casts to a
+/// slice of these with `bytemuck::cast_slice`, without copying.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Circle {
     /// Centre of the circle.
     pub center: Vec2,
@@ -16,7 +20,11 @@ pub struct Circle {
 }
 
 /// A stationary sphere.
-#[derive(Copy, Clone, Debug, PartialEq, Default)]
+///
+/// `#[repr(C)]` and [`bytemuck::Pod`]: a caller's `&[f32]` of `[center.x, center.y, center.z,
+/// radius]` records casts to a slice of these with `bytemuck::cast_slice`, without copying.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Sphere {
     /// Centre of the sphere.
     pub center: Vec3,
@@ -25,7 +33,12 @@ pub struct Sphere {
 }
 
 /// A circle that moves by `displacement` over one step (t from 0 to 1).
-#[derive(Copy, Clone, Debug, PartialEq, Default)]
+///
+/// `#[repr(C)]` and [`bytemuck::Pod`]: a caller's `&[f32]` of `[center.x, center.y, radius,
+/// displacement.x, displacement.y]` records casts to a slice of these with
+/// `bytemuck::cast_slice`, without copying.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct MovingCircle {
     /// Centre at the start of the step (t = 0).
     pub center: Vec2,
@@ -37,7 +50,26 @@ pub struct MovingCircle {
 }
 
 /// A sphere that moves by `displacement` over one step (t from 0 to 1).
-#[derive(Copy, Clone, Debug, PartialEq, Default)]
+///
+/// `#[repr(C)]` and [`bytemuck::Pod`]: a caller's `&[f32]` of `[center.x, center.y,
+/// center.z, radius, displacement.x, displacement.y, displacement.z]` records casts to a
+/// slice of these with `bytemuck::cast_slice`, without copying:
+///
+/// ```
+/// use sweepcast::{cpu, MovingSphere, SweepOptions};
+///
+/// // Two bodies as a simulation might keep them: 7 floats each.
+/// let state: [f32; 14] = [
+///     0.0, 0.0, 0.0, 1.0, 10.0, 0.0, 0.0, // at the origin, moving 10 along x
+///     5.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, // at rest at x = 5
+/// ];
+/// let bodies: &[MovingSphere] = bytemuck::cast_slice(&state);
+/// let contacts = cpu::find_contacts(bodies, SweepOptions::default())?;
+/// assert_eq!(contacts.earliest().map(|c| c.impact.time_of_impact), Some(0.3));
+/// # Ok::<(), sweepcast::Error>(())
+/// ```
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct MovingSphere {
     /// Centre at the start of the step (t = 0).
     pub center: Vec3,
@@ -248,3 +280,9 @@ impl Impact {
         self.status == ImpactStatus::Overlapping
     }
 }
+
+// The records a caller's `&[f32]` casts to: no padding, f32 alignment.
+const _: () = assert!(size_of::<Circle>() == 12 && align_of::<Circle>() == 4);
+const _: () = assert!(size_of::<Sphere>() == 16 && align_of::<Sphere>() == 4);
+const _: () = assert!(size_of::<MovingCircle>() == 20 && align_of::<MovingCircle>() == 4);
+const _: () = assert!(size_of::<MovingSphere>() == 28 && align_of::<MovingSphere>() == 4);
