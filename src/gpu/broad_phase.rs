@@ -321,8 +321,9 @@ impl BroadPhaseStage {
     ///
     /// # Errors
     /// [`Error::InvalidBuffer`] for a body buffer without `STORAGE`, of a size that is not a
-    /// whole number of records, or beyond one binding; [`Error::Device`] when the device
-    /// cannot make the buffers.
+    /// whole number of records, or beyond one binding; [`Error::TooManyBodies`] beyond
+    /// [`MAX_BODIES`](crate::cpu::MAX_BODIES); [`Error::Device`] when the device cannot make
+    /// the buffers.
     ///
     /// [`BodyRecord`]: crate::layout::BodyRecord
     pub fn create_buffers(
@@ -333,9 +334,8 @@ impl BroadPhaseStage {
         options: &SweepOptions,
         capacities: BroadPhaseCapacities,
     ) -> Result<BroadPhaseBuffers, Error> {
-        let buffers =
+        let mut buffers =
             self.create_buffers_with(device, bodies, capacities, self.sorter(device, queue))?;
-        let mut buffers = buffers;
         buffers.options = *options;
         buffers.body_count_set = buffers.body_capacity as u32;
         buffers.write_input(queue);
@@ -365,8 +365,15 @@ impl BroadPhaseStage {
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size);
         check_binding("bodies", bodies, BODY_SIZE, largest_binding)?;
-        use wgpu::BufferUsages as Usage;
         let body_capacity = bodies.size() / BODY_SIZE;
+        // A leaf's position shares its word with the tree's LEAF bit.
+        if body_capacity > crate::cpu::MAX_BODIES as u64 {
+            return Err(Error::TooManyBodies {
+                count: usize::try_from(body_capacity).unwrap_or(usize::MAX),
+                max: crate::cpu::MAX_BODIES,
+            });
+        }
+        use wgpu::BufferUsages as Usage;
         let storage = Usage::STORAGE;
         let counted = COUNTED;
         let mut set = BufferSet::new(device);

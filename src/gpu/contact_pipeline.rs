@@ -148,6 +148,15 @@ struct State {
     wall_records: Vec<crate::layout::WallRecord>,
 }
 
+impl State {
+    /// With stage times on, records the readback's, from `start`.
+    fn readback_took(&mut self, start: Instant) {
+        if self.profiling {
+            self.stage_times.push(("readback", start.elapsed()));
+        }
+    }
+}
+
 /// Where the first readback holds each output: the counts, each body's earliest position,
 /// then each body's earliest wall.
 struct ReadbackLayout {
@@ -182,11 +191,7 @@ impl ContactPipeline {
         let stage = StepStage::for_adapter(&device, context.adapter_info())?;
         let scopes = ErrorScopes::push(&device);
         let upload = body_upload(&device);
-        let readback = |label| GrowingBuffer::new(&device, label, READBACK, 16, u64::MAX);
-        let (readback, contact_readback) = (
-            readback("step readback"),
-            readback("step contacts readback"),
-        );
+        let (readback, contact_readback) = readbacks(&device);
         pollster::block_on(scopes.finish())?;
         Ok(Self {
             waiter: DeviceWaiter::new(
@@ -392,14 +397,17 @@ impl ContactPipeline {
     where
         B: Copy + Into<MovingSphere>,
     {
-        out.refill(0);
-        self.with_step(bodies, walls, options, |state, walls| {
+        let found = self.with_step(bodies, walls, options, |state, walls| {
             if state.packed.len() < 2 {
                 *out = without_step(state, walls, &options);
                 return Ok(());
             }
             self.run_ordered(state, walls, &options, out)
-        })
+        });
+        if found.is_err() {
+            out.refill(0);
+        }
+        found
     }
 
     /// Each body's earliest contact in the step of `bodies` with `options` and `walls`: with
@@ -441,7 +449,7 @@ impl ContactPipeline {
         B: Copy + Into<MovingSphere>,
     {
         out.clear();
-        self.with_step(bodies, walls, options, |state, walls| {
+        let found = self.with_step(bodies, walls, options, |state, walls| {
             if state.packed.len() < 2 {
                 out.extend(without_step(state, walls, &options).earliest_impacts());
                 return Ok(());
@@ -470,13 +478,13 @@ impl ContactPipeline {
                     bytemuck::cast_slice(&view[COUNTS_SIZE as usize..]);
                 out.par_extend(records.par_iter().map(EarliestRecord::decode));
             })?;
-            if state.profiling {
-                state
-                    .stage_times
-                    .push(("readback", readback_start.elapsed()));
-            }
+            state.readback_took(readback_start);
             Ok(())
-        })
+        });
+        if found.is_err() {
+            out.clear();
+        }
+        found
     }
 
     /// Validates and packs `bodies` and `walls`, then `run`s; on an error, drops the buffers
@@ -511,9 +519,7 @@ impl ContactPipeline {
             state.buffers = None;
             state.bodies = None;
             state.upload = body_upload(&self.device);
-            let readback = |label| GrowingBuffer::new(&self.device, label, READBACK, 16, u64::MAX);
-            state.readback = readback("step readback");
-            state.contact_readback = readback("step contacts readback");
+            (state.readback, state.contact_readback) = readbacks(&self.device);
             let _ = pollster::block_on(scopes.finish());
         }
         state.elapsed = start.elapsed();
@@ -610,11 +616,7 @@ impl ContactPipeline {
                 );
             }
         })?;
-        if state.profiling {
-            state
-                .stage_times
-                .push(("readback", readback_start.elapsed()));
-        }
+        state.readback_took(readback_start);
         Ok(())
     }
 
@@ -778,6 +780,16 @@ fn without_step(state: &State, walls: &[Wall], options: &SweepOptions) -> Contac
         );
     }
     Contacts::from_parts(Vec::new(), vec![None; state.packed.len()], 0).with_walls(earliest_walls)
+}
+
+/// The two kept readback buffers (the counts with each body's outputs, and the ordered
+/// contacts), growing by 16-byte elements.
+fn readbacks(device: &wgpu::Device) -> (GrowingBuffer, GrowingBuffer) {
+    let readback = |label| GrowingBuffer::new(device, label, READBACK, 16, u64::MAX);
+    (
+        readback("step readback"),
+        readback("step contacts readback"),
+    )
 }
 
 /// The kept buffer the bodies are uploaded from, 32 bytes a body.

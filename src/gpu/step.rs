@@ -17,7 +17,7 @@ use super::kernel::{
     Observed, ObservedWorkgroups, STORAGE_BUFFERS_PER_STAGE, StageEnd, check_count, check_limits,
     observed, required_limits,
 };
-use super::sweep::{BODY_SIZE, SweepBuffers, SweepStage, check_binding};
+use super::sweep::{BODY_SIZE, SweepBuffers, SweepStage};
 use super::walls::{WallBuffers, WallStage};
 use crate::error::{Counted, Error};
 use crate::geometry::Wall;
@@ -277,8 +277,9 @@ impl StepStage {
     ///
     /// # Errors
     /// [`Error::InvalidBuffer`] for a body buffer without `STORAGE` or of a size that is not
-    /// a whole number of records or exceeds a binding; [`Error::Device`] when the device
-    /// cannot make the buffers.
+    /// a whole number of records or exceeds a binding; [`Error::TooManyBodies`] beyond
+    /// [`MAX_BODIES`](crate::cpu::MAX_BODIES); [`Error::Device`] when the device cannot make
+    /// the buffers.
     pub fn create_buffers(
         &self,
         device: &wgpu::Device,
@@ -288,14 +289,6 @@ impl StepStage {
         capacities: StepCapacities,
         ordered_contacts: bool,
     ) -> Result<StepBuffers, Error> {
-        check_binding("bodies", bodies, BODY_SIZE, self.largest_binding)?;
-        let body_capacity = bodies.size() / BODY_SIZE;
-        if body_capacity > self.max_bodies() {
-            return Err(Error::TooManyBodies {
-                count: body_capacity as usize,
-                max: self.max_bodies() as usize,
-            });
-        }
         let sorters = Sorters {
             broad_phase: self.broad_phase.sorter(device, queue),
             ordered: ordered_contacts.then(|| self.contacts.sorter(device, queue)),
@@ -308,10 +301,9 @@ impl StepStage {
             None,
             sorters,
         )?;
+        let body_capacity = buffers.body_capacity() as u32;
         buffers.broad_phase.set_options(queue, options);
-        buffers
-            .broad_phase
-            .set_body_count(queue, body_capacity as u32);
+        buffers.broad_phase.set_body_count(queue, body_capacity);
         buffers.write(queue);
         Ok(buffers)
     }
