@@ -62,7 +62,8 @@
 @group(0) @binding(22) var<storage, read> frame_input: StepParams;
 // The bodies' bounds, BOUNDS_WORDS words cleared to 0 before `scene_bounds`: per axis the
 // low end of the centres' paths as the complement of `ordered` (so that atomicMax, whose
-// identity is 0, takes their minimum), the high end as `ordered`, two unused; then per axis
+// identity is 0, takes their minimum), the high end as `ordered`; at INVALID_BODIES, 1 when a
+// body is not one the step can sweep (see `invalid_body`); one unused; then per axis
 // FRAME_WORDS words of occupied slices of the periodic box (bin b at bit b % 32 of word
 // b / 32).
 @group(0) @binding(23) var<storage, read_write> bounds: array<atomic<u32>>;
@@ -579,6 +580,18 @@ const FRAME_BINS: u32 = 4096u;
 const FRAME_WORDS: u32 = 128u;
 const OCCUPANCY: u32 = 8u;
 const BOUNDS_WORDS: u32 = 392u;
+const INVALID_BODIES: u32 = 6u;
+
+// Whether a body is one the host's validation would refuse and the step cannot sweep: a
+// centre, displacement or radius that is not finite (all exponent bits set: tested on the
+// bits, as an adapter may assume that no float is NaN), or a radius below zero (-0 is 0).
+fn invalid_body(body: BodyRecord) -> bool {
+    let exponents = vec4<u32>(0x7f800000u);
+    let center = vec4<u32>(bitcast<vec3<u32>>(body.center), bitcast<u32>(body.radius)) & exponents;
+    let displacement = vec4<u32>(bitcast<vec3<u32>>(body.displacement), 0u) & exponents;
+    return any(center == exponents) || any(displacement == exponents)
+        || bitcast<u32>(body.radius) > 0x80000000u;
+}
 const LARGEST_F32: f32 = 3.40282347e38;
 
 // The slice of a periodic axis that holds centre c: of the f32 wrap (as `local_coordinate`
@@ -608,6 +621,9 @@ fn scene_bounds(
     let i = linear_index(id, workgroups.x);
     if (i < frame_input.body_count) {
         let body = bodies[i];
+        if (invalid_body(body)) {
+            atomicMax(&group_bounds[INVALID_BODIES], 1u);
+        }
         for (var k = 0u; k < 3u; k = k + 1u) {
             let c = body.center[k];
             let d = body.displacement[k];

@@ -262,7 +262,7 @@ fn earliest_walls(
 
 // The step's counts and validity word (bind group of its own): the counts are copied in by
 // the encoder before this one-invocation pass; `valid` is 1 only when every count fitted its
-// buffer and every query of the broad phase finished, so that a consumer pass recorded after
+// buffer, every query of the broad phase finished and every body was one the step can sweep, so that a consumer pass recorded after
 // the step can skip a step whose outputs are partial.
 @group(0) @binding(30) var<storage, read_write> step_counts: StepCounts;
 
@@ -274,6 +274,7 @@ fn finish_step() {
         && counts.candidates_overflowed == 0u
         && counts.unfinished_queries == 0u
         && counts.saved_queries_overflowed == 0u
-        && counts.contacts_overflowed == 0u;
+        && counts.contacts_overflowed == 0u
+        && counts.invalid_bodies == 0u;
     step_counts.valid = select(0u, 1u, whole);
 }

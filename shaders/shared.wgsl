@@ -81,7 +81,7 @@ struct StepCounts {
     unfinished_queries: u32,
     saved_queries_overflowed: u32,
     contacts_overflowed: u32,
-    _pad0: u32,
+    invalid_bodies: u32,
     _pad1: u32,
     _pad2: u32,
 }

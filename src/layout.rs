@@ -146,8 +146,10 @@ pub struct StepCounts {
     pub saved_queries_overflowed: u32,
     /// 1 when the ordered contacts outgrew their buffer.
     pub contacts_overflowed: u32,
-    /// Padding to 48 bytes.
-    pub _pad0: u32,
+    /// 1 when a body of the step is one it cannot sweep (a centre, displacement or radius
+    /// that is not finite, or a negative radius): the bodies on the device were not
+    /// validated, and the step's answers are not applied.
+    pub invalid_bodies: u32,
     /// Padding to 48 bytes.
     pub _pad1: u32,
     /// Padding to 48 bytes.

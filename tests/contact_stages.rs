@@ -239,6 +239,10 @@ fn contact_stages_equal_their_twins() {
                 contacts_overflowed: 1,
                 ..whole
             },
+            StepCounts {
+                invalid_bodies: 1,
+                ..whole
+            },
         ] {
             let written = StepCounts {
                 valid: 0xabab_abab,

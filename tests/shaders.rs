@@ -87,7 +87,7 @@ fn every_shared_struct_matches_its_rust_mirror() {
             continuation_capacity),
         rust_layout!(StepCounts: valid, bodies, candidates, contacts, body_capacity,
             candidates_overflowed, unfinished_queries, saved_queries_overflowed,
-            contacts_overflowed, _pad0, _pad1, _pad2),
+            contacts_overflowed, invalid_bodies, _pad1, _pad2),
         rust_layout!(KeyValue: key, value),
         rust_layout!(ContactRecord: pair, _pad0, image, _pad1, impact),
         rust_layout!(WallRecord: point, kind, vector, _pad),
@@ -148,7 +148,7 @@ fn the_broad_phase_structs_match_their_twins_mirrors() {
 #[test]
 fn the_broad_phase_constants_match_their_twins_mirrors() {
     use sweepcast::cpu::broad_phase::{
-        BOUNDS_WORDS, BUDGET, FRAME_BINS, FRAME_WORDS, OCCUPANCY, STACK_SIZE,
+        BOUNDS_WORDS, BUDGET, FRAME_BINS, FRAME_WORDS, INVALID_BODIES, OCCUPANCY, STACK_SIZE,
     };
     let module = parse_and_validate("broad_phase.wgsl", sweepcast::gpu::BROAD_PHASE_WGSL);
     let mirrors = [
@@ -157,6 +157,7 @@ fn the_broad_phase_constants_match_their_twins_mirrors() {
         ("FRAME_BINS", FRAME_BINS),
         ("FRAME_WORDS", FRAME_WORDS as u32),
         ("OCCUPANCY", OCCUPANCY as u32),
+        ("INVALID_BODIES", INVALID_BODIES as u32),
         ("BOUNDS_WORDS", BOUNDS_WORDS as u32),
     ];
     for (name, rust) in mirrors {

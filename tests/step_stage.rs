@@ -1089,3 +1089,55 @@ fn bad_buffers_are_typed_errors_and_leave_the_encoder_usable() {
         &frame,
     );
 }
+
+/// Bodies on the device are not validated by the host: a body the step cannot sweep (a
+/// centre, displacement or radius that is NaN or infinite, or a negative radius) makes the
+/// step invalid (`StepCounts::invalid_bodies`), the consumer skips it, and `grow` is a typed
+/// error rather than more memory. A radius of -0 is a radius of 0: a valid step.
+#[test]
+fn a_body_the_step_cannot_sweep_makes_it_invalid() {
+    let Some((caller, stage, mut reference)) =
+        Caller::with_step("a_body_the_step_cannot_sweep_makes_it_invalid")
+    else {
+        return;
+    };
+    let (bodies, options) = Scene::Uniform.bodies(2_000, 3, 61);
+    let walls = common::walls_through(&bodies, 3);
+    let bad = 1_234;
+    type Spoil = fn(&mut MovingSphere);
+    let hostile: [(&str, Spoil); 6] = [
+        ("a NaN centre", |body| body.center.y = f32::NAN),
+        ("an infinite centre", |body| body.center.x = f32::INFINITY),
+        ("a NaN displacement", |body| body.displacement.z = f32::NAN),
+        ("an infinite displacement", |body| {
+            body.displacement.x = f32::NEG_INFINITY
+        }),
+        ("a NaN radius", |body| body.radius = f32::NAN),
+        ("a negative radius", |body| body.radius = -0.5),
+    ];
+    for (what, spoil) in hostile {
+        let mut spoiled = bodies.clone();
+        spoil(&mut spoiled[bad]);
+        let body_buffer = caller.bodies(&spoiled, spoiled.len());
+        let mut buffers = caller.step_buffers(&stage, &body_buffer, &options, &walls, ROOMY, false);
+        let frame = caller.run_frame(&stage, &mut buffers);
+        assert_eq!(frame.counts.invalid_bodies, 1, "{what}: {:?}", frame.counts);
+        assert!(!frame.counts.is_valid(), "{what}");
+        frame.assert_consumed(what);
+        assert!(
+            matches!(
+                stage.grow(&caller.device, &caller.queue, &mut buffers, &frame.counts),
+                Err(Error::InvalidBuffer { name: "bodies", .. })
+            ),
+            "{what}: grow"
+        );
+    }
+    let mut zero = bodies.clone();
+    zero[bad].radius = -0.0;
+    let body_buffer = caller.bodies(&zero, zero.len());
+    let mut buffers = caller.step_buffers(&stage, &body_buffer, &options, &walls, ROOMY, false);
+    let frame = caller.run_frame(&stage, &mut buffers);
+    assert_eq!(frame.counts.invalid_bodies, 0, "{:?}", frame.counts);
+    assert!(frame.counts.is_valid());
+    reference.assert_earliest("a radius of -0", &zero, &walls, options, &frame);
+}

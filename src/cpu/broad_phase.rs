@@ -705,8 +705,26 @@ pub const FRAME_BINS: u32 = 4096;
 pub const FRAME_WORDS: usize = FRAME_BINS as usize / 32;
 
 /// `OCCUPANCY` of the shader: where the occupied slices start in the bounds' words, after
-/// the lows, the highs and two unused words.
+/// the lows, the highs, [`INVALID_BODIES`] and one unused word.
 pub const OCCUPANCY: usize = 8;
+
+/// `INVALID_BODIES` of the shader: the bounds' word that [`scene_bounds`] sets to 1 when a
+/// body is one the step cannot sweep ([`invalid_body`]).
+pub const INVALID_BODIES: usize = 6;
+
+/// `invalid_body`: whether a body is one the host's validation would refuse and the step
+/// cannot sweep: a centre, displacement or radius that is not finite (all exponent bits
+/// set), or a radius below zero (-0 is 0). On the bits, as the shader tests them.
+#[must_use]
+pub fn invalid_body(body: &BodyRecord) -> bool {
+    let non_finite = |x: f32| x.to_bits() & 0x7f80_0000 == 0x7f80_0000;
+    body.center
+        .iter()
+        .chain(&body.displacement)
+        .any(|&x| non_finite(x))
+        || non_finite(body.radius)
+        || body.radius.to_bits() > 0x8000_0000
+}
 
 /// `BOUNDS_WORDS` of the shader: the words of the bounds that [`scene_bounds`] gathers and
 /// [`frame`] reads (a buffer cleared to 0 before the gathering).
@@ -730,6 +748,9 @@ pub fn scene_bounds(i: usize, frame_input: &StepParams, bodies: &[BodyRecord], b
         return;
     }
     let body = bodies[i];
+    if invalid_body(&body) {
+        bounds[INVALID_BODIES] = bounds[INVALID_BODIES].max(1);
+    }
     for k in 0..3 {
         let (c, d) = (body.center[k], body.displacement[k]);
         let lo = c + if d < 0.0 { d } else { 0.0 };

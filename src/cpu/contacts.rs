@@ -325,13 +325,14 @@ pub fn earliest_walls(
 /// `finish_step`, its one invocation: `counts.valid`, 1 only when every count fitted its
 /// buffer (the bodies the body buffer, the candidates `params.candidate_capacity`) and no
 /// flag is up (candidates or saved queries past a capacity, queries unfinished, ordered
-/// contacts past their buffer).
+/// contacts past their buffer, a body the step cannot sweep).
 pub fn finish_step(params: &StepParams, counts: &mut StepCounts) {
     let whole = counts.bodies <= counts.body_capacity
         && counts.candidates <= params.candidate_capacity
         && counts.candidates_overflowed == 0
         && counts.unfinished_queries == 0
         && counts.saved_queries_overflowed == 0
-        && counts.contacts_overflowed == 0;
+        && counts.contacts_overflowed == 0
+        && counts.invalid_bodies == 0;
     counts.valid = u32::from(whole);
 }

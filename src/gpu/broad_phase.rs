@@ -691,6 +691,13 @@ impl BroadPhaseBuffers {
         &self.queues[self.capacities.resume_passes as usize % 2]
     }
 
+    /// The scene's bounds as `scene_bounds` gathers them (word
+    /// [`INVALID_BODIES`](crate::cpu::broad_phase::INVALID_BODIES): 1 when a body is one the
+    /// step cannot sweep).
+    pub(super) fn bounds(&self) -> &wgpu::Buffer {
+        &self.bounds
+    }
+
     /// Bytes of device memory the buffers hold (not the caller's bodies, nor the sorter's
     /// workspace).
     #[must_use]

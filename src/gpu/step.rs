@@ -19,6 +19,7 @@ use super::kernel::{
 };
 use super::sweep::{BODY_SIZE, SweepBuffers, SweepStage};
 use super::walls::{WallBuffers, WallStage};
+use crate::cpu::broad_phase::INVALID_BODIES;
 use crate::error::{Counted, Error};
 use crate::geometry::Wall;
 use crate::layout::{StepCounts, SweepDispatch};
@@ -457,6 +458,12 @@ impl StepStage {
     /// or one submission) each give their own answers, from the bodies as the passes
     /// recorded before each left them.
     ///
+    /// The bodies on the device are checked there, not by the host: a step with a body whose
+    /// centre, displacement or radius is not finite, or whose radius is negative, sets
+    /// [`StepCounts::invalid_bodies`] and is not valid. Every pass's work is bounded whatever
+    /// the bodies hold (a query walks at most 4,096 steps a dispatch, the resumes are
+    /// counted), so a hostile buffer gives an invalid step, never a hang.
+    ///
     /// # Errors
     /// [`Error::InvalidBuffer`] when `count` lacks `COPY_SRC` or the offset is not that of
     /// a `u32` within it; [`Error::Device`] when the sorter cannot record.
@@ -612,6 +619,13 @@ impl StepStage {
             counts,
             field(Field::UnfinishedQueries),
         );
+        copy_word(
+            encoder,
+            broad_phase.bounds(),
+            4 * INVALID_BODIES as u64,
+            counts,
+            field(Field::InvalidBodies),
+        );
         self.contacts.record_finish(encoder, &buffers.outputs);
         stage_end(encoder, "counts")
     }
@@ -625,6 +639,8 @@ impl StepStage {
     /// from the bodies it started from.
     ///
     /// # Errors
+    /// [`Error::InvalidBuffer`] (`bodies`) when a body of the step is one it cannot sweep
+    /// ([`StepCounts::invalid_bodies`]: growing does not help);
     /// [`Error::TooManyBodies`] when the step's body count exceeds the body buffer (bind a
     /// larger one with new buffers); [`Error::CapacityExceeded`] when the step proved that
     /// it needs more than one binding holds; [`Error::Device`] when the device cannot make
@@ -638,6 +654,12 @@ impl StepStage {
     ) -> Result<bool, Error> {
         if counts.valid != 0 {
             return Ok(false);
+        }
+        if counts.invalid_bodies != 0 {
+            return Err(Error::InvalidBuffer {
+                name: "bodies",
+                reason: "a body of the step has a centre, displacement or radius that is not finite, or a negative radius: the step cannot sweep it (StepCounts::invalid_bodies); correct the bodies and record the frame again".into(),
+            });
         }
         let body_capacity = buffers.broad_phase.body_capacity();
         if u64::from(counts.bodies) > body_capacity {
@@ -909,6 +931,7 @@ enum Field {
     UnfinishedQueries,
     SavedQueriesOverflowed,
     ContactsOverflowed,
+    InvalidBodies,
 }
 
 /// The byte offset of `field` in [`StepCounts`].
@@ -923,6 +946,7 @@ fn field(field: Field) -> u64 {
         Field::UnfinishedQueries => offset_of!(StepCounts, unfinished_queries),
         Field::SavedQueriesOverflowed => offset_of!(StepCounts, saved_queries_overflowed),
         Field::ContactsOverflowed => offset_of!(StepCounts, contacts_overflowed),
+        Field::InvalidBodies => offset_of!(StepCounts, invalid_bodies),
     }) as u64
 }
 
