@@ -43,10 +43,10 @@ use std::time::{Duration, Instant};
 use common::{bad_options, machine, parse, read_mapped as read};
 use rayon::prelude::*;
 use sweepcast::gpu::{
-    BROAD_PHASE_WGSL, CONTACTS_WGSL, ContactPipeline, GpuContext, SWEEP_WGSL, StepBuffers,
-    StepCapacities, StepCommand, StepDomain, StepStage, WALLS_WGSL,
+    BodyRecord, ContactPipeline, GpuContext, StepBuffers, StepCapacities, StepCommand, StepCounts,
+    StepDomain, StepStage,
 };
-use sweepcast::layout::{BodyRecord, StepCounts};
+use sweepcast::low_level::{BROAD_PHASE_WGSL, CONTACTS_WGSL, SWEEP_WGSL, WALLS_WGSL};
 use sweepcast::{MovingSphere, SweepOptions, cpu};
 use testkit::Scene;
 
@@ -525,7 +525,7 @@ impl Resident {
                     device,
                     queue,
                     &body_buffer,
-                    &options,
+                    options,
                     StepCapacities::default(),
                     ordered,
                 )

@@ -215,7 +215,7 @@ pub struct WallContactRecord {
 
 impl From<&Wall> for WallRecord {
     /// The record of a wall; a plane's normal is normalised in f64 (a zero normal gives
-    /// NaN, which every path reads as a miss: [`crate::validate_walls`] rejects it first).
+    /// NaN, which every path reads as a miss: [`crate::low_level::validate_walls`] rejects it first).
     fn from(wall: &Wall) -> Self {
         match *wall {
             Wall::Segment { start, end } => Self {
@@ -385,7 +385,7 @@ pub const MAX_WORKGROUPS_PER_DIMENSION: u32 = 65535;
 pub const TIME_MISS_BITS: u32 = 0x7f80_0000;
 /// `TIME_OVERLAPPING`: [`TimeOfImpact::OVERLAPPING`]'s value in the times-only output.
 pub const TIME_OVERLAPPING: f32 = -1.0;
-/// `NO_TOUCH`: what `first_touch` ([`crate::cpu::sweep::first_touch`]) answers for a point
+/// `NO_TOUCH`: what `first_touch` ([`crate::low_level::sweep::first_touch`]) answers for a point
 /// that never comes within reach in the step (any value above 1 would do).
 pub const NO_TOUCH: f32 = 2.0;
 /// `MIN_NORMAL`: the smallest normal f32; below it a squared length has no usable direction.
@@ -531,13 +531,13 @@ fn bounds_of(bodies: &[BodyRecord], frame_input: &StepParams) -> [u32; BOUNDS_WO
 /// On an axis that does not wrap, the point of the centres' paths nearest 0 (0 itself where
 /// the paths span it): no body's local coordinate is then larger than its own. On an axis
 /// that wraps, the start of the first occupied of
-/// [`FRAME_BINS`](crate::cpu::broad_phase::FRAME_BINS) equal slices of the box after the
+/// [`FRAME_BINS`](crate::low_level::broad_phase::FRAME_BINS) equal slices of the box after the
 /// longest run of empty ones (0 where none is empty; a centre's slice from its f32 wrap, as
 /// the shader has it): a cluster anywhere in the box, across a face of it too, has local
 /// coordinates no larger than its extent plus a slice. It is a multiple of the spacing of f32
 /// at the period, at or below the slice's start and below the period, so that the shader's
 /// `L - origin` and `c - origin` (for `c` in `[origin, L)`) are exact
-/// ([`bin_start`](crate::cpu::broad_phase::bin_start)).
+/// ([`bin_start`](crate::low_level::broad_phase::bin_start)).
 #[must_use]
 pub(crate) fn local_origin(bodies: &[BodyRecord], sweep: &SweepParams) -> [f32; 3] {
     StepParams::framed(bodies, sweep).origin

@@ -6,11 +6,10 @@
 //!
 //! The crate, top to bottom:
 //!
-//! * [`geometry`]: the bodies ([`MovingCircle`], [`MovingSphere`], ...) and the [`Impact`].
+//! * The bodies ([`MovingCircle`], [`MovingSphere`], [`Circle`], [`Sphere`], [`Wall`]) and
+//!   the answers ([`Impact`], [`TimeOfImpact`], [`EarliestImpact`] and its [`Partner`]).
 //! * [`SweepOptions`]: what every path takes besides the bodies (the separating option for
 //!   event-driven simulations, a [`PeriodicBox`]).
-//! * [`layout`]: the data contract shared by the shaders (`shaders/shared.wgsl`), their CPU
-//!   twins, the batched CPU paths and validation.
 //! * [`reference`](mod@reference): the f64 oracle, the swept test of the source documents made
 //!   numerically stable.
 //! * [`cpu`]: the f32 twin of each shader, line for line, the shape-named single-pair
@@ -23,6 +22,9 @@
 //!   a body, a grid broad phase ([`events::Cells`]) and an elastic response.
 //! * [`parity`]: the backward-error judge the f32 paths are held to, for checking any
 //!   driver's answers against the oracle.
+//! * [`low_level`]: what only someone extending or checking the shaders needs: each
+//!   shader's f32 twin, the data contract (`shaders/shared.wgsl`), the shaders' sources,
+//!   the validation the batched paths run and the CPU batch's tuning.
 //!
 //! # Example
 //! ```
@@ -50,9 +52,10 @@
 pub mod cpu;
 mod error;
 pub mod events;
-pub mod geometry;
+mod geometry;
 pub mod gpu;
-pub mod layout;
+mod layout;
+pub mod low_level;
 mod options;
 pub mod parity;
 pub mod reference;
@@ -63,11 +66,8 @@ pub use glam;
 
 pub use error::{BodyField, Counted, Error};
 pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere, Wall};
+pub use layout::{EarliestImpact, Partner, TimeOfImpact};
 pub use options::{PeriodicBox, SweepOptions};
-pub use validate::{
-    MAX_MAGNITUDE, MAX_PERIODS, validate_bodies, validate_body, validate_pairs,
-    validate_periodic_reach, validate_walls,
-};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

@@ -92,7 +92,7 @@ impl SweepOptions {
 /// (`radius + |displacement_i| < L_i / 4`); then for any pair the radius sum plus the relative
 /// motion along the axis is below half the period, so at most one image can touch. A body that
 /// fails it is [`Error::PeriodicBoxTooSmall`]. Centres may lie anywhere within
-/// [`MAX_PERIODS`](crate::MAX_PERIODS) (2²⁴) periods of the origin (beyond, f32 cannot place
+/// [`MAX_PERIODS`](crate::low_level::MAX_PERIODS) (2²⁴) periods of the origin (beyond, f32 cannot place
 /// a body within one period: [`Error::OutsidePeriodicBox`]), but the guarantees (the parity
 /// bound) are stated for centres in `[0, L)` on each periodic axis: elsewhere the wrap adds
 /// a rounding of the size of the coordinates.
@@ -121,7 +121,7 @@ impl PeriodicBox {
     /// # Errors
     /// [`Error::InvalidPeriodicBox`] when a period is NaN, zero, negative, subnormal (below
     /// `f32::MIN_POSITIVE`: its reciprocal, which the wrap multiplies by, overflows, and GPUs
-    /// flush it to zero), finite above [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE), or when no
+    /// flush it to zero), finite above [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE), or when no
     /// axis wraps.
     pub fn new(period: Vec3) -> Result<Self, Error> {
         for (axis, value) in period.to_array().into_iter().enumerate() {

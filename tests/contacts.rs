@@ -191,7 +191,7 @@ fn contacts_agree_with_the_oracle_on_all_pairs() {
                 .collect();
             let answers: Vec<Option<Impact>> =
                 pairs.iter().map(|pair| index.get(pair).copied()).collect();
-            let report = parity::compare(&bodies, &pairs, &options, &answers, parity::CPU_BOUND);
+            let report = parity::compare(&bodies, &pairs, options, &answers, parity::CPU_BOUND);
             println!("{scene:?} {dimensions}D: {report}");
             assert!(report.passed(), "{scene:?} {dimensions}D: {report}");
         }
@@ -360,13 +360,13 @@ fn an_output_explosion_is_a_typed_error_not_an_abort() {
             ) => {
                 println!("{error}");
                 assert_eq!(what, Counted::Candidates);
-                assert_eq!(limit_bytes, cpu::DEFAULT_MAX_OUTPUT_BYTES);
+                assert_eq!(limit_bytes, cpu::ContactFinder::DEFAULT_MAX_OUTPUT_BYTES);
                 assert!(at_least <= all_pairs, "{at_least} of {all_pairs}");
                 assert!(at_least_bytes > limit_bytes);
                 // Soon after the limit: the candidates found (the memory taken; the hits of
                 // tasks that finished count in `at_least_bytes` too) are well short of the
                 // whole explosion.
-                let found = at_least * cpu::OUTPUT_BYTES_PER_CANDIDATE;
+                let found = at_least * cpu::ContactFinder::OUTPUT_BYTES_PER_CANDIDATE;
                 assert!(found < 2 * limit_bytes, "{found} bytes of candidates");
             }
             other => panic!("not the output limit: {:?}", other.map(|c| c.candidates())),
@@ -392,8 +392,8 @@ fn a_finder_stops_at_its_limit_and_stays_usable() {
         assert_eq!(contacts.contacts().len(), 1);
     };
     let identical = |n| vec![MovingSphere::new(Vec3::ONE, 1.0, Vec3::ZERO); n];
-    let per_candidate = cpu::OUTPUT_BYTES_PER_CANDIDATE;
-    let per_contact = cpu::OUTPUT_BYTES_PER_CONTACT;
+    let per_candidate = cpu::ContactFinder::OUTPUT_BYTES_PER_CANDIDATE;
+    let per_contact = cpu::ContactFinder::OUTPUT_BYTES_PER_CONTACT;
 
     // 2,000 bodies in one place: 1,999,000 candidates, all contacts, 56 MB of candidates.
     // A query reports its pairs every 16,384 (and a packet's 16 more at most); each
@@ -450,7 +450,10 @@ fn a_finder_stops_at_its_limit_and_stays_usable() {
         Err(Error::OutputLimit { .. })
     ));
     let mut most = cpu::ContactFinder::new().with_max_output_bytes(usize::MAX);
-    assert_eq!(most.max_output_bytes(), cpu::MAX_OUTPUT_BYTES);
+    assert_eq!(
+        most.max_output_bytes(),
+        cpu::ContactFinder::MAX_OUTPUT_BYTES
+    );
     let contacts = most
         .find(&identical(1_000), SweepOptions::default())
         .expect("within the most");

@@ -222,7 +222,7 @@ fn the_fast_batch_rejects_bad_input_like_the_others() {
         ("no bodies", vec![], vec![[0, 0]]),
     ];
     for (name, bodies, pairs) in cases {
-        let mut times = vec![cpu::TimeOfImpact::MISS; 3];
+        let mut times = vec![sweepcast::TimeOfImpact::MISS; 3];
         let fast = cpu::times_of_impact_into(&bodies, &pairs, SweepOptions::DEFAULT, &mut times)
             .unwrap_err();
         let batch = cpu::sweep_batch(&bodies, &pairs, SweepOptions::DEFAULT).unwrap_err();
@@ -232,7 +232,7 @@ fn the_fast_batch_rejects_bad_input_like_the_others() {
             "{name}: nothing is left in the output on error"
         );
     }
-    let mut times = vec![cpu::TimeOfImpact::MISS; 3];
+    let mut times = vec![sweepcast::TimeOfImpact::MISS; 3];
     cpu::times_of_impact_into(&bodies(), &[], SweepOptions::DEFAULT, &mut times).unwrap();
     assert!(times.is_empty(), "an empty batch gives an empty result");
 }

@@ -672,7 +672,7 @@ fn each_impact_time_is_where_the_bodies_touch() {
                 radius: b.radius,
                 displacement: b.velocity,
             },
-            &sweepcast::SweepOptions::event_driven(),
+            sweepcast::SweepOptions::event_driven(),
         );
         let scale = a
             .position

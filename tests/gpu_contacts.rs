@@ -70,7 +70,7 @@ fn assert_same(
     );
     let judge = |pair: [u32; 2], impact: Option<&Impact>| {
         let [a, b] = pair.map(|i| Body::from(bodies[i as usize]));
-        check_pair(&a, &b, &options, impact, None, GPU_BOUND).failure
+        check_pair(&a, &b, options, impact, None, GPU_BOUND).failure
     };
     let time = |c: Option<&cpu::Contact>| c.map(|c| c.impact.time_of_impact.to_bits());
     let mut times_differ = 0;
@@ -771,7 +771,12 @@ fn each_bodys_earliest_without_sorting_is_the_ordered_steps() {
                 walls_won += earliest
                     .iter()
                     .flatten()
-                    .filter(|e| matches!(e.partner, sweepcast::layout::Partner::Wall { .. }))
+                    .filter(|e| {
+                        matches!(
+                            e.partner,
+                            sweepcast::low_level::layout::Partner::Wall { .. }
+                        )
+                    })
                     .count();
             }
         }

@@ -25,10 +25,9 @@ mod common;
 use std::time::Instant;
 
 use sweepcast::glam::Vec3;
-use sweepcast::gpu::{
-    ContactPipeline, GpuContext, SHARED_WGSL, StepBuffers, StepCapacities, StepStage,
-};
-use sweepcast::layout::{
+use sweepcast::gpu::{ContactPipeline, GpuContext, StepBuffers, StepCapacities, StepStage};
+use sweepcast::low_level::SHARED_WGSL;
+use sweepcast::low_level::layout::{
     BodyRecord, ContactRecord, EarliestImpact, EarliestRecord, Partner, StepCounts,
 };
 use sweepcast::{Error, MovingSphere, SweepOptions, Wall, cpu};
@@ -267,7 +266,7 @@ impl Caller {
                 &self.device,
                 &self.queue,
                 bodies,
-                options,
+                *options,
                 capacities,
                 ordered,
             )
@@ -680,7 +679,7 @@ fn a_consumer_pass_reads_the_step_in_the_same_submission() {
                         stop_at_penetration,
                         ..options
                     };
-                    buffers.set_options(&caller.queue, &options);
+                    buffers.set_options(&caller.queue, options);
                     let frame = caller.run_frame(&stage, &mut buffers);
                     let label = format!(
                         "{scene:?} {dims}D, {} walls, stop at penetration {stop_at_penetration}",
@@ -1050,7 +1049,7 @@ fn bad_buffers_are_typed_errors_and_leave_the_encoder_usable() {
             &caller.device,
             &caller.queue,
             &body_buffer,
-            &options,
+            options,
             ROOMY,
             false,
         );

@@ -1,32 +1,28 @@
-//! The CPU paths in f32: the twin of each shader ([`sweep`](mod@sweep) mirrors
-//! `shaders/sweep.wgsl`, entry points included; [`broad_phase`] and [`contacts`](mod@contacts)
+//! The CPU paths in f32: the twin of each shader ([`sweep`](crate::low_level::sweep) mirrors
+//! `shaders/sweep.wgsl`, entry points included; [`broad_phase`](crate::low_level::broad_phase) and [`contacts`](crate::low_level::contacts)
 //! those of `shaders/broad_phase.wgsl` and `shaders/contacts.wgsl`), the shape-named
 //! single-pair queries built on it, the batched paths and the whole step.
 //!
 //! See also [`crate::reference`] for the f64 oracle and [`crate::gpu`] for the same sweep
 //! on the GPU.
 
-pub mod broad_phase;
+pub(crate) mod broad_phase;
 mod bvh;
-pub mod contacts;
-mod lanes;
+pub(crate) mod contacts;
+pub(crate) mod lanes;
 mod step;
-pub mod sweep;
-pub mod walls;
-mod world;
+pub(crate) mod sweep;
+pub(crate) mod walls;
+pub(crate) mod world;
 
-pub use crate::layout::TimeOfImpact;
-pub use lanes::{LANES, Simd};
-pub use step::{
-    Contact, ContactFinder, Contacts, DEFAULT_MAX_OUTPUT_BYTES, Earliest, MAX_BODIES,
-    MAX_OUTPUT_BYTES, OUTPUT_BYTES_PER_CANDIDATE, OUTPUT_BYTES_PER_CONTACT, StageTimes,
-    find_contacts,
-};
-pub use world::{SERIAL_PAIRS, World};
+pub(crate) use lanes::Simd;
+pub use step::{Contact, ContactFinder, Contacts, Earliest, StageTimes, find_contacts};
+pub use world::World;
 
 use std::cell::Cell;
 
 use crate::error::Error;
+use crate::layout::TimeOfImpact;
 use rayon::prelude::*;
 
 use crate::geometry::{Impact, MovingCircle, MovingSphere, Sphere, Wall};
@@ -46,8 +42,8 @@ use crate::options::SweepOptions;
 /// `None` when they stay apart for the whole step; otherwise the [`Impact`] at the first
 /// time they touch, or at t = 0 with [`ImpactStatus::Overlapping`](crate::ImpactStatus) when
 /// they already overlap. Inputs are not validated here: NaN gives `None`, and components
-/// beyond [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE) (or bodies too large for the periodic box)
-/// may give wrong answers. Use [`sweep_batch`] (or [`crate::validate_body`]) for checked
+/// beyond [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE) (or bodies too large for the periodic box)
+/// may give wrong answers. Use [`sweep_batch`] (or [`crate::low_level::validate_body`]) for checked
 /// input.
 ///
 /// # Example
@@ -165,7 +161,7 @@ pub struct WallContact {
 /// # Errors
 /// [`Error::NonFinite`], [`Error::TooLarge`] or [`Error::NegativeRadius`] for a bad body,
 /// [`Error::PeriodicBoxTooSmall`] or [`Error::OutsidePeriodicBox`] for a body that does not
-/// fit the options' periodic box ([`crate::validate_periodic_reach`]),
+/// fit the options' periodic box ([`crate::low_level::validate_periodic_reach`]),
 /// [`Error::InvalidWall`] for a bad wall (a non-finite or too large coordinate, a plane with
 /// a zero normal, or more walls than `u32` indices name), [`Error::TooManyBodies`] beyond
 /// `u32` indices. No walls, or no bodies, give no contacts.
@@ -194,9 +190,9 @@ pub fn earliest_wall_contacts<B>(
 where
     B: Copy + Into<MovingSphere> + Sync,
 {
-    crate::validate_bodies(bodies)?;
+    crate::validate::validate_bodies(bodies)?;
     if let Some(periodic_box) = &options.periodic_box {
-        crate::validate_periodic_reach(bodies, periodic_box)?;
+        crate::validate::validate_periodic_reach(bodies, periodic_box)?;
     }
     let mut records = Vec::new();
     wall_records_into(walls, &mut records)?;
@@ -214,7 +210,7 @@ pub(crate) fn wall_records_into(
     walls: &[Wall],
     records: &mut Vec<WallRecord>,
 ) -> Result<(), Error> {
-    crate::validate_walls(walls)?;
+    crate::validate::validate_walls(walls)?;
     if u32::try_from(walls.len()).is_err() {
         return Err(Error::InvalidWall {
             wall: u32::MAX as usize,
@@ -274,7 +270,7 @@ where
 }
 
 /// Sweeps every candidate pair, in parallel on all cores (rayon) above
-/// [`SERIAL_PAIRS`] pairs, giving exactly the answers of the shader's f32 twin
+/// [`SERIAL_PAIRS`](crate::low_level::SERIAL_PAIRS) pairs, giving exactly the answers of the shader's f32 twin
 /// ([`sweep_sphere_sphere`] on each pair).
 ///
 /// Each pair's hit or miss and time come from the branch-free lanes of
@@ -349,7 +345,7 @@ where
 }
 
 /// The fast batch: only the time and status of each pair, vectorised across blocks of up to
-/// [`LANES`] pairs (see [`Simd`]) and parallel on all cores.
+/// [`LANES`](crate::low_level::LANES) pairs (see [`Simd`]) and parallel on all cores.
 ///
 /// Same test and same typed errors as [`sweep_batch`], 4 bytes a pair out instead of an
 /// [`Impact`]. Where both report a contact the time is the same to the bit; at a contact

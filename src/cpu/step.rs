@@ -57,7 +57,7 @@ pub struct Contacts {
 impl Contacts {
     /// Each body's earliest contact with a body or a wall, as the GPU step's
     /// [`StepBuffers::earliest`](crate::gpu::StepBuffers::earliest) records say it
-    /// ([`EarliestRecord::decode`](crate::layout::EarliestRecord::decode)): the body's
+    /// ([`EarliestRecord::decode`](crate::low_level::layout::EarliestRecord::decode)): the body's
     /// earliest pair contact (the lowest partner among equal times), replaced by its earliest
     /// wall only where that is strictly earlier; `None` for a body that meets nothing.
     #[must_use]
@@ -232,20 +232,20 @@ pub struct ContactFinder {
 
 /// Bytes a candidate pair holds, as [`ContactFinder::with_max_output_bytes`] counts them: the
 /// pair (8), its time of impact (4) and the room for its key (16).
-pub const OUTPUT_BYTES_PER_CANDIDATE: usize = 8 + 4 + size_of::<Key>();
+pub(crate) const OUTPUT_BYTES_PER_CANDIDATE: usize = 8 + 4 + size_of::<Key>();
 
 /// Bytes a contact holds besides its candidate's, as
 /// [`ContactFinder::with_max_output_bytes`] counts them: its bucket in the sort (2), its key
 /// in bucket order (16) and the [`Contact`] (76).
-pub const OUTPUT_BYTES_PER_CONTACT: usize = 2 + size_of::<Key>() + size_of::<Contact>();
+pub(crate) const OUTPUT_BYTES_PER_CONTACT: usize = 2 + size_of::<Key>() + size_of::<Contact>();
 
 /// The limit on a step's output that [`find_contacts`] and a new [`ContactFinder`] keep:
 /// 2 GiB, some 77 million candidates with no contact or 17 million that are all contacts.
-pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 31;
+pub(crate) const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 31;
 
 /// The highest limit on a step's output: the bytes of 2³² − 1 contacts (the step numbers
 /// them in 32 bits), or all of memory where that is less.
-pub const MAX_OUTPUT_BYTES: usize = {
+pub(crate) const MAX_OUTPUT_BYTES: usize = {
     let contacts = u32::MAX as u64 * OUTPUT_BYTES_PER_CONTACT as u64;
     if contacts < usize::MAX as u64 {
         contacts as usize
@@ -254,7 +254,7 @@ pub const MAX_OUTPUT_BYTES: usize = {
     }
 };
 
-/// A [`ContactFinder`]'s limit on its output, from 1 to [`MAX_OUTPUT_BYTES`].
+/// A [`ContactFinder`]'s limit on its output, from 1 to [`MAX_OUTPUT_BYTES`](ContactFinder::MAX_OUTPUT_BYTES).
 #[derive(Copy, Clone, Debug)]
 struct MaxOutputBytes(usize);
 
@@ -322,21 +322,37 @@ struct Task {
 }
 
 impl ContactFinder {
+    /// The most bodies a step may hold: the tree's references keep one bit for leaves.
+    pub const MAX_BODIES: usize = MAX_BODIES;
+    /// The limit on a step's output that [`find_contacts`] and a new finder keep: 2 GiB, some
+    /// 77 million candidates with no contact or 17 million that are all contacts.
+    pub const DEFAULT_MAX_OUTPUT_BYTES: usize = DEFAULT_MAX_OUTPUT_BYTES;
+    /// The highest limit on a step's output: the bytes of 2³² − 1 contacts (the step numbers
+    /// them in 32 bits), or all of memory where that is less.
+    pub const MAX_OUTPUT_BYTES: usize = MAX_OUTPUT_BYTES;
+    /// Bytes a candidate pair holds, as [`with_max_output_bytes`](Self::with_max_output_bytes)
+    /// counts them: the pair (8), its time of impact (4) and the room for its key (16).
+    pub const OUTPUT_BYTES_PER_CANDIDATE: usize = OUTPUT_BYTES_PER_CANDIDATE;
+    /// Bytes a contact holds besides its candidate's, as
+    /// [`with_max_output_bytes`](Self::with_max_output_bytes) counts them: its bucket in the
+    /// sort (2), its key in bucket order (16) and the [`Contact`].
+    pub const OUTPUT_BYTES_PER_CONTACT: usize = OUTPUT_BYTES_PER_CONTACT;
+
     /// A finder with no memory yet, whose steps' output may take up to
-    /// [`DEFAULT_MAX_OUTPUT_BYTES`].
+    /// [`DEFAULT_MAX_OUTPUT_BYTES`](ContactFinder::DEFAULT_MAX_OUTPUT_BYTES).
     #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Limits the memory of each step's output: its candidate pairs
-    /// ([`OUTPUT_BYTES_PER_CANDIDATE`] each) and contacts ([`OUTPUT_BYTES_PER_CONTACT`] each
+    /// ([`OUTPUT_BYTES_PER_CANDIDATE`](ContactFinder::OUTPUT_BYTES_PER_CANDIDATE) each) and contacts ([`OUTPUT_BYTES_PER_CONTACT`](ContactFinder::OUTPUT_BYTES_PER_CONTACT) each
     /// besides). The queries count their pairs as they append them, and every query stops
     /// soon after the count passes the limit (within some 16,000 pairs a thread), so that a
     /// step whose bodies all overlap returns [`Error::OutputLimit`] rather than exhausting
     /// memory; the finder then releases that memory and stays usable.
     ///
-    /// Any value is accepted: 0 counts as 1 and values above [`MAX_OUTPUT_BYTES`] as that.
+    /// Any value is accepted: 0 counts as 1 and values above [`MAX_OUTPUT_BYTES`](ContactFinder::MAX_OUTPUT_BYTES) as that.
     /// The step's vectors grow by doubling, so its memory may reach about twice the limit,
     /// besides what each body holds (see [`memory_bytes`](Self::memory_bytes)).
     ///
@@ -1120,7 +1136,7 @@ pub(crate) fn bytes<T>(vector: &Vec<T>) -> usize {
 }
 
 /// The most bodies a step may hold: the tree's references keep one bit for leaves.
-pub const MAX_BODIES: usize = (1 << 31) - 1;
+pub(crate) const MAX_BODIES: usize = (1 << 31) - 1;
 
 /// A contact's place in the contacts' order, as one integer: the bits of its time of impact
 /// (never negative, so that they order it), then its pair; the lowest 32 bits are 0.
@@ -1169,12 +1185,12 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
 ///
 /// # Memory
 /// Besides what each body holds, the step's output is limited to
-/// [`DEFAULT_MAX_OUTPUT_BYTES`] (2 GiB, as [`ContactFinder::with_max_output_bytes`] counts
+/// [`DEFAULT_MAX_OUTPUT_BYTES`](ContactFinder::DEFAULT_MAX_OUTPUT_BYTES) (2 GiB, as [`ContactFinder::with_max_output_bytes`] counts
 /// it); a [`ContactFinder`] sets its own limit.
 ///
 /// # Errors
 /// The typed errors of [`World::update`] for a bad body or a periodic box too small for one;
-/// [`Error::TooManyBodies`] beyond [`MAX_BODIES`]; [`Error::OutputLimit`] when the candidates
+/// [`Error::TooManyBodies`] beyond [`MAX_BODIES`](ContactFinder::MAX_BODIES); [`Error::OutputLimit`] when the candidates
 /// and contacts outgrow the limit (bodies that all overlap: every pair is a contact). No
 /// bodies, or one, give no contacts.
 ///

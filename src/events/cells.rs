@@ -496,7 +496,7 @@ impl BroadPhase for Cells {
         if spheres.is_empty() {
             return Ok(0);
         }
-        crate::validate_bodies(spheres)?;
+        crate::validate::validate_bodies(spheres)?;
         self.lay_out(spheres, &options);
         self.fill(spheres);
         let layers = self.axes[2].count;

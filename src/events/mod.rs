@@ -88,7 +88,7 @@ use crate::reference::{self, Body};
 
 /// The largest magnitude of a component of an event body's position or velocity, of its
 /// radius and of a skin: 2¹²² (about 5.3 × 10³⁶), a power of two below a quarter of
-/// [`crate::MAX_MAGNITUDE`], so that a body grown by twice the skin still fits the f32
+/// [`crate::low_level::MAX_MAGNITUDE`], so that a body grown by twice the skin still fits the f32
 /// spheres every broad phase is given. In open space a body's path over the step must stay
 /// within it too. Within it the predictions' largest products (the square of a relative
 /// speed times the square of a radius sum, about 2⁵⁰⁰ at most) are far from overflowing f64.
@@ -589,8 +589,8 @@ impl BroadPhase for crate::cpu::ContactFinder {
         max_pairs: usize,
         max_work: u64,
     ) -> Result<u64, Error> {
-        let per_pair =
-            crate::cpu::OUTPUT_BYTES_PER_CANDIDATE + crate::cpu::OUTPUT_BYTES_PER_CONTACT;
+        let per_pair = crate::cpu::ContactFinder::OUTPUT_BYTES_PER_CANDIDATE
+            + crate::cpu::ContactFinder::OUTPUT_BYTES_PER_CONTACT;
         let bytes = max_pairs.saturating_add(1).saturating_mul(per_pair);
         let contacts = self.find_within(spheres, options, bytes)?;
         let work = WORK_PER_BODY * spheres.len() as u64 + contacts.candidates() as u64;
@@ -864,7 +864,7 @@ impl EventLoop {
         if !(step.is_finite() && step >= 0.0 && (self.clock + step).is_finite()) {
             return Err(Error::InvalidStep { step });
         }
-        crate::validate_walls(walls)?;
+        crate::validate::validate_walls(walls)?;
         if let Some(skin) = self.skin_setting
             && !(MIN_LENGTH..=MAX_MAGNITUDE).contains(&skin)
         {
@@ -1180,7 +1180,7 @@ impl EventLoop {
         // stays in its skin, a pair that can touch is nearest at the image that touches,
         // whatever the broad phase (every pair checks nothing itself).
         if let Some(periodic_box) = &self.periodic_box {
-            crate::validate_periodic_reach(&self.spheres, periodic_box)?;
+            crate::validate::validate_periodic_reach(&self.spheres, periodic_box)?;
         }
         for sphere in &mut self.spheres {
             sphere.displacement = glam::Vec3::ZERO;
@@ -1752,7 +1752,7 @@ fn wall_impact(wall: &Wall, motion: &Motion) -> Option<(f64, DVec3, DVec3)> {
         radius: motion.radius,
         displacement: motion.velocity * horizon,
     };
-    let impact = reference::sweep_sphere_wall(&swept, wall, &SweepOptions::event_driven())?;
+    let impact = reference::sweep_sphere_wall(&swept, wall, SweepOptions::event_driven())?;
     // Touching at once, the body approaches only beyond what a response's rounding leaves
     // of its speed (as a pair's, [`predict::SETTLED`]).
     let speed = motion.velocity.abs().element_sum();

@@ -1,7 +1,7 @@
 //! The broad phase stage: `shaders/broad_phase.wgsl` recorded into the caller's command
 //! encoder, from a body buffer on the device to a counted buffer of candidate pairs, with no
 //! host read between. Its f32 twin, one function per entry point, is
-//! [`crate::cpu::broad_phase`]; [`StepStage`](super::StepStage) composes it with the sweep
+//! [`crate::low_level::broad_phase`]; [`StepStage`](super::StepStage) composes it with the sweep
 //! and the outputs.
 //!
 //! ```text
@@ -151,7 +151,7 @@ pub(super) const COUNTER_SAVED_OVERFLOWED: u64 = 2;
 /// it with the sweep and the outputs; it is usable alone as a broad phase.
 ///
 /// # Buffers
-/// It binds the caller's bodies ([`BodyRecord`](crate::layout::BodyRecord)s, 32 bytes,
+/// It binds the caller's bodies ([`BodyRecord`](crate::low_level::layout::BodyRecord)s, 32 bytes,
 /// usage `STORAGE`) and makes the rest ([`BroadPhaseStage::create_buffers`]): the candidate
 /// pairs (`[u32; 2]`, lower index first, `STORAGE`) and the counters (three `u32`: the
 /// candidates counted, also past the capacity; a flag set when a candidate was counted
@@ -322,21 +322,21 @@ impl BroadPhaseStage {
     /// # Errors
     /// [`Error::InvalidBuffer`] for a body buffer without `STORAGE`, of a size that is not a
     /// whole number of records, or beyond one binding; [`Error::TooManyBodies`] beyond
-    /// [`MAX_BODIES`](crate::cpu::MAX_BODIES); [`Error::Device`] when the device cannot make
+    /// [`MAX_BODIES`](crate::cpu::ContactFinder::MAX_BODIES); [`Error::Device`] when the device cannot make
     /// the buffers.
     ///
-    /// [`BodyRecord`]: crate::layout::BodyRecord
+    /// [`BodyRecord`]: crate::low_level::layout::BodyRecord
     pub fn create_buffers(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         bodies: &wgpu::Buffer,
-        options: &SweepOptions,
+        options: SweepOptions,
         capacities: BroadPhaseCapacities,
     ) -> Result<BroadPhaseBuffers, Error> {
         let mut buffers =
             self.create_buffers_with(device, bodies, capacities, self.sorter(device, queue))?;
-        buffers.options = *options;
+        buffers.options = options;
         buffers.body_count_set = buffers.body_capacity as u32;
         buffers.write_input(queue);
         Ok(buffers)
@@ -367,10 +367,10 @@ impl BroadPhaseStage {
         check_binding("bodies", bodies, BODY_SIZE, largest_binding)?;
         let body_capacity = bodies.size() / BODY_SIZE;
         // A leaf's position shares its word with the tree's LEAF bit.
-        if body_capacity > crate::cpu::MAX_BODIES as u64 {
+        if body_capacity > crate::cpu::ContactFinder::MAX_BODIES as u64 {
             return Err(Error::TooManyBodies {
                 count: usize::try_from(body_capacity).unwrap_or(usize::MAX),
-                max: crate::cpu::MAX_BODIES,
+                max: crate::cpu::ContactFinder::MAX_BODIES,
             });
         }
         use wgpu::BufferUsages as Usage;
@@ -607,8 +607,8 @@ impl BroadPhaseBuffers {
 
     /// Sets the options of the steps recorded from now on (written with `queue`: they take
     /// effect at the next submission, for every step recorded in it).
-    pub fn set_options(&mut self, queue: &wgpu::Queue, options: &SweepOptions) {
-        self.options = *options;
+    pub fn set_options(&mut self, queue: &wgpu::Queue, options: SweepOptions) {
+        self.options = options;
         self.write_input(queue);
     }
 
@@ -692,7 +692,7 @@ impl BroadPhaseBuffers {
     }
 
     /// The scene's bounds as `scene_bounds` gathers them (word
-    /// [`INVALID_BODIES`](crate::cpu::broad_phase::INVALID_BODIES): 1 when a body is one the
+    /// [`INVALID_BODIES`](crate::low_level::broad_phase::INVALID_BODIES): 1 when a body is one the
     /// step cannot sweep).
     pub(super) fn bounds(&self) -> &wgpu::Buffer {
         &self.bounds

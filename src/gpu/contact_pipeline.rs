@@ -34,19 +34,6 @@ const EARLIEST_SIZE: u64 = size_of::<EarliestRecord>() as u64;
 const READBACK: wgpu::BufferUsages =
     wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
 
-/// Bytes per body the pipeline holds on the device: the body (32), the broad phase's buffers
-/// ([`BROAD_PHASE_BYTES_PER_BODY`](super::BROAD_PHASE_BYTES_PER_BODY), 152), the earliest
-/// contact's ([`EARLIEST_BYTES_PER_BODY`](super::EARLIEST_BYTES_PER_BODY), 40) and each
-/// body's earliest position in the order (4); the body's upload (32) and the readback of its
-/// earliest position (4).
-pub const DEVICE_BYTES_PER_BODY: u64 =
-    32 + super::BROAD_PHASE_BYTES_PER_BODY + super::EARLIEST_BYTES_PER_BODY + 4 + 32 + 4;
-/// Bytes per candidate pair: the pair (8) and its impact record (32).
-pub const DEVICE_BYTES_PER_CANDIDATE: u64 = 8 + 32;
-/// Bytes per contact: the ordered contacts' buffers
-/// ([`ORDERED_BYTES_PER_CONTACT`](super::ORDERED_BYTES_PER_CONTACT), 144) and the readback (64).
-pub const DEVICE_BYTES_PER_CONTACT: u64 = super::ORDERED_BYTES_PER_CONTACT + 64;
-
 /// The whole collision step on the GPU from the bodies alone: every pair that touches during
 /// the step (or overlaps at its start), ordered by time and pair, each body's earliest
 /// contact and the step's earliest, as [`crate::cpu::find_contacts`] gives them, with no
@@ -178,6 +165,23 @@ impl ReadbackLayout {
 }
 
 impl ContactPipeline {
+    /// Bytes per body the pipeline holds on the device: the body (32), the broad phase's buffers
+    /// ([`BROAD_PHASE_BYTES_PER_BODY`](crate::low_level::BROAD_PHASE_BYTES_PER_BODY), 152), the earliest
+    /// contact's ([`EARLIEST_BYTES_PER_BODY`](crate::low_level::EARLIEST_BYTES_PER_BODY), 40) and each
+    /// body's earliest position in the order (4); the body's upload (32) and the readback of its
+    /// earliest position (4).
+    pub const DEVICE_BYTES_PER_BODY: u64 = 32
+        + super::broad_phase::BROAD_PHASE_BYTES_PER_BODY
+        + super::contacts::EARLIEST_BYTES_PER_BODY
+        + 4
+        + 32
+        + 4;
+    /// Bytes per candidate pair: the pair (8) and its impact record (32).
+    pub const DEVICE_BYTES_PER_CANDIDATE: u64 = 8 + 32;
+    /// Bytes per contact: the ordered contacts' buffers
+    /// ([`ORDERED_BYTES_PER_CONTACT`](crate::low_level::ORDERED_BYTES_PER_CONTACT), 144) and the readback (64).
+    pub const DEVICE_BYTES_PER_CONTACT: u64 = super::contacts::ORDERED_BYTES_PER_CONTACT + 64;
+
     /// Compiles the step's shaders on the context's device.
     ///
     /// # Errors
@@ -322,8 +326,8 @@ impl ContactPipeline {
     }
 
     /// Bytes of device memory the pipeline holds now (its buffers at their present
-    /// capacities: see [`DEVICE_BYTES_PER_BODY`], [`DEVICE_BYTES_PER_CANDIDATE`] and
-    /// [`DEVICE_BYTES_PER_CONTACT`]), besides the sorter's own workspace.
+    /// capacities: see [`Self::DEVICE_BYTES_PER_BODY`], [`Self::DEVICE_BYTES_PER_CANDIDATE`] and
+    /// [`Self::DEVICE_BYTES_PER_CONTACT`]), besides the sorter's own workspace.
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
         let state = self.lock();
@@ -743,7 +747,7 @@ impl ContactPipeline {
         }
         let buffers = match state.buffers.take() {
             Some(mut buffers) => {
-                buffers.set_options(&self.queue, options);
+                buffers.set_options(&self.queue, *options);
                 buffers
             }
             None => {
@@ -754,7 +758,7 @@ impl ContactPipeline {
                     &self.device,
                     &self.queue,
                     state.bodies.as_ref().expect("made above"),
-                    options,
+                    *options,
                     state.capacities,
                     ordered,
                 )?

@@ -4,6 +4,9 @@
 //! Also what a benchmark observes of the commands a step records ([`observed`]): wgpu cannot
 //! list an encoder's commands, so the step's own recording helpers say what they record.
 
+/// The data contract every stage's source begins with (`shaders/shared.wgsl`).
+pub const SHARED_WGSL: &str = include_str!("../../shaders/shared.wgsl");
+
 use std::cell::RefCell;
 
 use super::sweep::{Workgroups, compute_pipeline, dispatch, group_entry, layout_entry};

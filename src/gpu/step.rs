@@ -4,8 +4,8 @@
 //! `shaders/sweep.wgsl`) and the outputs (`shaders/contacts.wgsl`) into the caller's command
 //! encoder, from the caller's body buffer to device buffers of each body's earliest contact
 //! and the step's counts, with no host read between. The chain follows the CPU twins' entry
-//! points in the same order: [`crate::cpu::broad_phase`], [`crate::cpu::walls`],
-//! [`crate::cpu::sweep`](mod@crate::cpu::sweep) and [`crate::cpu::contacts`](mod@crate::cpu::contacts).
+//! points in the same order: [`crate::low_level::broad_phase`], [`crate::low_level::walls`],
+//! [`crate::low_level::sweep`](crate::low_level::sweep) and [`crate::low_level::contacts`](crate::low_level::contacts).
 
 use super::broad_phase::{
     BroadPhaseBuffers, BroadPhaseCapacities, BroadPhaseStage, CONTINUATION_SIZE,
@@ -90,7 +90,7 @@ pub enum StepDomain {
 pub enum StepCommand {
     /// One dispatch of an entry point of one of the step's shaders.
     Dispatch {
-        /// The shader file: `broad_phase.wgsl` ([`BROAD_PHASE_WGSL`](super::BROAD_PHASE_WGSL)),
+        /// The shader file: `broad_phase.wgsl` ([`BROAD_PHASE_WGSL`](crate::low_level::BROAD_PHASE_WGSL)),
         /// `sweep.wgsl`, `walls.wgsl` or `contacts.wgsl`.
         shader: &'static str,
         /// The entry point.
@@ -147,7 +147,7 @@ impl StepCapacities {
 
 /// The most dispatches of `resume_candidates` a step records: at 4,096 steps each (`BUDGET`
 /// in broad_phase.wgsl), enough for a query that meets 2²⁸ leaves.
-pub const MAX_RESUME_PASSES: u32 = 1 << 17;
+pub(crate) const MAX_RESUME_PASSES: u32 = 1 << 17;
 
 /// The whole collision step as one stage recorded into the caller's encoder: see the
 /// README's "Resident on the device: the step stage".
@@ -201,6 +201,10 @@ impl std::fmt::Debug for StepBuffers {
 }
 
 impl StepStage {
+    /// The most dispatches of `resume_candidates` a step records: at 4,096 steps each, enough
+    /// for a query that meets 2²⁸ leaves.
+    pub const MAX_RESUME_PASSES: u32 = MAX_RESUME_PASSES;
+
     /// Compiles every stage of the step on `device`. The radix sorter takes its portable
     /// path; [`StepStage::for_adapter`] lets it choose the adapter's fast one.
     ///
@@ -265,11 +269,11 @@ impl StepStage {
     /// records.
     #[must_use]
     pub fn max_bodies(&self) -> u64 {
-        (self.largest_binding / BODY_SIZE).min(crate::cpu::MAX_BODIES as u64)
+        (self.largest_binding / BODY_SIZE).min(crate::cpu::ContactFinder::MAX_BODIES as u64)
     }
 
     /// The step's buffers over the caller's `bodies` (usage `STORAGE`, a whole number of
-    /// [`BodyRecord`](crate::layout::BodyRecord)s: its size is the step's body capacity),
+    /// [`BodyRecord`](crate::low_level::layout::BodyRecord)s: its size is the step's body capacity),
     /// for `options` and `capacities` (each clamped to what one binding holds; rounded up
     /// to a power of two), with the ordered contacts' buffers when `ordered_contacts` is set.
     /// The body count is the body capacity until [`StepBuffers::set_body_count`] or a count
@@ -279,14 +283,14 @@ impl StepStage {
     /// # Errors
     /// [`Error::InvalidBuffer`] for a body buffer without `STORAGE` or of a size that is not
     /// a whole number of records or exceeds a binding; [`Error::TooManyBodies`] beyond
-    /// [`MAX_BODIES`](crate::cpu::MAX_BODIES); [`Error::Device`] when the device cannot make
+    /// [`MAX_BODIES`](crate::cpu::ContactFinder::MAX_BODIES); [`Error::Device`] when the device cannot make
     /// the buffers.
     pub fn create_buffers(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         bodies: &wgpu::Buffer,
-        options: &SweepOptions,
+        options: SweepOptions,
         capacities: StepCapacities,
         ordered_contacts: bool,
     ) -> Result<StepBuffers, Error> {
@@ -396,7 +400,7 @@ impl StepStage {
         buffers: &mut StepBuffers,
         walls: &[Wall],
     ) -> Result<(), Error> {
-        crate::validate_walls(walls)?;
+        crate::validate::validate_walls(walls)?;
         if walls.is_empty() {
             buffers.walls = None;
             let params = buffers.broad_phase.params();
@@ -704,7 +708,7 @@ impl StepStage {
                 return Err(error);
             }
         };
-        grown.broad_phase.set_options(queue, &options);
+        grown.broad_phase.set_options(queue, options);
         grown.broad_phase.set_body_count(queue, body_count);
         grown.write(queue);
         *buffers = grown;
@@ -808,7 +812,7 @@ impl StepBuffers {
 
     /// Sets the options of the steps recorded from now on (written with `queue`: they take
     /// effect at the next submission, for every step recorded in it).
-    pub fn set_options(&mut self, queue: &wgpu::Queue, options: &SweepOptions) {
+    pub fn set_options(&mut self, queue: &wgpu::Queue, options: SweepOptions) {
         self.broad_phase.set_options(queue, options);
         self.write(queue);
     }
@@ -847,8 +851,8 @@ impl StepBuffers {
 
     /// The options of the steps recorded now.
     #[must_use]
-    pub fn options(&self) -> &SweepOptions {
-        self.broad_phase.options()
+    pub fn options(&self) -> SweepOptions {
+        *self.broad_phase.options()
     }
 
     /// The step's [`StepCounts`] (`STORAGE | COPY_SRC | COPY_DST`, 48 bytes), written by
@@ -859,17 +863,17 @@ impl StepBuffers {
     }
 
     /// Each body's earliest contact, with a body or a wall, as an
-    /// [`EarliestRecord`](crate::layout::EarliestRecord) (`STORAGE | COPY_SRC`, 32 bytes a
+    /// [`EarliestRecord`](crate::low_level::layout::EarliestRecord) (`STORAGE | COPY_SRC`, 32 bytes a
     /// body): the least time, then the lowest partner; a wall only where strictly earlier
     /// than every body. An all-zero record (kind
-    /// [`EARLIEST_NONE`](crate::layout::EARLIEST_NONE)) for a body that meets nothing.
+    /// [`EARLIEST_NONE`](crate::low_level::layout::EARLIEST_NONE)) for a body that meets nothing.
     #[must_use]
     pub fn earliest(&self) -> &wgpu::Buffer {
         self.outputs.earliest()
     }
 
     /// The contacts in the step's order (by time, then pair), as
-    /// [`ContactRecord`](crate::layout::ContactRecord)s (`STORAGE | COPY_SRC`): the first
+    /// [`ContactRecord`](crate::low_level::layout::ContactRecord)s (`STORAGE | COPY_SRC`): the first
     /// [`StepCounts::contacts`] hold them. `None` unless the buffers were made with ordered
     /// contacts.
     #[must_use]

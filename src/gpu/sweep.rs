@@ -1,5 +1,5 @@
 //! The sweep stage: `shaders/sweep.wgsl` recorded into the caller's command encoder, on
-//! buffers the caller keeps. Its CPU twin is [`crate::cpu::sweep`](mod@crate::cpu::sweep);
+//! buffers the caller keeps. Its CPU twin is [`crate::low_level::sweep`](crate::low_level::sweep);
 //! [`SweepPipeline`](super::SweepPipeline) is the blocking convenience built on it.
 
 use std::num::NonZeroU64;
@@ -31,7 +31,7 @@ const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 ///
 /// # Buffers
 /// The stage reads bodies and pairs and writes one output a pair in the layout of
-/// [`crate::layout`]: [`BodyRecord`] (32 bytes a body), `[u32; 2]` (8 bytes a pair; both
+/// [`crate::low_level::layout`]: [`BodyRecord`] (32 bytes a body), `[u32; 2]` (8 bytes a pair; both
 /// indices must name bodies of the buffer: the stage does not check them, and the GPU's
 /// bounds-checked access makes a pair past the bodies an unspecified answer, never a fault)
 /// and, as the buffers' [`SweepOutput`] says, [`ImpactRecord`]s (32 bytes a pair: time,
@@ -45,7 +45,7 @@ const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 /// # Example
 /// ```no_run
 /// use sweepcast::gpu::{GpuContext, SweepStage};
-/// use sweepcast::layout::BodyRecord;
+/// use sweepcast::low_level::layout::BodyRecord;
 /// use sweepcast::{glam::Vec3, MovingSphere, SweepOptions};
 ///
 /// let context = GpuContext::new_blocking()?;
@@ -60,7 +60,7 @@ const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 /// queue.write_buffer(buffers.bodies(), 0, bytemuck::cast_slice(&records));
 /// queue.write_buffer(buffers.pairs(), 0, bytemuck::cast_slice(&[[0u32, 1]]));
 /// let mut encoder = device.create_command_encoder(&Default::default());
-/// stage.record(queue, &mut encoder, &buffers, 1, &SweepOptions::default())?;
+/// stage.record(queue, &mut encoder, &buffers, 1, SweepOptions::default())?;
 /// // ... the caller's own passes, and a copy of buffers.output() to read back ...
 /// queue.submit([encoder.finish()]);
 /// # Ok::<(), sweepcast::Error>(())
@@ -546,7 +546,7 @@ impl SweepStage {
         encoder: &mut wgpu::CommandEncoder,
         buffers: &SweepBuffers,
         pair_count: u32,
-        options: &SweepOptions,
+        options: SweepOptions,
     ) -> Result<(), Error> {
         if u64::from(pair_count) > buffers.pair_capacity {
             return Err(Error::CapacityExceeded {
@@ -556,7 +556,7 @@ impl SweepStage {
             });
         }
         let dispatch = SweepDispatch::new(pair_count);
-        buffers.write_params(queue, options);
+        buffers.write_params(queue, &options);
         queue.write_buffer(&buffers.dispatch, 0, bytemuck::bytes_of(&dispatch));
         let workgroups = Workgroups::Direct(dispatch.workgroups_x, dispatch.workgroups_y);
         let (pipeline, group) = (self.pipeline(buffers), &buffers.sweep_group);
@@ -584,7 +584,7 @@ impl SweepStage {
         buffers: &SweepBuffers,
         count: &wgpu::Buffer,
         count_offset: u64,
-        options: &SweepOptions,
+        options: SweepOptions,
     ) -> Result<(), Error> {
         let reason = if !count.usage().contains(wgpu::BufferUsages::COPY_SRC) {
             Some(format!("usage {:?} lacks COPY_SRC", count.usage()))
@@ -606,7 +606,7 @@ impl SweepStage {
                 reason,
             });
         }
-        buffers.write_params(queue, options);
+        buffers.write_params(queue, &options);
         self.record_counted(encoder, buffers, count, count_offset);
         Ok(())
     }
