@@ -1115,7 +1115,7 @@ impl Checker {
         };
         let mut judged = 0;
         for contact in contacts.contacts() {
-            let [i, j] = contact.pair.map(|k| k as usize);
+            let [i, j] = contact.pair().unwrap().map(|k| k as usize);
             let (before, after) = (&data.before, &data.after);
             let a = Body {
                 center: center(&before[i]),

@@ -49,6 +49,7 @@
 
 #![warn(missing_docs)]
 
+mod contact_step;
 pub mod cpu;
 mod error;
 pub mod events;
@@ -64,6 +65,8 @@ mod validate;
 /// The vector types of the API: glam 0.34, re-exported so that callers use the same version.
 pub use glam;
 
+pub use contact_step::{ContactStep, StageTimes};
+pub use cpu::step::{Contact, Contacts};
 pub use error::{BodyField, Counted, Error};
 pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere, Wall};
 pub use layout::{EarliestImpact, Partner, TimeOfImpact};

@@ -407,15 +407,18 @@ impl Frame {
     }
 
     /// The ordered contacts, decoded as `ContactPipeline::find` decodes them.
-    fn contacts(&self, bodies: &[MovingSphere]) -> Vec<cpu::Contact> {
+    fn contacts(&self, bodies: &[MovingSphere]) -> Vec<sweepcast::Contact> {
         let record = |body: u32| BodyRecord::from(bodies[body as usize]);
         self.ordered[..self.counts.contacts as usize]
             .iter()
             .map(|contact| {
                 let [a, b] = contact.pair;
-                cpu::Contact {
-                    pair: contact.pair,
-                    image: contact.image,
+                sweepcast::Contact {
+                    body: a,
+                    partner: sweepcast::Partner::Body {
+                        index: b,
+                        image: contact.image,
+                    },
                     impact: contact
                         .impact
                         .to_impact(&record(a), &record(b))
@@ -574,10 +577,10 @@ impl Reference {
                     .expect("valid")
                     .contacts()
                     .to_vec();
-                let key = |c: &cpu::Contact| {
+                let key = |c: &sweepcast::Contact| {
                     (
-                        c.pair,
-                        c.image,
+                        c.pair().unwrap(),
+                        c.image(),
                         c.impact.time_of_impact.to_bits(),
                         c.impact.status,
                     )

@@ -265,13 +265,19 @@ fn the_earliest_wall_of_each_body_inside_a_box() {
     ];
     let contacts = cpu::earliest_wall_contacts(&bodies, &room, SweepOptions::DEFAULT).unwrap();
     let first = contacts[0].unwrap();
-    assert_eq!((first.wall, first.impact.time_of_impact), (1, 0.5));
+    assert_eq!(
+        (first.wall().unwrap(), first.impact.time_of_impact),
+        (1, 0.5)
+    );
     let corner = contacts[1].unwrap();
-    assert_eq!((corner.wall, corner.impact.time_of_impact), (0, 0.5));
+    assert_eq!(
+        (corner.wall().unwrap(), corner.impact.time_of_impact),
+        (0, 0.5)
+    );
     assert!(contacts[2].is_none());
     let floor = contacts[3].unwrap();
     assert_eq!(
-        (floor.wall, floor.impact.status),
+        (floor.wall().unwrap(), floor.impact.status),
         (2, ImpactStatus::Overlapping)
     );
     // Each one is the earliest of the body's single-wall sweeps.
@@ -290,7 +296,10 @@ fn the_earliest_wall_of_each_body_inside_a_box() {
                     .total_cmp(&b.0.time_of_impact)
                     .then(a.1.cmp(&b.1))
             });
-        assert_eq!(contact.map(|c| (c.impact, c.wall as usize)), earliest);
+        assert_eq!(
+            contact.map(|c| (c.impact, c.wall().unwrap() as usize)),
+            earliest
+        );
     }
     // No walls, or no bodies: nothing.
     assert!(
@@ -992,7 +1001,7 @@ fn walls_in_the_cpu_step_in_a_periodic_box_are_held_to_the_oracle() {
             })
             .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
             .map(|(w, t)| (w, t as f32));
-        let ours = contact.map(|c| (c.wall, c.impact.time_of_impact));
+        let ours = contact.map(|c| (c.wall().unwrap(), c.impact.time_of_impact));
         if ours == oracle {
             equal += 1;
         } else if let Err(why) = common::judge_earliest_wall(body, &walls, &options, ours, oracle) {

@@ -10,13 +10,14 @@ pub(crate) mod broad_phase;
 mod bvh;
 pub(crate) mod contacts;
 pub(crate) mod lanes;
-mod step;
+pub(crate) mod step;
 pub(crate) mod sweep;
 pub(crate) mod walls;
 pub(crate) mod world;
 
 pub(crate) use lanes::Simd;
-pub use step::{Contact, ContactFinder, Contacts, Earliest, StageTimes, find_contacts};
+pub(crate) use step::{Contact, Contacts};
+pub use step::{ContactFinder, Earliest, find_contacts};
 pub use world::World;
 
 use std::cell::Cell;
@@ -144,15 +145,6 @@ where
     contact[0].impact.to_impact(&body, &BodyRecord::default())
 }
 
-/// A body's earliest impact on a wall in the step.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct WallContact {
-    /// The wall's index (the lowest among walls met at the same time).
-    pub wall: u32,
-    /// The body against the wall, as [`sweep_sphere_wall`] gives it.
-    pub impact: Impact,
-}
-
 /// Each body's earliest impact on any of `walls` during the step, in parallel on all cores:
 /// the twin of the walls shader's entry point (`walls::main`) on every body. In a periodic
 /// box, of the body's image in the box's primary cell, where the walls lie (see
@@ -178,7 +170,7 @@ pub struct WallContact {
 /// ];
 /// let contacts = cpu::earliest_wall_contacts(&balls, &table, SweepOptions::default())?;
 /// let first = contacts[0].expect("the first ball reaches the side x = 20");
-/// assert_eq!((first.wall, first.impact.time_of_impact), (1, 0.75));
+/// assert_eq!((first.wall(), first.impact.time_of_impact), (Some(1), 0.75));
 /// assert!(contacts[1].is_none());
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
@@ -186,7 +178,7 @@ pub fn earliest_wall_contacts<B>(
     bodies: &[B],
     walls: &[Wall],
     options: SweepOptions,
-) -> Result<Vec<Option<WallContact>>, Error>
+) -> Result<Vec<Option<Contact>>, Error>
 where
     B: Copy + Into<MovingSphere> + Sync,
 {
@@ -228,31 +220,36 @@ pub(crate) fn wall_contacts_into(
     bodies: &[BodyRecord],
     walls: &[WallRecord],
     options: &SweepOptions,
-    contacts: &mut Vec<Option<WallContact>>,
+    contacts: &mut Vec<Option<Contact>>,
 ) {
     // One body a call of the entry point: the parameters say one body, and every wall.
     let params = WallParams::new(options, 1, walls.len() as u32);
     bodies
         .par_iter()
-        .map(|body| {
+        .enumerate()
+        .map(|(index, body)| {
             let mut contact = [WallContactRecord::default()];
             walls::main(0, std::slice::from_ref(body), walls, &mut contact, &params);
-            WallContact::from_record(&contact[0], body)
+            wall_contact(&contact[0], index as u32, body)
         })
         .collect_into_vec(contacts);
 }
 
-impl WallContact {
-    /// The contact of `body`'s record from the walls stage (or its twin), `None` for a miss.
-    pub(crate) fn from_record(record: &WallContactRecord, body: &BodyRecord) -> Option<Self> {
-        record
-            .impact
-            .to_impact(body, &BodyRecord::default())
-            .map(|impact| Self {
-                wall: record.wall,
-                impact,
-            })
-    }
+/// The contact of body `index`'s record from the walls stage (or its twin), `None` for a
+/// miss.
+pub(crate) fn wall_contact(
+    record: &WallContactRecord,
+    index: u32,
+    body: &BodyRecord,
+) -> Option<Contact> {
+    record
+        .impact
+        .to_impact(body, &BodyRecord::default())
+        .map(|impact| Contact {
+            body: index,
+            partner: crate::layout::Partner::Wall { index: record.wall },
+            impact,
+        })
 }
 
 /// Static proximity test: whether two stationary spheres (or circles) overlap or touch.

@@ -6,7 +6,7 @@
 //! [`bvh`]: super::bvh
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rayon::prelude::*;
 
@@ -14,26 +14,71 @@ use glam::Vec3;
 
 use super::bvh::{Bvh, PACKET};
 use super::sweep::nearest_image;
-use super::{WallContact, World, scatter_to_places, wall_contacts_into, wall_records_into};
+use super::{World, scatter_to_places, wall_contacts_into, wall_records_into};
+use crate::contact_step::StageTimes;
 use crate::error::{Counted, Error};
 use crate::geometry::{Impact, MovingSphere, Wall};
 use crate::layout::{EarliestImpact, FLAG_PERIODIC, Partner, TimeOfImpact, WallRecord};
 use crate::options::SweepOptions;
 
-/// One contact of the step: a pair of bodies that touch during it (or overlap at its start).
+/// A body met something during the step: another body or a wall. The one shape of an answer
+/// of both steps ([`Contacts::contacts`] for pairs, [`Contacts::earliest_walls`] for walls).
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Contact {
-    /// The two bodies' indices, the lower first; the [`Impact`] is the sweep of the first
-    /// against the second.
-    pub pair: [u32; 2],
-    /// In a periodic box, the image of the second body that the first met, in periods per
-    /// axis: the second body's centre was taken at `center - image · period` (the nearest
-    /// image, as the sweep picks it: `round((b - a) / period)` per axis, in f32). `[0, 0, 0]`
-    /// without a periodic box. For centres more than 2³¹ periods apart (far outside the box,
-    /// where the sweep's guarantees do not hold) it saturates at the limits of `i32`.
-    pub image: [i32; 3],
-    /// When, where and how they touch.
+    /// The body; of a pair, the lower index.
+    pub body: u32,
+    /// What it met: of a pair, the other body (the higher index) and, in a periodic box, the
+    /// image of it that `body` met, in periods per axis (the other body's centre taken at
+    /// `center - image · period`: the nearest image, as the sweep picks it,
+    /// `round((b - a) / period)` per axis in f32; `[0, 0, 0]` without a periodic box, and
+    /// saturated at the limits of `i32` for centres more than 2³¹ periods apart, far outside
+    /// the box where the sweep's guarantees do not hold); or a wall (the lowest index among
+    /// walls met at the same time).
+    pub partner: Partner,
+    /// When, where and how they touch: the sweep of `body` against its partner.
     pub impact: Impact,
+}
+
+impl Contact {
+    /// The two bodies of a contact between bodies, the lower first; `None` for a wall.
+    #[must_use]
+    pub fn pair(&self) -> Option<[u32; 2]> {
+        match self.partner {
+            Partner::Body { index, .. } => Some([self.body, index]),
+            Partner::Wall { .. } => None,
+        }
+    }
+
+    /// The image of the other body that `body` met (see [`Contact::partner`]); `[0, 0, 0]`
+    /// for a wall.
+    #[must_use]
+    pub fn image(&self) -> [i32; 3] {
+        match self.partner {
+            Partner::Body { image, .. } => image,
+            Partner::Wall { .. } => [0; 3],
+        }
+    }
+
+    /// The wall's index of a contact with a wall; `None` for a pair.
+    #[must_use]
+    pub fn wall(&self) -> Option<u32> {
+        match self.partner {
+            Partner::Wall { index } => Some(index),
+            Partner::Body { .. } => None,
+        }
+    }
+
+    /// A pair's contact from its parts.
+    pub(crate) fn of_pair(pair: [u32; 2], image: [i32; 3], impact: Impact) -> Self {
+        Self {
+            body: pair[0],
+            partner: Partner::Body {
+                index: pair[1],
+                image,
+            },
+            impact,
+        }
+    }
 }
 
 /// A body's earliest impact in the step.
@@ -51,7 +96,7 @@ pub struct Contacts {
     contacts: Vec<Contact>,
     earliest: Vec<Option<Earliest>>,
     candidates: usize,
-    walls: Vec<Option<WallContact>>,
+    walls: Vec<Option<Contact>>,
 }
 
 impl Contacts {
@@ -66,17 +111,18 @@ impl Contacts {
         (0..bodies)
             .map(|body| {
                 let pair = self.earliest_of(body as u32).map(|contact| {
-                    let first = contact.pair[0] == body as u32;
+                    let pair = contact.pair().expect("a contact of two bodies");
+                    let first = pair[0] == body as u32;
                     let image = if first {
-                        contact.image
+                        contact.image()
                     } else {
-                        contact.image.map(i32::wrapping_neg)
+                        contact.image().map(i32::wrapping_neg)
                     };
                     EarliestImpact {
                         time_of_impact: contact.impact.time_of_impact,
                         status: contact.impact.status,
                         partner: Partner::Body {
-                            index: contact.pair[usize::from(first)],
+                            index: pair[usize::from(first)],
                             image,
                         },
                     }
@@ -89,7 +135,7 @@ impl Contacts {
                     .map(|wall| EarliestImpact {
                         time_of_impact: wall.impact.time_of_impact,
                         status: wall.impact.status,
-                        partner: Partner::Wall { index: wall.wall },
+                        partner: wall.partner,
                     });
                 match (pair, wall) {
                     (Some(pair), Some(wall)) if wall.time_of_impact < pair.time_of_impact => {
@@ -133,7 +179,7 @@ impl Contacts {
     /// among equal times), as [`super::earliest_wall_contacts`] gives it; `None` for a body
     /// that meets no wall. Empty when the step had no walls.
     #[must_use]
-    pub fn earliest_walls(&self) -> &[Option<WallContact>] {
+    pub fn earliest_walls(&self) -> &[Option<Contact>] {
         &self.walls
     }
 
@@ -159,7 +205,7 @@ impl Contacts {
     }
 
     /// These contacts with each body's earliest wall (the GPU pipeline's decoding).
-    pub(crate) fn with_walls(mut self, walls: Vec<Option<WallContact>>) -> Self {
+    pub(crate) fn with_walls(mut self, walls: Vec<Option<Contact>>) -> Self {
         self.walls = walls;
         self
     }
@@ -173,7 +219,7 @@ impl Contacts {
     ) -> (
         &mut Vec<Contact>,
         &mut Vec<Option<Earliest>>,
-        &mut Vec<Option<WallContact>>,
+        &mut Vec<Option<Contact>>,
     ) {
         self.contacts.clear();
         self.earliest.clear();
@@ -207,7 +253,7 @@ const _: () = assert!(TASK_BODIES.is_multiple_of(PACKET) && MIN_TASK_BODIES.is_m
 /// let contacts = finder.find(&bodies, SweepOptions::default())?;
 /// assert_eq!(contacts.contacts().len(), 1);
 /// let first = contacts.earliest().expect("bodies 0 and 1 meet");
-/// assert_eq!(first.pair, [0, 1]);
+/// assert_eq!(first.pair(), Some([0, 1]));
 /// assert_eq!(first.impact.time_of_impact, 0.3);
 /// assert_eq!(contacts.earliest_per_body()[1].map(|e| e.partner), Some(0));
 /// assert!(contacts.earliest_of(2).is_none());
@@ -291,20 +337,6 @@ impl OutputBudget {
     }
 }
 
-/// The wall-clock time of each stage of the last [`ContactFinder::find`].
-#[derive(Copy, Clone, Debug, Default, PartialEq)]
-pub struct StageTimes {
-    /// Validating and packing the bodies ([`World::update`]).
-    pub validate: Duration,
-    /// The broad phase's tree: swept boxes, Morton codes, sort, hierarchy and its boxes.
-    pub build: Duration,
-    /// Each body's query of the tree and the time of impact of its candidates.
-    pub candidates_and_sweep: Duration,
-    /// Sorting the hits' keys, the full answer of each hit, written in order, and the
-    /// earliest contact per body.
-    pub order: Duration,
-}
-
 /// One task's candidates and their answers, kept for the next step.
 #[derive(Clone, Debug, Default)]
 struct Task {
@@ -320,6 +352,26 @@ struct Task {
     /// Per bucket, where the task's next key in it goes.
     places: Vec<usize>,
 }
+
+// The CPU step through the trait both steps share, with the finder's output limit lowered to
+// `max_bytes` for a bounded step.
+crate::contact_step::contact_step_by_inherent!(
+    ContactFinder,
+    ContactFinder,
+    fn find_within_into(
+        &mut self,
+        bodies: &[MovingSphere],
+        options: SweepOptions,
+        max_bytes: usize,
+        out: &mut Contacts,
+    ) -> Result<(), Error> {
+        let own = self.max_output_bytes;
+        self.max_output_bytes = MaxOutputBytes(own.0.min(max_bytes.max(1)));
+        let found = ContactFinder::find_into(self, bodies, &[], options, out);
+        self.max_output_bytes = own;
+        found
+    }
+);
 
 impl ContactFinder {
     /// The most bodies a step may hold: the tree's references keep one bit for leaves.
@@ -483,7 +535,7 @@ impl ContactFinder {
     /// let mut finder = cpu::ContactFinder::new();
     /// let contacts = finder.find_with_walls(&balls, &table, SweepOptions::default())?;
     /// assert_eq!(contacts.earliest().map(|c| c.impact.time_of_impact), Some(1.0 / 6.0));
-    /// assert_eq!(contacts.earliest_walls()[0].map(|w| w.wall), Some(1)); // x = 20, at 0.75
+    /// assert_eq!(contacts.earliest_walls()[0].and_then(|w| w.wall()), Some(1)); // x = 20, at 0.75
     /// assert!(contacts.earliest_walls()[1].is_none());
     /// # Ok::<(), sweepcast::Error>(())
     /// ```
@@ -598,12 +650,11 @@ impl ContactFinder {
             &mut self.contacts.contacts,
         );
         earliest_per_body(first, &mut self.contacts.earliest);
-        self.stage_times = StageTimes {
-            validate: validated - start,
-            build: built - validated,
-            candidates_and_sweep: swept - built,
-            order: swept.elapsed(),
-        };
+        self.stage_times.clear();
+        self.stage_times.push("validate", validated - start);
+        self.stage_times.push("build", built - validated);
+        self.stage_times.push("candidates_and_sweep", swept - built);
+        self.stage_times.push("order", swept.elapsed());
         Ok(())
     }
 
@@ -630,10 +681,14 @@ impl ContactFinder {
         }
     }
 
-    /// The time each stage of the last [`find`](Self::find) took.
+    /// The time each stage of the last [`find`](Self::find) took: `validate` (validating and
+    /// packing the bodies), `build` (the tree: swept boxes, Morton codes, sort, hierarchy and
+    /// its boxes), `candidates_and_sweep` (each body's query and the times of impact of its
+    /// candidates) and `order` (the hits' keys sorted, the full answers in order, the earliest
+    /// contact per body).
     #[must_use]
     pub fn stage_times(&self) -> StageTimes {
-        self.stage_times
+        self.stage_times.clone()
     }
 
     /// The bytes of memory the finder holds (its vectors' capacities), which it keeps from
@@ -1092,11 +1147,7 @@ fn write_contacts(
                     let impact = impact.expect("the second sweep hits as the first did");
                     debug_assert_eq!(key, self::key(impact.time_of_impact, pair_of(key)));
                     let pair = pair_of(key);
-                    place.write(Contact {
-                        pair,
-                        image: image_of(world, pair),
-                        impact,
-                    });
+                    place.write(Contact::of_pair(pair, image_of(world, pair), impact));
                     let [a, b] = pair;
                     for (body, partner) in [(a, b), (b, a)] {
                         let entry = ((index + k) as u64) << 32 | u64::from(partner);
@@ -1208,10 +1259,10 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
 ///     })
 ///     .collect();
 /// let contacts = cpu::find_contacts(&bodies, SweepOptions::default())?;
-/// let pairs: Vec<[u32; 2]> = contacts.contacts().iter().map(|c| c.pair).collect();
+/// let pairs: Vec<[u32; 2]> = contacts.contacts().iter().filter_map(|c| c.pair()).collect();
 /// assert_eq!(pairs, [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]);
 /// assert!(contacts.contacts().iter().all(|c| c.impact.time_of_impact == 0.5));
-/// assert_eq!(contacts.earliest().map(|c| c.pair), Some([0, 1]));
+/// assert_eq!(contacts.earliest().and_then(|c| c.pair()), Some([0, 1]));
 /// assert_eq!(contacts.earliest_per_body()[3].map(|e| e.partner), Some(2));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```

@@ -614,9 +614,9 @@ impl BroadPhase for &crate::gpu::ContactPipeline {
 }
 
 /// The pairs of a step's contacts, into `pairs`.
-fn contact_pairs(contacts: &crate::cpu::Contacts, pairs: &mut Vec<[u32; 2]>) {
+fn contact_pairs(contacts: &crate::Contacts, pairs: &mut Vec<[u32; 2]>) {
     pairs.clear();
-    pairs.extend(contacts.contacts().iter().map(|contact| contact.pair));
+    pairs.extend(contacts.contacts().iter().filter_map(crate::Contact::pair));
 }
 
 /// The event loop's memory, kept from step to step: the bodies as it knows them (each at its

@@ -13,7 +13,7 @@ use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload, create_bu
 use super::context::GpuContext;
 use super::pipeline::DEFAULT_POLL_TIMEOUT;
 use super::step::{StepBuffers, StepCapacities, StepStage};
-use crate::cpu::{Contact, Contacts, Earliest, WallContact, wall_contacts_into, wall_records_into};
+use crate::cpu::{Contact, Contacts, Earliest, wall_contacts_into, wall_records_into};
 use crate::error::Error;
 use crate::geometry::{MovingSphere, Wall};
 use crate::layout::{
@@ -92,7 +92,7 @@ const READBACK: wgpu::BufferUsages =
 /// ];
 /// let contacts = pipeline.find(&bodies, SweepOptions::default())?;
 /// assert_eq!(contacts.contacts().len(), 1);
-/// assert_eq!(contacts.earliest().map(|c| c.pair), Some([0, 1]));
+/// assert_eq!(contacts.earliest().and_then(|c| c.pair()), Some([0, 1]));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
 pub struct ContactPipeline {
@@ -131,7 +131,7 @@ struct State {
     elapsed: Duration,
     /// Whether `find` submits and times each stage on its own.
     profiling: bool,
-    stage_times: Vec<(&'static str, Duration)>,
+    stage_times: crate::StageTimes,
     wall_records: Vec<crate::layout::WallRecord>,
 }
 
@@ -139,7 +139,7 @@ impl State {
     /// With stage times on, records the readback's, from `start`.
     fn readback_took(&mut self, start: Instant) {
         if self.profiling {
-            self.stage_times.push(("readback", start.elapsed()));
+            self.stage_times.push("readback", start.elapsed());
         }
     }
 }
@@ -163,6 +163,11 @@ impl ReadbackLayout {
         }
     }
 }
+
+// The GPU step through the trait both steps share, also on a shared reference (the pipeline's
+// calls take `&self`, so threads can share one).
+crate::contact_step::contact_step_by_inherent!(ContactPipeline, ContactPipeline);
+crate::contact_step::contact_step_by_inherent!(&ContactPipeline, ContactPipeline);
 
 impl ContactPipeline {
     /// Bytes per body the pipeline holds on the device: the body (32), the broad phase's buffers
@@ -218,7 +223,7 @@ impl ContactPipeline {
                 reruns: 0,
                 elapsed: Duration::ZERO,
                 profiling: false,
-                stage_times: Vec::new(),
+                stage_times: crate::StageTimes::default(),
                 wall_records: Vec::new(),
             }),
         })
@@ -321,7 +326,7 @@ impl ContactPipeline {
     /// `contacts` (compaction, three sorts, order and earliest per body), `counts` and
     /// `readback` (copies, mapping, decoding).
     #[must_use]
-    pub fn stage_times(&self) -> Vec<(&'static str, Duration)> {
+    pub fn stage_times(&self) -> crate::StageTimes {
         self.lock().stage_times.clone()
     }
 
@@ -583,14 +588,11 @@ impl ContactPipeline {
                 let records: &[ContactRecord] = bytemuck::cast_slice(view);
                 out_contacts.par_extend(records.par_iter().map(|record| {
                     let [a, b] = record.pair;
-                    Contact {
-                        pair: record.pair,
-                        image: record.image,
-                        impact: record
-                            .impact
-                            .to_impact(&packed[a as usize], &packed[b as usize])
-                            .expect("only hits are compacted"),
-                    }
+                    let impact = record
+                        .impact
+                        .to_impact(&packed[a as usize], &packed[b as usize])
+                        .expect("only hits are compacted");
+                    Contact::of_pair(record.pair, record.image, impact)
                 }));
             })?;
         }
@@ -601,7 +603,9 @@ impl ContactPipeline {
             out_earliest.par_extend(positions.par_iter().enumerate().map(|(body, &complement)| {
                 (complement != 0).then(|| {
                     let contact = !complement;
-                    let [a, b] = out_contacts[contact as usize].pair;
+                    let [a, b] = out_contacts[contact as usize]
+                        .pair()
+                        .expect("the ordered contacts are pairs");
                     Earliest {
                         contact,
                         partner: if a == body as u32 { b } else { a },
@@ -612,12 +616,9 @@ impl ContactPipeline {
                 let records: &[WallContactRecord] = bytemuck::cast_slice(
                     &view[layout.walls as usize..][..(WALL_CONTACT_SIZE * n) as usize],
                 );
-                out_walls.par_extend(
-                    records
-                        .par_iter()
-                        .zip(packed)
-                        .map(|(record, body)| WallContact::from_record(record, body)),
-                );
+                out_walls.par_extend(records.par_iter().zip(packed).enumerate().map(
+                    |(index, (record, body))| crate::cpu::wall_contact(record, index as u32, body),
+                ));
             }
         })?;
         state.readback_took(readback_start);
@@ -673,7 +674,7 @@ impl ContactPipeline {
                 self.queue.submit([done.finish()]);
                 self.waiter.wait()?;
                 let now = Instant::now();
-                times.push((stage, now - last));
+                times.push(stage, now - last);
                 last = now;
                 Ok(())
             };
