@@ -150,7 +150,7 @@ impl StepCapacities {
 pub(crate) const MAX_RESUME_PASSES: u32 = 1 << 17;
 
 /// The whole collision step as one stage recorded into the caller's encoder, from the
-/// caller's body buffer ([`BodyRecord`](crate::layout::BodyRecord)s, usage `STORAGE`) to
+/// caller's body buffer ([`BodyRecord`](super::BodyRecord)s, usage `STORAGE`) to
 /// device buffers of each body's earliest contact ([`StepBuffers::earliest`]) and the step's
 /// counts ([`StepBuffers::counts`]), with nothing mapped or read by the host within a step.
 /// (The repository's `docs/step.md` has the stage's design and a frame loop in full.)
