@@ -1225,8 +1225,8 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
 /// its start), each pair's earliest contact per body, and the earliest of the step; with
 /// [`SweepOptions`] as every path takes them (the separating option, a periodic box).
 ///
-/// No candidate pairs are needed: a broad phase (a linear BVH over the bodies' swept boxes,
-/// see the README) finds them, and the answer of each is the f32 sweep's on lanes, exactly
+/// No candidate pairs are needed: a broad phase (a linear BVH over the bodies' swept boxes;
+/// the repository's `docs/step.md` has its design) finds them, and the answer of each is the f32 sweep's on lanes, exactly
 /// the twin's (the times of all, then the full answer of the hits, in order). Both run on
 /// all cores (rayon). The contacts are exactly those of
 /// sweeping every pair with [`World::sweep_into`]: the boxes are widened so that no pair the

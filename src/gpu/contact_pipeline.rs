@@ -349,8 +349,13 @@ impl ContactPipeline {
     /// The contacts of the step of `bodies` with `options`, as [`crate::cpu::find_contacts`]
     /// gives them: the same contacts in the same order, the same earliest contact per body
     /// (the lowest partner among equal times) and the same earliest of the step, where the
-    /// GPU's sweep gives the CPU's times (see the README on parity); the candidate count is
-    /// the GPU broad phase's.
+    /// GPU's sweep gives the CPU's times; the candidate count is the GPU broad phase's. On
+    /// Mesa's lavapipe the contacts' pairs, images, times and statuses, the earliest partners
+    /// and the earliest contact equal the CPU's to the bit, and normals and points differ by
+    /// an ulp or two (WGSL's `normalize` is `v · inverseSqrt(v · v)`). Where division and
+    /// square root are not correctly rounded (llvmpipe's GL), some times differ from the
+    /// CPU's within the GPU's [parity bound](crate::parity::GPU_BOUND), and two contacts so
+    /// reordered may give a different earliest partner.
     ///
     /// # Errors
     /// The input errors of the batch paths ([`Error::NonFinite`], [`Error::TooLarge`],

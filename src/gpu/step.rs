@@ -149,8 +149,11 @@ impl StepCapacities {
 /// in broad_phase.wgsl), enough for a query that meets 2²⁸ leaves.
 pub(crate) const MAX_RESUME_PASSES: u32 = 1 << 17;
 
-/// The whole collision step as one stage recorded into the caller's encoder: see the
-/// README's "Resident on the device: the step stage".
+/// The whole collision step as one stage recorded into the caller's encoder, from the
+/// caller's body buffer ([`BodyRecord`](super::BodyRecord)s, usage `STORAGE`) to
+/// device buffers of each body's earliest contact ([`StepBuffers::earliest`]) and the step's
+/// counts ([`StepBuffers::counts`]), with nothing mapped or read by the host within a step.
+/// (The repository's `docs/step.md` has the stage's design and a frame loop in full.)
 ///
 /// ```text
 ///  caller's bodies ─► broad phase ─► candidates ─► sweep ─► earliest ─► earliest per body
@@ -159,6 +162,40 @@ pub(crate) const MAX_RESUME_PASSES: u32 = 1 << 17;
 ///                      tree, queries)              └─► ordered contacts (when asked)
 ///  walls ─────────────────────────────────────────────────────► (merged into earliest)
 /// ```
+///
+/// # Several frames in one submission
+/// What changes from frame to frame reaches the device in the encoder: the body count
+/// (copied from the caller's buffer), the step's parameters (made by the `frame` pass from
+/// the bodies and copied into the uniform), the candidate and contact counts. What the host
+/// sets with `Queue::write_buffer` ([`StepBuffers::set_options`],
+/// [`StepBuffers::set_body_count`], [`StepStage::set_walls`]) applies to every frame of the
+/// next submission.
+///
+/// # Overflow, with no host round trip and no tunnelling
+/// Every count keeps counting past its buffer's capacity, and the step still runs to its
+/// end; [`StepCounts::valid`] is then 0. A consumer pass recorded after the step checks it
+/// and does nothing, so a partial answer is never applied: the bodies are as the frame found
+/// them. The caller reads the counts with whatever it reads (a few bytes a frame, or every
+/// few frames), calls [`StepStage::grow`] once (every capacity the counts prove short, to the
+/// next power of two; the resume dispatches doubled where queries were left unfinished), and
+/// records the frame again from the bodies it kept. A count that exceeds one binding is
+/// [`Error::CapacityExceeded`]; a body count past the body buffer, [`Error::TooManyBodies`].
+/// Frames recorded in one submission cannot grow between them: make the buffers with room
+/// ([`StepCapacities`]; the defaults, 16,384 candidates, overflow at a few thousand bodies of
+/// a scene with radii 100× apart) and keep the last valid frame's bodies until the counts are
+/// read.
+///
+/// # Bad bodies
+/// The host does not see the bodies, so the step checks them: a centre, displacement or
+/// radius that is NaN or infinite, or a negative radius, sets
+/// [`StepCounts::invalid_bodies`] and makes the step invalid (the consumer skips it,
+/// [`StepStage::grow`] returns [`Error::InvalidBuffer`]). Every pass's work is bounded
+/// whatever the buffer holds.
+///
+/// # Limits
+/// Each entry point binds at most 7 storage buffers, within wgpu's default limits (8 a
+/// stage); [`StepStage::required_limits`] says what to ask for, and a device below it gets
+/// [`Error::DeviceLimit`] from [`StepStage::new`], not a validation panic.
 #[derive(Debug, Clone)]
 pub struct StepStage {
     broad_phase: BroadPhaseStage,
