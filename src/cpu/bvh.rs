@@ -984,7 +984,7 @@ impl Bvh {
 
     /// The bytes of memory the tree holds.
     pub(crate) fn memory_bytes(&self) -> usize {
-        use super::step::bytes;
+        use super::memory::bytes;
         bytes(&self.boxes)
             + bytes(&self.sorted_boxes)
             + bytes(&self.keys)

@@ -10,6 +10,7 @@ pub mod broad_phase;
 mod bvh;
 pub mod contacts;
 mod lanes;
+mod memory;
 mod step;
 pub mod sweep;
 pub mod walls;

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use glam::Vec3;
 
 use super::bvh::{Bvh, PACKET};
+use super::memory::bytes;
 use super::sweep::nearest_image;
 use super::{WallContact, World, scatter_to_places, wall_contacts_into, wall_records_into};
 use crate::error::{Counted, Error};
@@ -1112,11 +1113,6 @@ fn earliest_per_body(first: &[AtomicU64], earliest: &mut Vec<Option<Earliest>>) 
             })
         })
         .collect_into_vec(earliest);
-}
-
-/// The bytes `vector` holds.
-pub(crate) fn bytes<T>(vector: &Vec<T>) -> usize {
-    vector.capacity() * std::mem::size_of::<T>()
 }
 
 /// The most bodies a step may hold: the tree's references keep one bit for leaves.
