@@ -53,6 +53,7 @@ pub mod events;
 pub mod geometry;
 pub mod gpu;
 pub mod layout;
+mod limits;
 mod options;
 pub mod parity;
 pub mod reference;
@@ -63,10 +64,11 @@ pub use glam;
 
 pub use error::{BodyField, Counted, Error};
 pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere, Wall};
+pub use limits::MAX_MAGNITUDE;
 pub use options::{PeriodicBox, SweepOptions};
 pub use validate::{
-    MAX_MAGNITUDE, MAX_PERIODS, validate_bodies, validate_body, validate_pairs,
-    validate_periodic_reach, validate_walls,
+    MAX_PERIODS, validate_bodies, validate_body, validate_pairs, validate_periodic_reach,
+    validate_walls,
 };
 
 /// The README's Rust examples, compiled and run as doctests.
