@@ -480,6 +480,39 @@ def strongly_connected(graph):
     return components
 
 
+def shortest_cycles(graph, component):
+    """For each module of a strongly connected component, a shortest cycle through it (by
+    breadth-first search within the component), each cycle once."""
+    members, seen, loops = set(component), set(), []
+    for start in component:
+        parents, frontier, found = {}, [start], False
+        while frontier and not found:
+            following = []
+            for node in frontier:
+                for child in sorted(graph[node], key=name):
+                    if child not in members:
+                        continue
+                    if child == start:
+                        path = [node]
+                        while path[-1] != start:
+                            path.append(parents[path[-1]])
+                        loop = path[::-1]
+                        found = True
+                        break
+                    if child not in parents:
+                        parents[child] = node
+                        following.append(child)
+                if found:
+                    break
+            frontier = following
+        turn = loop.index(min(loop, key=name))
+        key = tuple(loop[turn:] + loop[:turn])
+        if key not in seen:
+            seen.add(key)
+            loops.append(list(key))
+    return loops
+
+
 def name(module):
     return "::".join(module) if module else "crate"
 
@@ -511,6 +544,10 @@ def main(argv):
     for component in cycles:
         members = set(component)
         print("  cycle: " + ", ".join(name(m) for m in component))
+        print("  the shortest cycle through each of them:")
+        for loop in shortest_cycles(graph, component):
+            print("    " + " -> ".join(name(m) for m in loop + [loop[0]]))
+        print("  the imports among them:")
         for module in component:
             for target in sorted(graph[module], key=name):
                 if target in members:
