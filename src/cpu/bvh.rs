@@ -49,8 +49,9 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
+use super::Simd;
+use super::scatter::scatter_to_places;
 use super::sweep::largest_component;
-use super::{Simd, scatter_to_places};
 use crate::layout::{BodyRecord, FLAG_PERIODIC, LEAF, MORTON_BITS, SweepParams, local_origin};
 
 /// `x` wrapped into `[0, period)` in f64, where it is exact for the difference of two f32
@@ -957,7 +958,7 @@ impl Bvh {
         // The parts are copied into the spare capacity in parallel, unwritten before (filling
         // it first was a serial pass over some 60 MB at a million bodies).
         self.nodes.reserve(start - top);
-        super::scatter(
+        super::scatter::scatter(
             &self.parts[..parts],
             &Vec::len,
             &|part: &Vec<Node>, into: &mut [MaybeUninit<Node>], offset: usize| {

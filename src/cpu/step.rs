@@ -14,8 +14,9 @@ use glam::Vec3;
 
 use super::bvh::{Bvh, PACKET};
 use super::memory::bytes;
+use super::scatter::scatter_to_places;
 use super::sweep::nearest_image;
-use super::{WallContact, World, scatter_to_places, wall_contacts_into, wall_records_into};
+use super::{WallContact, World, wall_contacts_into, wall_records_into};
 use crate::error::{Counted, Error};
 use crate::geometry::{Impact, MovingSphere, Wall};
 use crate::layout::{EarliestImpact, FLAG_PERIODIC, Partner, TimeOfImpact, WallRecord};

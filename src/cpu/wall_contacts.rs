@@ -1,0 +1,73 @@
+//! [`WallContact`], a body's earliest impact on a wall, and what both steps and
+//! [`earliest_wall_contacts`](super::earliest_wall_contacts) make them with: the walls'
+//! records, checked, and the walls shader's twin on every body in parallel.
+
+use rayon::prelude::*;
+
+use super::walls;
+use crate::error::Error;
+use crate::geometry::{Impact, Wall};
+use crate::layout::{BodyRecord, WallContactRecord, WallParams, WallRecord};
+use crate::options::SweepOptions;
+
+/// A body's earliest impact on a wall in the step.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct WallContact {
+    /// The wall's index (the lowest among walls met at the same time).
+    pub wall: u32,
+    /// The body against the wall, as [`sweep_sphere_wall`](super::sweep_sphere_wall) gives it.
+    pub impact: Impact,
+}
+
+/// Validates `walls` and writes their records into `records`.
+///
+/// # Errors
+/// [`Error::InvalidWall`] for a bad wall, or more walls than `u32` indices name.
+pub(crate) fn wall_records_into(
+    walls: &[Wall],
+    records: &mut Vec<WallRecord>,
+) -> Result<(), Error> {
+    crate::validate_walls(walls)?;
+    if u32::try_from(walls.len()).is_err() {
+        return Err(Error::InvalidWall {
+            wall: u32::MAX as usize,
+            reason: "more walls than 32-bit indices name; split them",
+        });
+    }
+    records.clear();
+    records.extend(walls.iter().map(WallRecord::from));
+    Ok(())
+}
+
+/// Each of `bodies`' earliest impact on `walls`, by the twin's entry point on each body, in
+/// parallel, into `contacts`.
+pub(crate) fn wall_contacts_into(
+    bodies: &[BodyRecord],
+    walls: &[WallRecord],
+    options: &SweepOptions,
+    contacts: &mut Vec<Option<WallContact>>,
+) {
+    // One body a call of the entry point: the parameters say one body, and every wall.
+    let params = WallParams::new(options, 1, walls.len() as u32);
+    bodies
+        .par_iter()
+        .map(|body| {
+            let mut contact = [WallContactRecord::default()];
+            walls::main(0, std::slice::from_ref(body), walls, &mut contact, &params);
+            WallContact::from_record(&contact[0], body)
+        })
+        .collect_into_vec(contacts);
+}
+
+impl WallContact {
+    /// The contact of `body`'s record from the walls stage (or its twin), `None` for a miss.
+    pub(crate) fn from_record(record: &WallContactRecord, body: &BodyRecord) -> Option<Self> {
+        record
+            .impact
+            .to_impact(body, &BodyRecord::default())
+            .map(|impact| Self {
+                wall: record.wall,
+                impact,
+            })
+    }
+}
