@@ -140,15 +140,15 @@ fn local_coordinate(c: f32, period: f32, inverse_period: f32, origin: f32) -> f3
 // The largest magnitude of the centre's components on the axes that wrap where it lies
 // outside [0, 2 period): 0 in open space, in the box and within a period beyond it, where
 // the wrap and the sweep's shift by whole periods are exact. `outside_the_box` in
-// src/cpu/bvh.rs.
+// src/cpu/broad_phase.rs.
 fn outside_the_box(center: vec3<f32>) -> f32 {
     let outside = (params.period > vec3<f32>(0.0))
         & ((center < vec3<f32>(0.0)) | (center >= 2.0 * params.period));
     return largest_component(select(vec3<f32>(0.0), center, outside));
 }
 
-// The widening of a body's swept box, `margin` in src/cpu/bvh.rs (whose comment has the
-// rounding analysis in full). 2^-16 of the body's radius, largest displacement component and
+// The widening of a body's swept box, `margin` in src/cpu/broad_phase.rs (whose comment has
+// the rounding analysis in full). 2^-16 of the body's radius, largest displacement component and
 // outside_the_box covers the sweep's rounding: it works in relative coordinates, so it
 // rounds at the pair's own scale (under 30u of the two bodies' r + |d|, u = 2^-24), and at
 // a centre's coordinates only where it lies below the box or beyond 2L. 2^-20 of the

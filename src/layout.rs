@@ -526,7 +526,7 @@ fn bounds_of(bodies: &[BodyRecord], frame_input: &StepParams) -> [u32; BOUNDS_WO
 /// wraps, the difference wrapped into `[0, L)`) before the swept boxes are made, so that the
 /// boxes' corners round at the size of the scene rather than of its distance from the
 /// world's origin, and the margin that covers that rounding stays small (`margin` in
-/// `src/cpu/bvh.rs`). [`StepParams::new`]'s origin.
+/// `src/cpu/broad_phase.rs`). [`StepParams::new`]'s origin.
 ///
 /// On an axis that does not wrap, the point of the centres' paths nearest 0 (0 itself where
 /// the paths span it): no body's local coordinate is then larger than its own. On an axis
