@@ -7,7 +7,7 @@
 //! `prepare_resume` only sizes a dispatch and has no twin.
 //!
 //! The frame's twins are also the host's: [`StepParams::new`] and the CPU step's local origin
-//! (`local_origin` in `src/layout.rs`) are [`scene_bounds`] over every body and [`frame`], so
+//! (`local_origin` in `src/cpu/frame.rs`) are [`scene_bounds`] over every body and [`frame`], so
 //! that the parameters the host makes and those the device makes from bodies it never reads
 //! back are the same bits. Only the Morton scale, `cells / extent`, is a division, which
 //! WGSL allows 2.5 ulps; Mesa's software adapters round it correctly, as the host does. On an
@@ -111,7 +111,7 @@ pub fn local_coordinate(c: f32, period: f32, inverse_period: f32, origin: f32) -
 
 /// The widening of a body's swept box: `2⁻¹⁶ (r + |d| + |c|ₒ) + 2⁻²⁰ |x|`, with `r` the
 /// radius, `|d|` the displacement's largest component, `|x|` the largest component of the
-/// centre in the broad phase's local frame (`local_origin` in `src/layout.rs`), and `|c|ₒ`
+/// centre in the broad phase's local frame (`local_origin` in `src/cpu/frame.rs`), and `|c|ₒ`
 /// that of the centre on the axes that wrap where it lies outside `[0, 2L)`
 /// ([`outside_the_box`]: 0 in open space, in the box and within a period beyond it). It
 /// grows with the body's own size, motion and place in the frame, not with its distance

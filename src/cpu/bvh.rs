@@ -35,7 +35,7 @@
 //! by position (the queries stay correct but visit more of the cluster's nodes).
 //!
 //! The boxes are made in a local frame: each centre less an origin near the bodies
-//! (`local_origin` in `src/layout.rs`), so that their corners round at the scene's size,
+//! (`local_origin` in `src/cpu/frame.rs`), so that their corners round at the scene's size,
 //! however far it lies from the world's origin. In a periodic box that difference is
 //! wrapped into `[0, L)`, and each query is repeated with its box shifted by one period
 //! along each axis where the shifted box still meets the tree's bounds. Only one image of a
@@ -50,8 +50,9 @@ use rayon::prelude::*;
 
 use super::Simd;
 use super::broad_phase::{margin, outside_the_box};
+use super::frame::local_origin;
 use super::scatter::scatter_to_places;
-use crate::layout::{BodyRecord, FLAG_PERIODIC, LEAF, MORTON_BITS, SweepParams, local_origin};
+use crate::layout::{BodyRecord, FLAG_PERIODIC, LEAF, MORTON_BITS, SweepParams};
 
 /// `x` wrapped into `[0, period)` in f64, where it is exact for the difference of two f32
 /// values (or within 2⁻⁵³ of the period of it, next to 0), with no division where `x` is in

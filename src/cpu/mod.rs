@@ -9,6 +9,7 @@
 pub mod broad_phase;
 mod bvh;
 pub mod contacts;
+mod frame;
 mod lanes;
 mod memory;
 mod scatter;
