@@ -13,6 +13,7 @@ mod frame;
 mod lanes;
 mod memory;
 mod scatter;
+mod sort;
 mod step;
 pub mod sweep;
 mod wall_contacts;
