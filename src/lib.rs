@@ -111,6 +111,7 @@ pub mod events;
 mod geometry;
 pub mod gpu;
 mod layout;
+mod limits;
 pub mod low_level;
 mod options;
 pub mod parity;
@@ -120,8 +121,7 @@ mod validate;
 /// The vector types of the API: glam 0.34, re-exported so that callers use the same version.
 pub use glam;
 
-pub use contact_step::{ContactStep, StageTimes};
-pub use cpu::step::{Contact, Contacts};
+pub use contact_step::{Contact, ContactStep, Contacts, StageTimes};
 pub use error::{BodyField, Counted, Error};
 pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere, Wall};
 pub use layout::{EarliestImpact, Partner, TimeOfImpact};

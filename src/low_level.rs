@@ -53,9 +53,10 @@ pub mod layout {
 
 pub use crate::cpu::lanes::{LANES, Simd};
 pub use crate::cpu::world::SERIAL_PAIRS;
+pub use crate::limits::MAX_MAGNITUDE;
 pub use crate::validate::{
-    MAX_MAGNITUDE, MAX_PERIODS, validate_bodies, validate_body, validate_pairs,
-    validate_periodic_reach, validate_walls,
+    MAX_PERIODS, validate_bodies, validate_body, validate_pairs, validate_periodic_reach,
+    validate_walls,
 };
 
 pub use crate::gpu::broad_phase::{

@@ -4,7 +4,7 @@
 use glam::{Vec2, Vec3};
 
 use crate::error::Error;
-use crate::validate::MAX_MAGNITUDE;
+use crate::limits::MAX_MAGNITUDE;
 
 /// Options of a sweep. The default keeps the plain answers: every pair that touches or
 /// overlaps at t = 0 is a hit, and space does not wrap.

@@ -9,22 +9,28 @@
 pub(crate) mod broad_phase;
 mod bvh;
 pub(crate) mod contacts;
+mod frame;
 pub(crate) mod lanes;
+mod memory;
+mod scatter;
+mod sort;
 pub(crate) mod step;
 pub(crate) mod sweep;
+mod wall_contacts;
 pub(crate) mod walls;
 pub(crate) mod world;
 
+pub use crate::contact_step::Earliest;
+pub(crate) use crate::contact_step::{Contact, Contacts};
 pub(crate) use lanes::Simd;
-pub(crate) use step::{Contact, Contacts};
-pub use step::{ContactFinder, Earliest, find_contacts};
+pub use step::{ContactFinder, find_contacts};
+pub(crate) use wall_contacts::{wall_contact, wall_contacts_into, wall_records_into};
 pub use world::World;
 
 use std::cell::Cell;
 
 use crate::error::Error;
 use crate::layout::TimeOfImpact;
-use rayon::prelude::*;
 
 use crate::geometry::{Impact, MovingCircle, MovingSphere, Sphere, Wall};
 use crate::layout::{BodyRecord, SweepParams, WallContactRecord, WallParams, WallRecord};
@@ -194,64 +200,6 @@ where
     Ok(contacts)
 }
 
-/// Validates `walls` and writes their records into `records`.
-///
-/// # Errors
-/// [`Error::InvalidWall`] for a bad wall, or more walls than `u32` indices name.
-pub(crate) fn wall_records_into(
-    walls: &[Wall],
-    records: &mut Vec<WallRecord>,
-) -> Result<(), Error> {
-    crate::validate::validate_walls(walls)?;
-    if u32::try_from(walls.len()).is_err() {
-        return Err(Error::InvalidWall {
-            wall: u32::MAX as usize,
-            reason: "more walls than 32-bit indices name; split them",
-        });
-    }
-    records.clear();
-    records.extend(walls.iter().map(WallRecord::from));
-    Ok(())
-}
-
-/// Each of `bodies`' earliest impact on `walls`, by the twin's entry point on each body, in
-/// parallel, into `contacts`.
-pub(crate) fn wall_contacts_into(
-    bodies: &[BodyRecord],
-    walls: &[WallRecord],
-    options: &SweepOptions,
-    contacts: &mut Vec<Option<Contact>>,
-) {
-    // One body a call of the entry point: the parameters say one body, and every wall.
-    let params = WallParams::new(options, 1, walls.len() as u32);
-    bodies
-        .par_iter()
-        .enumerate()
-        .map(|(index, body)| {
-            let mut contact = [WallContactRecord::default()];
-            walls::main(0, std::slice::from_ref(body), walls, &mut contact, &params);
-            wall_contact(&contact[0], index as u32, body)
-        })
-        .collect_into_vec(contacts);
-}
-
-/// The contact of body `index`'s record from the walls stage (or its twin), `None` for a
-/// miss.
-pub(crate) fn wall_contact(
-    record: &WallContactRecord,
-    index: u32,
-    body: &BodyRecord,
-) -> Option<Contact> {
-    record
-        .impact
-        .to_impact(body, &BodyRecord::default())
-        .map(|impact| Contact {
-            body: index,
-            partner: crate::layout::Partner::Wall { index: record.wall },
-            impact,
-        })
-}
-
 /// Static proximity test: whether two stationary spheres (or circles) overlap or touch.
 ///
 /// Compares squared distances, so it takes no square root.
@@ -382,67 +330,4 @@ where
     with_world(bodies, options, |world| {
         world.times_of_impact_into(pairs, times)
     })
-}
-
-/// Writes every item of the `parts` to its place in `into`, whose length becomes `total`
-/// (the scatter of a counting sort), the parts in parallel. Each part gives its items with
-/// their buckets, and its places: where its next item of each bucket goes, counted out
-/// beforehand bucket by bucket, then part by part.
-///
-/// # Safety
-/// The places must have been counted out from these very items: over all the parts, every
-/// item's place is distinct and below `total`, and every place below `total` is some item's.
-pub(crate) unsafe fn scatter_to_places<'a, T, I>(
-    parts: impl rayon::iter::ParallelIterator<Item = (I, &'a mut [usize])>,
-    total: usize,
-    into: &mut Vec<T>,
-) where
-    T: Copy + Send + Sync,
-    I: Iterator<Item = (T, usize)>,
-{
-    /// The start of `into`'s spare capacity, shared by the parts.
-    struct Places<T>(*mut std::mem::MaybeUninit<T>);
-    // SAFETY: the parts write distinct places through it (the caller's contract).
-    unsafe impl<T: Send> Sync for Places<T> {}
-
-    into.clear();
-    into.reserve(total);
-    let base = Places(into.spare_capacity_mut().as_mut_ptr());
-    parts.for_each(|(items, places)| {
-        let base = &base;
-        for (item, bucket) in items {
-            let place = &mut places[bucket];
-            // SAFETY: the place is below `total`, which `into` has room for, and no other
-            // item has it (the caller's contract): no two threads write one place.
-            unsafe { base.0.add(*place).write(std::mem::MaybeUninit::new(item)) };
-            *place += 1;
-        }
-    });
-    // SAFETY: every place below `total` was written above, once (the caller's contract).
-    unsafe { into.set_len(total) };
-}
-
-/// Fills `into`, which holds exactly `parts` one after another, each part's place by `fill`
-/// (given the part, its place and the place's offset in `into` plus `offset`): halves of the
-/// parts in parallel, with no memory allocated.
-pub(crate) fn scatter<P: Sync, T: Send>(
-    parts: &[P],
-    len: &(impl Fn(&P) -> usize + Sync),
-    fill: &(impl Fn(&P, &mut [T], usize) + Sync),
-    into: &mut [T],
-    offset: usize,
-) {
-    match parts {
-        [] => {}
-        [part] => fill(part, into, offset),
-        _ => {
-            let (left, right) = parts.split_at(parts.len() / 2);
-            let split = left.iter().map(len).sum();
-            let (into_left, into_right) = into.split_at_mut(split);
-            rayon::join(
-                || scatter(left, len, fill, into_left, offset),
-                || scatter(right, len, fill, into_right, offset + split),
-            );
-        }
-    }
 }

@@ -104,7 +104,7 @@ impl World {
 
     /// The bytes of memory the world holds.
     pub(crate) fn memory_bytes(&self) -> usize {
-        super::step::bytes(&self.bodies)
+        super::memory::bytes(&self.bodies)
     }
 
     /// The number of bodies.

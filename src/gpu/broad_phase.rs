@@ -14,10 +14,10 @@
 
 use super::buffers::{BufferSet, COUNTED};
 use super::kernel::{
-    Access, Bindings, Kernel, StageEnd, check_count, clear, compile_checked, module,
-    most_storage_buffers, new_sorter, record_sort,
+    Access, Bindings, Kernel, StageEnd, Workgroups, check_binding, check_count, clear,
+    compile_checked, module, most_storage_buffers, new_sorter, record_sort,
 };
-use super::sweep::{BODY_SIZE, Workgroups, check_binding};
+use super::sweep::BODY_SIZE;
 use crate::cpu::broad_phase::{BOUNDS_WORDS, STACK_SIZE};
 use crate::error::Error;
 use crate::layout::{MORTON_BITS, StepParams, SweepDispatch};

@@ -7,10 +7,9 @@
 use super::broad_phase::lost_sorter;
 use super::buffers::{BufferSet, COUNTED};
 use super::kernel::{
-    Access, Bindings, Kernel, clear, compile_checked, module, most_storage_buffers, new_sorter,
-    record_sort,
+    Access, Bindings, Kernel, Workgroups, clear, compile_checked, module, most_storage_buffers,
+    new_sorter, record_sort,
 };
-use super::sweep::Workgroups;
 use crate::error::Error;
 use crate::layout::{ContactRecord, StepCounts};
 

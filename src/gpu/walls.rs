@@ -4,10 +4,11 @@
 //! same answers on the CPU.
 
 use super::buffers::{ErrorScopes, create_buffer};
-use super::kernel::{Observed, observe};
-use super::sweep::{
-    BODY_SIZE, Workgroups, check_binding, compute_pipeline, dispatch, group_entry, layout_entry,
+use super::kernel::{
+    Observed, Workgroups, check_binding, compute_pipeline, dispatch, group_entry, layout_entry,
+    observe,
 };
+use super::sweep::BODY_SIZE;
 use crate::error::Error;
 use crate::geometry::Wall;
 use crate::layout::{SweepDispatch, WallContactRecord, WallParams, WallRecord};
