@@ -7,6 +7,7 @@
 //! The crate, top to bottom:
 //!
 //! * [`geometry`]: the bodies ([`MovingCircle`], [`MovingSphere`], ...) and the [`Impact`].
+//! * [`CollisionGroups`]: which pairs of bodies the steps and the event loop look at.
 //! * [`SweepOptions`]: what every path takes besides the bodies (the separating option for
 //!   event-driven simulations, a [`PeriodicBox`]).
 //! * [`layout`]: the data contract shared by the shaders (`shaders/shared.wgsl`), their CPU
@@ -52,6 +53,7 @@ mod error;
 pub mod events;
 pub mod geometry;
 pub mod gpu;
+mod groups;
 pub mod layout;
 mod options;
 pub mod parity;
@@ -63,6 +65,7 @@ pub use glam;
 
 pub use error::{BodyField, Counted, Error};
 pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere, Wall};
+pub use groups::CollisionGroups;
 pub use options::{PeriodicBox, SweepOptions};
 pub use validate::{
     MAX_MAGNITUDE, MAX_PERIODS, validate_bodies, validate_body, validate_pairs,

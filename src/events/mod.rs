@@ -83,6 +83,7 @@ use glam::DVec3;
 use crate::cpu::Simd;
 use crate::error::{BodyField, Error};
 use crate::geometry::{MovingSphere, Wall};
+use crate::groups::{CollisionGroups, check_length, interact};
 use crate::options::{PeriodicBox, SweepOptions};
 use crate::reference::{self, Body};
 
@@ -112,10 +113,15 @@ pub struct EventBody {
     pub radius: f64,
     /// Mass (above 0; `f64::INFINITY` for a body that nothing moves).
     pub mass: f64,
+    /// Its collision groups: the loop never pairs two bodies whose groups do not interact
+    /// (they pass through each other). [`CollisionGroups::ALL`] by default. Walls are not
+    /// filtered. A response's change to them is not taken (they change between steps).
+    pub groups: CollisionGroups,
 }
 
 impl EventBody {
-    /// A body at `position` moving at `velocity`.
+    /// A body at `position` moving at `velocity`, in every collision group
+    /// ([`CollisionGroups::ALL`]).
     #[must_use]
     pub const fn new(position: DVec3, velocity: DVec3, radius: f64, mass: f64) -> Self {
         Self {
@@ -123,7 +129,15 @@ impl EventBody {
             velocity,
             radius,
             mass,
+            groups: CollisionGroups::ALL,
         }
+    }
+
+    /// The body with collision groups `groups`.
+    #[must_use]
+    pub const fn with_groups(mut self, groups: CollisionGroups) -> Self {
+        self.groups = groups;
+        self
     }
 
     /// Its kinetic energy, `m v² / 2` (0 for a body of infinite mass at rest).
@@ -374,6 +388,8 @@ impl Motion {
 pub struct Moment<'a> {
     motions: &'a [Motion],
     masses: &'a [f64],
+    /// Per body, its groups (empty: all [`CollisionGroups::ALL`]).
+    groups: &'a [CollisionGroups],
     /// The event's time on the loop's clock, and the step's start on it.
     time: f64,
     start: f64,
@@ -411,6 +427,7 @@ impl Moment<'_> {
             velocity: motion.velocity,
             radius: motion.radius,
             mass: self.masses[index],
+            groups: groups_of(self.groups, index),
         }
     }
 
@@ -425,14 +442,19 @@ impl Moment<'_> {
 /// rounding) that touch or overlap; only those pairs are swept until a body leaves its skin.
 /// A broad phase may give more pairs than that (every pair, say): never fewer.
 pub trait BroadPhase {
-    /// Writes into `pairs` every pair of `spheres` that touch or overlap (each once, in any
-    /// order), with `options`' periodic box.
+    /// Writes into `pairs` every pair of `spheres` that touch or overlap and whose collision
+    /// groups interact (each once, in any order), with `options`' periodic box. `groups` is
+    /// empty (every pair interacts) or holds one a sphere; a pair that does not interact may
+    /// be written too (the loop drops it), but a broad phase that leaves it out saves the
+    /// loop that work and counts it against no limit.
     ///
     /// # Errors
-    /// The broad phase's own (validation, the device).
+    /// The broad phase's own (validation, the device), and [`Error::GroupsLength`] for
+    /// `groups` of another length.
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error>;
@@ -453,12 +475,13 @@ pub trait BroadPhase {
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
         max_work: u64,
     ) -> Result<u64, Error> {
-        self.touching_pairs(spheres, options, pairs)?;
+        self.touching_pairs(spheres, groups, options, pairs)?;
         too_many_pairs(pairs.len() as u64, max_pairs)?;
         within_work(
             WORK_PER_BODY * spheres.len() as u64 + pairs.len() as u64,
@@ -491,21 +514,23 @@ impl<B: BroadPhase + ?Sized> BroadPhase for &mut B {
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        (**self).touching_pairs(spheres, options, pairs)
+        (**self).touching_pairs(spheres, groups, options, pairs)
     }
 
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
         max_work: u64,
     ) -> Result<u64, Error> {
-        (**self).touching_pairs_within(spheres, options, pairs, max_pairs, max_work)
+        (**self).touching_pairs_within(spheres, groups, options, pairs, max_pairs, max_work)
     }
 }
 
@@ -514,21 +539,23 @@ impl<B: BroadPhase + ?Sized> BroadPhase for Box<B> {
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        (**self).touching_pairs(spheres, options, pairs)
+        (**self).touching_pairs(spheres, groups, options, pairs)
     }
 
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
         max_work: u64,
     ) -> Result<u64, Error> {
-        (**self).touching_pairs_within(spheres, options, pairs, max_pairs, max_work)
+        (**self).touching_pairs_within(spheres, groups, options, pairs, max_pairs, max_work)
     }
 }
 
@@ -540,43 +567,86 @@ impl BroadPhase for AllPairs {
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        self.touching_pairs_within(spheres, options, pairs, usize::MAX, u64::MAX)
+        self.touching_pairs_within(spheres, groups, options, pairs, usize::MAX, u64::MAX)
             .map(|_| ())
     }
 
-    /// Counts the pairs before it makes them (a unit of work each).
+    /// Counts the pairs that interact before it makes them (a unit of work a pair of
+    /// bodies, whether their groups interact or not).
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         _: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
         max_work: u64,
     ) -> Result<u64, Error> {
         pairs.clear();
+        check_length(groups, spheres.len())?;
         let n = spheres.len() as u64;
         let all = n * n.saturating_sub(1) / 2;
-        too_many_pairs(all, max_pairs)?;
+        if groups.is_empty() {
+            too_many_pairs(all, max_pairs)?;
+        }
         within_work(all, max_work)?;
+        if !groups.is_empty() {
+            too_many_pairs(interacting_pairs(groups), max_pairs)?;
+        }
         let n = spheres.len() as u32;
-        pairs.extend((0..n).flat_map(|a| (a + 1..n).map(move |b| [a, b])));
+        pairs.extend(
+            (0..n)
+                .flat_map(|a| (a + 1..n).map(move |b| [a, b]))
+                .filter(|&[a, b]| interact(groups, a as usize, b as usize)),
+        );
         Ok(all)
     }
 }
 
+/// How many pairs of bodies of `groups` interact, from the count of each distinct groups
+/// value (at most as many steps as there are pairs of bodies).
+fn interacting_pairs(groups: &[CollisionGroups]) -> u64 {
+    let mut counts = std::collections::HashMap::<CollisionGroups, u64>::new();
+    for &own in groups {
+        *counts.entry(own).or_default() += 1;
+    }
+    let counts: Vec<(CollisionGroups, u64)> = counts.into_iter().collect();
+    let mut pairs = 0;
+    for (k, &(own, count)) in counts.iter().enumerate() {
+        if own.interacts_with(own) {
+            pairs += count * (count - 1) / 2;
+        }
+        for &(other, others) in &counts[k + 1..] {
+            if own.interacts_with(other) {
+                pairs += count * others;
+            }
+        }
+    }
+    pairs
+}
+
 /// The CPU step's broad phase and sweep: the pairs of its contacts.
+///
+/// The step runs with the spheres' groups ([`ContactFinder::set_groups`](crate::cpu::ContactFinder::set_groups));
+/// the finder's own groups are put back after it.
 impl BroadPhase for crate::cpu::ContactFinder {
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        contact_pairs(self.find(spheres, options)?, pairs);
-        Ok(())
+        let own = self.swap_groups(groups.to_vec());
+        let found = self
+            .find(spheres, options)
+            .map(|contacts| contact_pairs(contacts, pairs));
+        self.swap_groups(own);
+        found
     }
 
     /// With the step's output limit lowered to what `max_pairs` touching pairs take (each
@@ -584,6 +654,7 @@ impl BroadPhase for crate::cpu::ContactFinder {
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
@@ -592,23 +663,33 @@ impl BroadPhase for crate::cpu::ContactFinder {
         let per_pair =
             crate::cpu::OUTPUT_BYTES_PER_CANDIDATE + crate::cpu::OUTPUT_BYTES_PER_CONTACT;
         let bytes = max_pairs.saturating_add(1).saturating_mul(per_pair);
-        let contacts = self.find_within(spheres, options, bytes)?;
-        let work = WORK_PER_BODY * spheres.len() as u64 + contacts.candidates() as u64;
-        contact_pairs(contacts, pairs);
+        let own = self.swap_groups(groups.to_vec());
+        let found = self.find_within(spheres, options, bytes).map(|contacts| {
+            contact_pairs(contacts, pairs);
+            WORK_PER_BODY * spheres.len() as u64 + contacts.candidates() as u64
+        });
+        self.swap_groups(own);
+        let work = found?;
         too_many_pairs(pairs.len() as u64, max_pairs)?;
         within_work(work, max_work)
     }
 }
 
-/// The GPU step: the pairs of its contacts.
+/// The GPU step: the pairs of its contacts. The step runs with the spheres' groups
+/// ([`ContactPipeline::set_groups`](crate::gpu::ContactPipeline::set_groups)); the
+/// pipeline's own are put back after it.
 impl BroadPhase for &crate::gpu::ContactPipeline {
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        contact_pairs(&self.find(spheres, options)?, pairs);
+        let own = self.swap_groups(groups.to_vec());
+        let found = self.find(spheres, options);
+        self.swap_groups(own);
+        contact_pairs(&found?, pairs);
         Ok(())
     }
 }
@@ -648,6 +729,9 @@ pub struct EventLoop {
     /// so that what the loop predicts depends on the bodies alone.
     motions: Vec<Motion>,
     masses: Vec<f64>,
+    /// Per body, its collision groups; empty where every body's are
+    /// [`CollisionGroups::ALL`].
+    groups: Vec<CollisionGroups>,
     /// Per body, how many impacts it has had.
     counts: Vec<u64>,
     /// Per body, its next event, the earliest of its pairs' and its skin's time.
@@ -701,6 +785,7 @@ impl EventLoop {
             clock: 0.0,
             motions: Vec::new(),
             masses: Vec::new(),
+            groups: Vec::new(),
             counts: Vec::new(),
             plans: Vec::new(),
             queue: EventQueue::default(),
@@ -1082,6 +1167,7 @@ impl EventLoop {
             &Moment {
                 motions: &self.motions,
                 masses: &self.masses,
+                groups: &self.groups,
                 time: now,
                 start: self.clock,
             },
@@ -1133,6 +1219,13 @@ impl EventLoop {
         }));
         self.masses.clear();
         self.masses.extend(bodies.iter().map(|body| body.mass));
+        self.groups.clear();
+        if bodies
+            .iter()
+            .any(|body| body.groups != CollisionGroups::ALL)
+        {
+            self.groups.extend(bodies.iter().map(|body| body.groups));
+        }
         self.counts.clear();
         self.counts.resize(n, 0);
         self.plans.clear();
@@ -1195,6 +1288,7 @@ impl EventLoop {
         let work = broad_phase
             .touching_pairs_within(
                 &self.spheres,
+                &self.groups,
                 options,
                 &mut self.pairs,
                 max_pairs,
@@ -1207,6 +1301,12 @@ impl EventLoop {
                 error => error,
             })?;
         self.work += 64 + work;
+        // A pair the groups keep apart is never a partner, whatever the broad phase gave.
+        if !self.groups.is_empty() {
+            let groups = &self.groups;
+            self.pairs
+                .retain(|&[a, b]| interact(groups, a as usize, b as usize));
+        }
         std::mem::swap(&mut self.lists, &mut self.old_lists);
         if afresh {
             self.old_lists.clear(n, 0, self.max_partners)?;
@@ -1218,7 +1318,8 @@ impl EventLoop {
                 let largest = self.motions.iter().map(|m| m.radius).fold(0.0, f64::max);
                 let width = (2.0 * (largest + skin)) * (1.0 + 1e-9);
                 let radii: Vec<f64> = self.motions.iter().map(|m| m.radius).collect();
-                self.grid.build(&self.centres, &radii, width, self.period);
+                self.grid
+                    .build(&self.centres, &radii, &self.groups, width, self.period);
             }
         }
         self.partner_lists(n)?;
@@ -1298,7 +1399,14 @@ impl EventLoop {
         let mut near = std::mem::take(&mut self.near);
         near.clear();
         let reach = self.motions[index].radius + 2.0 * self.skin;
-        self.work += self.grid.near(index, centre, reach, self.period, &mut near);
+        self.work += self.grid.near(
+            index,
+            centre,
+            reach,
+            groups_of(&self.groups, index),
+            self.period,
+            &mut near,
+        );
         // Its earliest pair stands (its motion has not changed) if its partner has not
         // collided since; the new partners may come first.
         let kept = self.plans[index].pair;
@@ -1374,6 +1482,7 @@ impl EventLoop {
             velocity: motion.velocity,
             radius: motion.radius,
             mass: self.masses[index],
+            groups: groups_of(&self.groups, index),
         }
     }
 
@@ -1720,6 +1829,11 @@ impl EventLoop {
         self.walls.extend_from_slice(walls);
         self.live = true;
     }
+}
+
+/// Body `index`'s groups among `groups` (empty: every body's are [`CollisionGroups::ALL`]).
+fn groups_of(groups: &[CollisionGroups], index: usize) -> CollisionGroups {
+    groups.get(index).copied().unwrap_or(CollisionGroups::ALL)
 }
 
 /// A piece of a body's path in a periodic box: its motion from the piece's start (the centre

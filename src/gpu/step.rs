@@ -159,6 +159,13 @@ pub const MAX_RESUME_PASSES: u32 = 1 << 17;
 ///                      tree, queries)              └─► ordered contacts (when asked)
 ///  walls ─────────────────────────────────────────────────────► (merged into earliest)
 /// ```
+///
+/// **Collision groups.** The broad phase reads each body's groups from its record's spare
+/// word ([`BodyRecord::groups`](crate::layout::BodyRecord#structfield.groups), the
+/// complement of [`CollisionGroups::bits`](crate::CollisionGroups::bits), so that a zeroed
+/// word lets the body meet every other): the caller writes it in its own bodies' buffer
+/// ([`BodyRecord::with_groups`](crate::layout::BodyRecord::with_groups)), and a pair whose
+/// groups do not interact is never a candidate. Walls are not filtered.
 #[derive(Debug, Clone)]
 pub struct StepStage {
     broad_phase: BroadPhaseStage,
