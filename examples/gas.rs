@@ -421,7 +421,7 @@ fn overlaps(gas: &Gas, broad_phase: &mut impl BroadPhase) -> Result<f64, Error> 
     let options =
         SweepOptions::default().with_periodic_box(sweepcast::PeriodicBox::cube(gas.side as f32)?);
     let mut pairs = Vec::new();
-    broad_phase.touching_pairs(&spheres, options, &mut pairs)?;
+    broad_phase.touching_pairs(&spheres, &[], options, &mut pairs)?;
     Ok(smallest_gap(gas, &pairs))
 }
 

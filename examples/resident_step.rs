@@ -285,7 +285,7 @@ impl Gas {
                 center,
                 radius,
                 displacement: [0.0; 3],
-                _pad: 0.0,
+                groups: 0,
             });
             let velocity = rng.in_ball(0.6, 3);
             velocities.push([velocity.x, velocity.y, velocity.z, radius * radius * radius]);

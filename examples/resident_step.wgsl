@@ -85,7 +85,7 @@ fn prepare(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let body = bodies[i];
-    bodies[i] = BodyRecord(body.center, body.radius, velocities[i].xyz * frame.dt, 0.0);
+    bodies[i] = BodyRecord(body.center, body.radius, velocities[i].xyz * frame.dt, body.groups);
 }
 
 // The velocity of a body of `velocity` (w: mass) after an elastic collision with one of
@@ -160,7 +160,7 @@ fn plan(@builtin(global_invocation_id) id: vec3<u32>) {
         default: {}
     }
     plans[i] = plan;
-    planned[i] = BodyRecord(body.center, body.radius, planned_motion(body, plan, LEVEL_WHOLE), 0.0);
+    planned[i] = BodyRecord(body.center, body.radius, planned_motion(body, plan, LEVEL_WHOLE), body.groups);
     levels[i] = LEVEL_WHOLE;
 }
 
@@ -244,7 +244,7 @@ fn shorten(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     levels[i] = level;
     let body = bodies[i];
-    planned[i] = BodyRecord(body.center, body.radius, planned_motion(body, plan, level), 0.0);
+    planned[i] = BodyRecord(body.center, body.radius, planned_motion(body, plan, level), body.groups);
     atomicAdd(&summary.demoted_now, 1u);
 }
 
@@ -270,7 +270,7 @@ fn commit(
             let plan = plans[i];
             let motion = planned[i];
             bodies[i] = BodyRecord(
-                motion.center + motion.displacement, motion.radius, motion.displacement, 0.0
+                motion.center + motion.displacement, motion.radius, motion.displacement, motion.groups
             );
             let responds = plan.kind == PLAN_WALL
                 || (plan.kind == PLAN_PAIR && levels[plan.partner] != LEVEL_FROZEN);

@@ -87,7 +87,8 @@ struct Leaf {
     lo: vec3<f32>,
     body: u32,
     hi: vec3<f32>,
-    _pad: u32,
+    // The body's collision groups, its record's word (the complement of their bits).
+    groups: u32,
 }
 
 // An internal node: its two children (internal, or LEAF | position) and the last sorted leaf
@@ -260,7 +261,7 @@ fn leaves_in_order(
     }
     let body = sort_out[i].value;
     let b = boxes[body];
-    leaves[i] = Leaf(b.lo, body, b.hi, 0u);
+    leaves[i] = Leaf(b.lo, body, b.hi, bodies[body].groups);
     leaf_codes[i] = codes[body];
 }
 
@@ -485,7 +486,7 @@ fn visit(p: u32, own: Leaf, s: u32, query_lo: vec3<f32>, query_hi: vec3<f32>, ch
     }
     if ((child & LEAF) != 0u) {
         let other = leaves[child & ~LEAF];
-        if (overlaps(query_lo, query_hi, other.lo, other.hi)
+        if (overlaps(query_lo, query_hi, other.lo, other.hi) && interacts(own.groups, other.groups)
             && !met_through_earlier_image(own, other, s)) {
             let slot = atomicAdd(&counters[COUNTER_CANDIDATES], 1u);
             if (slot < params.candidate_capacity) {
@@ -499,6 +500,15 @@ fn visit(p: u32, own: Leaf, s: u32, query_lo: vec3<f32>, query_hi: vec3<f32>, ch
         stack[depth] = child;
         depth = depth + 1u;
     }
+}
+
+// Whether two bodies whose records' group words are `a` and `b` interact: each one's
+// memberships (low 16 bits of the complement) meet the other's filter (high 16 bits).
+// `CollisionGroups::interacts_with` in src/groups.rs.
+fn interacts(a: u32, b: u32) -> bool {
+    let own = ~a;
+    let other = ~b;
+    return (own & (other >> 16u)) != 0u && (other & (own >> 16u)) != 0u;
 }
 
 // Whether an image before `s` already met `other` (and so wrote the pair). Each image checked

@@ -7,8 +7,10 @@ struct BodyRecord {
     center: vec3<f32>,
     radius: f32,
     displacement: vec3<f32>,
-    // Reserved for per-body data of the step (collision groups, next); 0 for now.
-    _pad: f32,
+    // The body's collision groups as the complement of their bits (memberships in the low
+    // 16 bits, the filter in the high 16), so that 0 interacts with everything. Read only by
+    // the broad phase (src/groups.rs, `interacts` in broad_phase.wgsl).
+    groups: u32,
 }
 
 // What the sweep writes for one pair. 32 bytes.

@@ -172,7 +172,7 @@ fn sweep_image(body: BodyRecord, wall: WallRecord, image: vec3<f32>, start: f32)
     let period = params.period;
     let moved = body.displacement * start;
     let piece = BodyRecord(body.center - image * period + moved, body.radius,
-                           body.displacement * (1.0 - start), 0.0);
+                           body.displacement * (1.0 - start), 0u);
     if (wall.kind == WALL_PLANE) {
         let raw_offset = image_offset(wall.point, body.center, image, period) + moved;
         return sweep_plane(piece, raw_offset, wall);

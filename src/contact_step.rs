@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::error::Error;
 use crate::geometry::Impact;
 use crate::geometry::{MovingSphere, Wall};
+use crate::groups::CollisionGroups;
 use crate::layout::{EarliestImpact, Partner};
 use crate::options::SweepOptions;
 
@@ -65,6 +66,11 @@ pub trait ContactStep {
         out: &mut Vec<Option<EarliestImpact>>,
     ) -> Result<(), Error>;
 
+    /// Sets the collision groups of the steps from now on (one a body, or empty: every pair
+    /// interacts; see [`CollisionGroups`]), returning those set before so that a caller that
+    /// borrows the step (the event loop) can put them back.
+    fn replace_groups(&mut self, groups: Vec<CollisionGroups>) -> Vec<CollisionGroups>;
+
     /// [`find_into`](Self::find_into) with the step's output held to about `max_bytes`
     /// (candidates and contacts, as
     /// [`ContactFinder::with_max_output_bytes`](crate::cpu::ContactFinder::with_max_output_bytes)
@@ -108,6 +114,10 @@ impl<S: ContactStep + ?Sized> ContactStep for &mut S {
         (**self).find_earliest_into(bodies, walls, options, out)
     }
 
+    fn replace_groups(&mut self, groups: Vec<CollisionGroups>) -> Vec<CollisionGroups> {
+        (**self).replace_groups(groups)
+    }
+
     fn find_within_into(
         &mut self,
         bodies: &[MovingSphere],
@@ -143,6 +153,13 @@ macro_rules! contact_step_by_inherent {
                 out: &mut Vec<Option<$crate::EarliestImpact>>,
             ) -> Result<(), $crate::Error> {
                 <$engine>::find_earliest_into(self, bodies, walls, options, out)
+            }
+
+            fn replace_groups(
+                &mut self,
+                groups: Vec<$crate::CollisionGroups>,
+            ) -> Vec<$crate::CollisionGroups> {
+                <$engine>::swap_groups(self, groups)
             }
 
             $($($more)*)?

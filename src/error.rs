@@ -352,6 +352,17 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// Collision groups ([`CollisionGroups`](crate::CollisionGroups)) given for a step whose
+    /// length is neither 0 (every pair interacts) nor the number of its bodies.
+    #[error(
+        "{groups} collision groups for {bodies} bodies; give one a body, or none for every pair to interact"
+    )]
+    GroupsLength {
+        /// Groups given.
+        groups: usize,
+        /// Bodies of the step.
+        bodies: usize,
+    },
     /// More bodies than one storage binding of this device can hold (pairs are split into
     /// chunks transparently, bodies cannot be: any pair may name any body).
     #[error(

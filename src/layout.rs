@@ -12,6 +12,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use crate::geometry::{Impact, ImpactStatus, MovingSphere, Wall};
+use crate::groups::CollisionGroups;
 use crate::options::SweepOptions;
 
 /// `BodyRecord`: one moving sphere (a circle has z = 0), 32 bytes (a WGSL `vec3<f32>` is
@@ -28,9 +29,12 @@ pub struct BodyRecord {
     pub radius: f32,
     /// Displacement over the step.
     pub displacement: [f32; 3],
-    /// Padding to the shader's 16-byte alignment, reserved for per-body data of the step
-    /// (collision groups, next): write 0.
-    pub _pad: f32,
+    /// The body's collision groups for the step's broad phase, as the **complement** of
+    /// [`CollisionGroups::bits`], so that 0 is [`CollisionGroups::ALL`] (every pair
+    /// interacts, as the field's earlier reservation told callers to write). Set it with
+    /// [`BodyRecord::with_groups`]; read it with [`BodyRecord::groups`]. Only the steps'
+    /// broad phases read it (not the sweeps of explicit pairs, nor the walls).
+    pub groups: u32,
 }
 
 /// `ImpactRecord`: what the sweep writes for one pair, 32 bytes.
@@ -412,8 +416,37 @@ impl From<MovingSphere> for BodyRecord {
             center: b.center.to_array(),
             radius: b.radius,
             displacement: b.displacement.to_array(),
-            _pad: 0.0,
+            groups: 0,
         }
+    }
+}
+
+impl BodyRecord {
+    /// The record with its collision groups set to `groups` (stored as their complement:
+    /// see [`BodyRecord::groups`](Self#structfield.groups)). For a caller that writes its
+    /// own bodies' buffer for [`StepStage`](crate::gpu::StepStage).
+    ///
+    /// # Example
+    /// ```
+    /// use sweepcast::glam::Vec3;
+    /// use sweepcast::layout::BodyRecord;
+    /// use sweepcast::{CollisionGroups, MovingSphere};
+    ///
+    /// let bullet = CollisionGroups::new(0b01, 0b10);
+    /// let record = BodyRecord::from(MovingSphere::new(Vec3::ZERO, 1.0, Vec3::X));
+    /// assert_eq!(record.groups(), CollisionGroups::ALL); // a record's word 0
+    /// assert_eq!(record.with_groups(bullet).groups(), bullet);
+    /// ```
+    #[must_use]
+    pub const fn with_groups(mut self, groups: CollisionGroups) -> Self {
+        self.groups = !groups.bits();
+        self
+    }
+
+    /// The record's collision groups.
+    #[must_use]
+    pub const fn groups(&self) -> CollisionGroups {
+        CollisionGroups::from_bits(!self.groups)
     }
 }
 

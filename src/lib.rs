@@ -8,6 +8,7 @@
 //!
 //! * The bodies ([`MovingCircle`], [`MovingSphere`], [`Circle`], [`Sphere`], [`Wall`]) and
 //!   the answers ([`Impact`], [`TimeOfImpact`], [`EarliestImpact`] and its [`Partner`]).
+//! * [`CollisionGroups`]: which pairs of bodies the steps and the event loop look at.
 //! * [`SweepOptions`]: what every path takes besides the bodies (the separating option for
 //!   event-driven simulations, a [`PeriodicBox`]).
 //! * [`reference`](mod@reference): the f64 oracle, the swept test of the source documents made
@@ -110,6 +111,7 @@ mod error;
 pub mod events;
 mod geometry;
 pub mod gpu;
+mod groups;
 mod layout;
 mod limits;
 pub mod low_level;
@@ -124,6 +126,7 @@ pub use glam;
 pub use contact_step::{Contact, ContactStep, Contacts, StageTimes};
 pub use error::{BodyField, Counted, Error};
 pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere, Wall};
+pub use groups::CollisionGroups;
 pub use layout::{EarliestImpact, Partner, TimeOfImpact};
 pub use options::{PeriodicBox, SweepOptions};
 

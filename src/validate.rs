@@ -2,6 +2,7 @@
 
 use crate::error::{BodyField, Error};
 use crate::geometry::{MovingSphere, Wall};
+use crate::groups::CollisionGroups;
 use crate::layout::BodyRecord;
 use crate::limits::MAX_MAGNITUDE;
 use crate::options::{PeriodicBox, SweepOptions};
@@ -319,4 +320,17 @@ pub fn validate_walls(walls: &[Wall]) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// [`Error::GroupsLength`] unless `groups` is empty or holds one
+/// group a body.
+pub(crate) fn check_length(groups: &[CollisionGroups], bodies: usize) -> Result<(), Error> {
+    if groups.is_empty() || groups.len() == bodies {
+        Ok(())
+    } else {
+        Err(Error::GroupsLength {
+            groups: groups.len(),
+            bodies,
+        })
+    }
 }

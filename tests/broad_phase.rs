@@ -33,7 +33,7 @@ use sweepcast::low_level::broad_phase::{
     STACK_SIZE, Tree,
 };
 use sweepcast::low_level::layout::{BodyRecord, KeyValue, StepParams, SweepDispatch, SweepParams};
-use sweepcast::{MovingSphere, SweepOptions};
+use sweepcast::{CollisionGroups, MovingSphere, SweepOptions};
 use testkit::Scene;
 
 /// The broad phase's build of `bodies` through `swept_boxes`, the sorts, `key_by_high` and
@@ -49,7 +49,23 @@ struct Built {
 }
 
 fn build(bodies: &[MovingSphere], options: &SweepOptions) -> Built {
-    let records: Vec<BodyRecord> = bodies.iter().map(|&body| body.into()).collect();
+    build_grouped(bodies, &[], options)
+}
+
+/// [`build`] with each body's collision groups in its record (`groups` empty: none set).
+fn build_grouped(
+    bodies: &[MovingSphere],
+    groups: &[CollisionGroups],
+    options: &SweepOptions,
+) -> Built {
+    let records: Vec<BodyRecord> = bodies
+        .iter()
+        .enumerate()
+        .map(|(i, &body)| {
+            let record = BodyRecord::from(body);
+            groups.get(i).map_or(record, |&g| record.with_groups(g))
+        })
+        .collect();
     let params = StepParams::new(&records, options);
     let n = records.len();
     let mut boxes = unwritten_twin::<Aabb>(n);
@@ -71,6 +87,7 @@ fn build(bodies: &[MovingSphere], options: &SweepOptions) -> Built {
         twin::leaves_in_order(
             i,
             &params,
+            &records,
             &sort_out,
             &boxes,
             &codes,
@@ -155,14 +172,34 @@ fn scenes() -> Vec<(String, Vec<MovingSphere>, SweepOptions)> {
     scenes
 }
 
+/// Each case with no groups, and the cases named in `grouped` again with random collision
+/// groups in their records.
+fn with_groups(
+    cases: Vec<(String, Vec<MovingSphere>, SweepOptions)>,
+    grouped: &[&str],
+) -> Vec<common::GroupedWorld> {
+    let mut out = Vec::new();
+    for (name, bodies, options) in cases {
+        if grouped.contains(&name.as_str()) {
+            let groups = common::random_groups(bodies.len(), 11);
+            out.push((format!("{name}, grouped"), bodies.clone(), options, groups));
+        }
+        out.push((name, bodies, options, Vec::new()));
+    }
+    out
+}
+
+/// The cases run again with random collision groups.
+const GROUPED: [&str; 4] = ["Uniform 3D", "Periodic 2D", "one point", "one large body"];
+
 #[test]
 fn tree_building_stages_equal_their_twins() {
     let Some(context) = common::gpu_context("tree_building_stages_equal_their_twins") else {
         return;
     };
     let stages = StageRunner::new(&context, "broad_phase.wgsl", BROAD_PHASE_WGSL);
-    for (name, bodies, options) in scenes() {
-        let built = build(&bodies, &options);
+    for (name, bodies, options, groups) in with_groups(scenes(), &GROUPED) {
+        let built = build_grouped(&bodies, &groups, &options);
         let n = bodies.len();
         let params = &built.params;
 
@@ -212,6 +249,7 @@ fn tree_building_stages_equal_their_twins() {
             Some(params),
             n,
             &[
+                (1, bytemuck::cast_slice(&built.records)),
                 (2, bytemuck::cast_slice(&built.boxes)),
                 (3, bytemuck::cast_slice(&built.codes)),
                 (5, bytemuck::cast_slice(&sort_out)),
@@ -219,9 +257,9 @@ fn tree_building_stages_equal_their_twins() {
                 (7, &unwritten::<[u32; 2]>(n)),
             ],
         );
-        assert_eq!(cast::<Leaf>(&out[3], n), built.leaves, "{name}: leaves");
+        assert_eq!(cast::<Leaf>(&out[4], n), built.leaves, "{name}: leaves");
         assert_eq!(
-            cast::<[u32; 2]>(&out[4], n),
+            cast::<[u32; 2]>(&out[5], n),
             built.leaf_codes,
             "{name}: leaf codes"
         );
@@ -406,8 +444,8 @@ fn queries_equal_their_twins() {
         long,
         SweepOptions::default(),
     ));
-    for (name, bodies, options) in cases {
-        let mut built = build(&bodies, &options);
+    for (name, bodies, options, groups) in with_groups(cases, &GROUPED) {
+        let mut built = build_grouped(&bodies, &groups, &options);
         let tight = name.ends_with("past the capacities");
         built.params.candidate_capacity = if tight { 4000 } else { 1 << 20 };
         built.params.continuation_capacity = if tight { 1 } else { 4096 };
@@ -425,6 +463,31 @@ fn queries_equal_their_twins() {
         }
         let mut found = sorted(queries_on_device(&stages, "candidates", queried, &[]));
         let mut expected = sorted(expected);
+        if !groups.is_empty() {
+            // No pair the groups keep apart is a candidate, and some were kept apart.
+            let interacts =
+                |&[a, b]: &[u32; 2]| groups[a as usize].interacts_with(groups[b as usize]);
+            assert!(
+                expected.pairs.iter().all(interacts),
+                "{name}: a filtered pair"
+            );
+            let ungrouped = build(&bodies, &options);
+            let ungrouped_tree = twin_tree(&ungrouped);
+            let mut all = Found::default();
+            for p in 0..n {
+                let queried = Queried {
+                    params: &built.params,
+                    leaves: &ungrouped.leaves,
+                    nodes: &ungrouped_tree.nodes,
+                    node_boxes: &ungrouped_tree.node_boxes,
+                };
+                twin::candidates(p, queried, &mut all);
+            }
+            assert!(
+                all.candidate_count > expected.candidate_count,
+                "{name}: the groups filtered nothing"
+            );
+        }
         let mut rounds = 0;
         loop {
             if expected.candidates_overflowed == 0 && expected.continuations_overflowed == 0 {

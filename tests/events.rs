@@ -8,16 +8,7 @@ use sweepcast::glam::{DVec3, Vec3};
 use sweepcast::{Error, PeriodicBox, Wall, cpu};
 use testkit::SplitMix64;
 
-/// The pairs of `events`, which must all be between bodies.
-fn pairs_of(events: &[Event]) -> Vec<[usize; 2]> {
-    events
-        .iter()
-        .map(|event| match event {
-            Event::Pair { bodies, .. } => *bodies,
-            Event::Wall { .. } => panic!("no walls here"),
-        })
-        .collect()
-}
+use common::pairs_of;
 
 fn ball(x: f64, velocity: f64) -> EventBody {
     EventBody::new(
@@ -372,30 +363,6 @@ fn bad_bodies_steps_and_walls_are_typed_errors() {
 
 mod common;
 
-/// `n` bodies of radius 0.5 and unit mass, clear of each other, in the periodic cube of
-/// side `side`, with random velocities.
-fn periodic_gas(n: usize, side: f64, seed: u64) -> Vec<EventBody> {
-    let mut random = SplitMix64::new(seed);
-    let mut bodies: Vec<EventBody> = Vec::new();
-    let nearest = |a: DVec3, b: DVec3| {
-        let d = a - b;
-        (d - (d / side).round() * side).length()
-    };
-    while bodies.len() < n {
-        let position = DVec3::new(
-            random.range(0.0, side),
-            random.range(0.0, side),
-            random.range(0.0, side),
-        );
-        if bodies.iter().any(|b| nearest(b.position, position) <= 1.0) {
-            continue;
-        }
-        let velocity = random.in_ball(2.0, 3).as_dvec3();
-        bodies.push(EventBody::new(position, velocity, 0.5, 1.0));
-    }
-    bodies
-}
-
 /// Runs `steps` steps of a periodic gas with `broad_phase`, returning every event.
 fn run_gas(
     bodies: &mut [EventBody],
@@ -404,20 +371,7 @@ fn run_gas(
     broad_phase: &mut impl BroadPhase,
 ) -> Vec<Event> {
     let mut events = EventLoop::new().with_periodic_box(PeriodicBox::cube(side).unwrap());
-    let mut seen = Vec::new();
-    for _ in 0..steps {
-        events
-            .advance_with(
-                bodies,
-                &[],
-                0.05,
-                &mut Elastic::perfect(),
-                broad_phase,
-                |event, _| seen.push(*event),
-            )
-            .unwrap();
-    }
-    seen
+    common::run_steps(&mut events, bodies, steps, broad_phase)
 }
 
 #[test]
@@ -425,7 +379,7 @@ fn a_broad_phase_gives_the_events_of_every_pair() {
     // 300 bodies at a packing fraction of about 0.1: the CPU step's pairs within reach
     // give the same events, to the bit, as sweeping every pair.
     let side = 12.0;
-    let start = periodic_gas(300, side, 3);
+    let start = common::periodic_gas(300, side, 3);
     let (mut all, mut cpu) = (start.clone(), start.clone());
     let everything = run_gas(&mut all, side as f32, 20, &mut AllPairs);
     let mut finder = cpu::ContactFinder::new();
@@ -525,7 +479,7 @@ fn every_broad_phase_and_skin_gives_the_same_events_in_steps_of_any_length() {
     // same times from the start to within the rounding of adding up the steps. The loop's
     // predictions depend neither on the pairs beyond a body's skin nor on where steps end.
     let side = 13.0;
-    let start = periodic_gas(400, side, 11);
+    let start = common::periodic_gas(400, side, 11);
     let periodic = || EventLoop::new().with_periodic_box(PeriodicBox::cube(side as f32).unwrap());
     // Each event's time from the start of the run.
     let timed = |events: &mut EventLoop,
@@ -754,7 +708,7 @@ fn the_gpu_step_as_the_broad_phase_gives_the_cpu_steps_events() {
     };
     let pipeline = sweepcast::gpu::ContactPipeline::new(&context).unwrap();
     let side = 12.0;
-    let start = periodic_gas(300, side, 8);
+    let start = common::periodic_gas(300, side, 8);
     let (mut on_gpu, mut on_cpu) = (start.clone(), start);
     let gpu = run_gas(&mut on_gpu, side as f32, 10, &mut &pipeline);
     let cpu = run_gas(&mut on_cpu, side as f32, 10, &mut cpu::ContactFinder::new());
@@ -798,7 +752,9 @@ fn the_cells_find_every_touching_pair() {
         if periodic {
             options = options.with_periodic_box(PeriodicBox::cube(side).unwrap());
         }
-        cells.touching_pairs(&spheres, options, &mut pairs).unwrap();
+        cells
+            .touching_pairs(&spheres, &[], options, &mut pairs)
+            .unwrap();
         let mut found: Vec<[u32; 2]> = pairs.iter().map(|&[a, b]| [a.min(b), a.max(b)]).collect();
         found.sort_unstable();
         let length = found.len();
@@ -825,7 +781,7 @@ fn the_cells_find_every_touching_pair() {
     }
     // No spheres, no pairs; a bad sphere is a typed error.
     cells
-        .touching_pairs(&[], sweepcast::SweepOptions::default(), &mut pairs)
+        .touching_pairs(&[], &[], sweepcast::SweepOptions::default(), &mut pairs)
         .unwrap();
     assert!(pairs.is_empty());
     let bad = [MovingSphere::new(
@@ -834,7 +790,7 @@ fn the_cells_find_every_touching_pair() {
         Vec3::ZERO,
     )];
     assert!(matches!(
-        cells.touching_pairs(&bad, sweepcast::SweepOptions::default(), &mut pairs),
+        cells.touching_pairs(&bad, &[], sweepcast::SweepOptions::default(), &mut pairs),
         Err(Error::NonFinite { body: 0, .. })
     ));
 }
@@ -847,7 +803,7 @@ fn in_a_small_periodic_box_no_pair_is_missed_and_local_skins_agree() {
     // body's neighbours across the faces are in its own cells, each offset wrapped. Local
     // skins give the events of every pair, to the bit.
     for (k, side) in [3.2, 4.0, 4.9, 6.0].into_iter().enumerate() {
-        let start = periodic_gas(6 + 3 * k, side, 17 + k as u64);
+        let start = common::periodic_gas(6 + 3 * k, side, 17 + k as u64);
         let periodic = || {
             EventLoop::new()
                 .with_periodic_box(PeriodicBox::cube(side as f32).unwrap())

@@ -629,14 +629,14 @@ fn the_grid_stays_small_in_a_large_box_or_a_long_world() {
             let options = sweepcast::SweepOptions::default().with_periodic_box(periodic.unwrap());
             let mut pairs = Vec::new();
             Cells::new()
-                .touching_pairs(&spheres, options, &mut pairs)
+                .touching_pairs(&spheres, &[], options, &mut pairs)
                 .unwrap();
             assert_eq!(pairs, [[0, 1]]);
             // A long thin world in open space.
             let mut far = spheres;
             far[2].center = Vec3::new(0.0, 3e37, 0.0);
             Cells::new()
-                .touching_pairs(&far, sweepcast::SweepOptions::default(), &mut pairs)
+                .touching_pairs(&far, &[], sweepcast::SweepOptions::default(), &mut pairs)
                 .unwrap();
             assert_eq!(pairs, [[0, 1]]);
         },

@@ -77,7 +77,7 @@ fn every_shared_struct_matches_its_rust_mirror() {
     let mut layouter = naga::proc::Layouter::default();
     layouter.update(module.to_ctx()).expect("layout");
     let mirrors = [
-        rust_layout!(BodyRecord: center, radius, displacement, _pad),
+        rust_layout!(BodyRecord: center, radius, displacement, groups),
         rust_layout!(ImpactRecord: point, time_of_impact, normal, status),
         rust_layout!(SweepParams: period, flags, inverse_period, pair_capacity),
         rust_layout!(SweepDispatch: workgroups_x, workgroups_y, workgroups_z, pair_count,
@@ -129,7 +129,7 @@ fn the_broad_phase_structs_match_their_twins_mirrors() {
     layouter.update(module.to_ctx()).expect("layout");
     let mirrors = [
         rust_layout!(Aabb: lo, _pad0, hi, _pad1),
-        rust_layout!(Leaf: lo, body, hi, _pad),
+        rust_layout!(Leaf: lo, body, hi, groups),
         rust_layout!(Node: child, last),
     ];
     for (name, rust_size, rust_offsets) in &mirrors {

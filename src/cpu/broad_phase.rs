@@ -53,8 +53,8 @@ pub struct Leaf {
     pub body: u32,
     /// The high corner's bits.
     pub hi: [u32; 3],
-    /// Padding to 32 bytes.
-    pub _pad: u32,
+    /// The body's collision groups: its record's word ([`BodyRecord::groups`]).
+    pub groups: u32,
 }
 
 /// `Node` of the shader: an internal node's two children (a node's index, or [`LEAF`] with a
@@ -271,10 +271,13 @@ pub fn key_by_high(
     };
 }
 
-/// `leaves_in_order`, invocation `i`: the leaf at sorted position `i`.
+/// `leaves_in_order`, invocation `i`: the leaf at sorted position `i`, with its body's
+/// collision groups.
+#[allow(clippy::too_many_arguments)]
 pub fn leaves_in_order(
     i: usize,
     params: &StepParams,
+    bodies: &[BodyRecord],
     sort_out: &[KeyValue],
     boxes: &[Aabb],
     codes: &[[u32; 2]],
@@ -290,7 +293,7 @@ pub fn leaves_in_order(
         lo: b.lo.map(f32::to_bits),
         body,
         hi: b.hi.map(f32::to_bits),
-        _pad: 0,
+        groups: bodies[body as usize].groups,
     };
     leaf_codes[i] = codes[body as usize];
 }
@@ -556,6 +559,15 @@ fn image_exists(params: &StepParams, s: u32) -> bool {
     (0..3).all(|k| params.period[k] > 0.0 || steps[k] == 0)
 }
 
+/// `interacts`: whether two bodies whose records' group words are `a` and `b` interact
+/// ([`CollisionGroups::interacts_with`](crate::CollisionGroups::interacts_with) of the
+/// complements).
+#[must_use]
+pub fn interacts(a: u32, b: u32) -> bool {
+    let (own, other) = (!a, !b);
+    (own & (other >> 16)) != 0 && (other & (own >> 16)) != 0
+}
+
 fn overlaps(a_lo: Vec3, a_hi: Vec3, b_lo: Vec3, b_hi: Vec3) -> bool {
     a_lo.cmple(b_hi).all() && b_lo.cmple(a_hi).all()
 }
@@ -653,6 +665,7 @@ impl Walk<'_> {
         if child & LEAF != 0 {
             let other = self.queried.leaves[(child & !LEAF) as usize];
             if overlaps(query_lo, query_hi, leaf_lo(&other), leaf_hi(&other))
+                && interacts(own.groups, other.groups)
                 && !self.met_through_earlier_image(own, &other, s)
             {
                 let slot = found.candidate_count;

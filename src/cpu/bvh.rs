@@ -52,6 +52,7 @@ use super::Simd;
 use super::broad_phase::{margin, outside_the_box};
 use super::frame::local_origin;
 use super::scatter::scatter_to_places;
+use crate::groups::CollisionGroups;
 use crate::layout::{BodyRecord, FLAG_PERIODIC, LEAF, MORTON_BITS, SweepParams};
 
 /// `x` wrapped into `[0, period)` in f64, where it is exact for the difference of two f32
@@ -953,10 +954,15 @@ impl Bvh {
     /// many since it was last told; where it answers `false` the query stops at once, its
     /// pairs incomplete, and so does this call, returning `false`.
     ///
+    /// Only pairs whose collision groups interact are appended, where `groups` holds one a
+    /// body (empty: every pair): a leaf's members that do not interact with it are dropped
+    /// where it is reached, before the pair is written.
+    ///
     /// `stack` is the descent's memory, kept by the caller.
     pub(crate) fn candidates_from(
         &self,
         first: usize,
+        groups: &[CollisionGroups],
         stack: &mut Vec<u32>,
         pairs: &mut Vec<[u32; 2]>,
         go_on: &impl Fn(usize) -> bool,
@@ -972,8 +978,16 @@ impl Bvh {
         #[cfg(target_arch = "x86_64")]
         let avx = Simd::active() >= Simd::Avx;
         let wraps = self.period.map(|p| p > 0.0);
+        let mut member_groups = [CollisionGroups::NONE; PACKET];
+        if !groups.is_empty() {
+            for (own, &body) in member_groups.iter_mut().zip(&bodies[..end - first]) {
+                *own = groups[body as usize];
+            }
+        }
         let mut found = PairsOf {
             bodies,
+            groups,
+            member_groups,
             told: pairs.len(),
             pairs,
             go_on,
@@ -1106,6 +1120,9 @@ pub(crate) const REPORT_PAIRS: usize = 1 << 14;
 /// reported to `go_on` every [`REPORT_PAIRS`] or so.
 struct PairsOf<'a, F> {
     bodies: [u32; PACKET],
+    /// Every body's collision groups (empty: every pair interacts), and the members'.
+    groups: &'a [CollisionGroups],
+    member_groups: [CollisionGroups; PACKET],
     pairs: &'a mut Vec<[u32; 2]>,
     /// The length of `pairs` when `go_on` was last told.
     told: usize,
@@ -1127,6 +1144,23 @@ impl<F: Fn(usize) -> bool> PairsOf<'_, F> {
 impl<F: Fn(usize) -> bool> Leaves for PairsOf<'_, F> {
     #[inline(always)]
     fn found(&mut self, members: u32, other: u32) -> bool {
+        let members = if self.groups.is_empty() {
+            members
+        } else {
+            // The members whose groups interact with the leaf's, as bits: no branch a member.
+            let theirs = self.groups[other as usize];
+            let interacting = self
+                .member_groups
+                .iter()
+                .enumerate()
+                .fold(0, |bits, (member, own)| {
+                    bits | u32::from(own.interacts_with(theirs)) << member
+                });
+            members & interacting
+        };
+        if members == 0 {
+            return true;
+        }
         // Every member's pair is written and the count moves on past the members that
         // meet: a store a member, where a branch a member would be a guess.
         self.pairs.reserve(PACKET);

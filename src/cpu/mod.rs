@@ -225,6 +225,10 @@ where
 /// and a batch that mostly misses costs little more than its times. A simulation that
 /// sweeps several batches a step builds a [`World`] once instead.
 ///
+/// Every pair given is swept: the caller chose them, and no
+/// [`CollisionGroups`](crate::CollisionGroups) filter them (as for the single-pair queries;
+/// the steps filter their candidates).
+///
 /// # Arguments
 /// * `bodies`: the moving bodies.
 /// * `pairs`: candidate pairs, each two indices into `bodies`.

@@ -21,8 +21,10 @@ use super::{World, wall_contacts_into, wall_records_into};
 use crate::contact_step::{Contact, Contacts, Earliest, StageTimes};
 use crate::error::{Counted, Error};
 use crate::geometry::{MovingSphere, Wall};
+use crate::groups::CollisionGroups;
 use crate::layout::{EarliestImpact, FLAG_PERIODIC, TimeOfImpact, WallRecord};
 use crate::options::SweepOptions;
+use crate::validate::check_length;
 
 /// The most sorted leaves per rayon task of the queries and the narrow phase (a multiple of
 /// [`PACKET`]).
@@ -69,6 +71,8 @@ pub struct ContactFinder {
     contacts: Contacts,
     stage_times: StageTimes,
     max_output_bytes: MaxOutputBytes,
+    /// Per body, its collision groups; empty where every pair interacts.
+    groups: Vec<CollisionGroups>,
 }
 
 /// Bytes a candidate pair holds, as [`ContactFinder::with_max_output_bytes`] counts them: the
@@ -209,6 +213,31 @@ impl ContactFinder {
         self
     }
 
+    /// Sets the bodies' collision groups for the next steps, one a body in the order of the
+    /// bodies (copied): a pair whose groups do not interact
+    /// ([`CollisionGroups::interacts_with`]) is never a candidate, so it costs no sweep and
+    /// is never a contact. Empty, the default, lets every pair interact. Walls are not
+    /// filtered. See [`CollisionGroups`] for an example.
+    ///
+    /// A step whose bodies are not as many as the groups (and the groups not empty) is
+    /// [`Error::GroupsLength`].
+    pub fn set_groups(&mut self, groups: &[CollisionGroups]) {
+        self.groups.clear();
+        self.groups.extend_from_slice(groups);
+    }
+
+    /// Puts `groups` in place of the finder's own, which it returns (the event loop's broad
+    /// phase).
+    pub(crate) fn swap_groups(&mut self, groups: Vec<CollisionGroups>) -> Vec<CollisionGroups> {
+        std::mem::replace(&mut self.groups, groups)
+    }
+
+    /// The collision groups of the next steps ([`set_groups`](Self::set_groups)).
+    #[must_use]
+    pub fn groups(&self) -> &[CollisionGroups] {
+        &self.groups
+    }
+
     /// The limit on each step's output, in bytes ([`with_max_output_bytes`](Self::with_max_output_bytes)).
     #[must_use]
     pub fn max_output_bytes(&self) -> usize {
@@ -219,9 +248,9 @@ impl ContactFinder {
     ///
     /// # Errors
     /// As [`find_contacts`], with this finder's limit on the output
-    /// ([`with_max_output_bytes`](Self::with_max_output_bytes)); the previous step's
-    /// contacts are cleared.
-    ///
+    /// ([`with_max_output_bytes`](Self::with_max_output_bytes)), and
+    /// [`Error::GroupsLength`] where [`set_groups`](Self::set_groups) gave groups for another
+    /// number of bodies; the previous step's contacts are cleared.
     pub fn find<B>(&mut self, bodies: &[B], options: SweepOptions) -> Result<&Contacts, Error>
     where
         B: Copy + Into<MovingSphere>,
@@ -317,6 +346,7 @@ impl ContactFinder {
         self.contacts.walls.clear();
         self.contacts.candidates = 0;
         wall_records_into(walls, &mut self.walls)?;
+        check_length(&self.groups, bodies.len())?;
         if bodies.len() > MAX_BODIES {
             return Err(Error::TooManyBodies {
                 count: bodies.len(),
@@ -353,7 +383,7 @@ impl ContactFinder {
         let task_count = self.bvh.len().div_ceil(task_bodies);
         self.tasks
             .resize_with(task_count.max(self.tasks.len()), Task::default);
-        let (world, bvh) = (&self.world, &self.bvh);
+        let (world, bvh, groups) = (&self.world, &self.bvh, self.groups.as_slice());
         let budget = OutputBudget::new(self.max_output_bytes.0);
         let go_on = |pairs: usize| budget.spend(pairs, OUTPUT_BYTES_PER_CANDIDATE);
         self.tasks[..task_count]
@@ -365,7 +395,13 @@ impl ContactFinder {
                 let end = ((index + 1) * task_bodies).min(bvh.len());
                 for first in (index * task_bodies..end).step_by(PACKET) {
                     if budget.exceeded()
-                        || !bvh.candidates_from(first, &mut task.stack, &mut task.pairs, &go_on)
+                        || !bvh.candidates_from(
+                            first,
+                            groups,
+                            &mut task.stack,
+                            &mut task.pairs,
+                            &go_on,
+                        )
                     {
                         return;
                     }
@@ -483,6 +519,7 @@ impl ContactFinder {
             + bytes(&self.contacts.earliest)
             + bytes(&self.walls)
             + bytes(&self.contacts.walls)
+            + bytes(&self.groups)
     }
 }
 

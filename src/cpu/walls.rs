@@ -245,7 +245,7 @@ fn sweep_image(
         center: (center - image * period + moved).to_array(),
         radius: body.radius,
         displacement: (displacement * (1.0 - start)).to_array(),
-        _pad: 0.0,
+        groups: 0,
     };
     let (point, end) = (Vec3::from_array(wall.point), Vec3::from_array(wall.vector));
     if wall.kind == WALL_PLANE {

@@ -4,9 +4,11 @@
 
 use glam::DVec3;
 
+use crate::groups::CollisionGroups;
+
 /// The largest magnitude of a component of an event body's position or velocity, of its
 /// radius and of a skin: 2¹²² (about 5.3 × 10³⁶), a power of two below a quarter of
-/// [`crate::limits::MAX_MAGNITUDE`], so that a body grown by twice the skin still fits the f32
+/// [`crate::low_level::MAX_MAGNITUDE`], so that a body grown by twice the skin still fits the f32
 /// spheres every broad phase is given. In open space a body's path over the step must stay
 /// within it too. Within it the predictions' largest products (the square of a relative
 /// speed times the square of a radius sum, about 2⁵⁰⁰ at most) are far from overflowing f64.
@@ -30,10 +32,15 @@ pub struct EventBody {
     pub radius: f64,
     /// Mass (above 0; `f64::INFINITY` for a body that nothing moves).
     pub mass: f64,
+    /// Its collision groups: the loop never pairs two bodies whose groups do not interact
+    /// (they pass through each other). [`CollisionGroups::ALL`] by default. Walls are not
+    /// filtered. A response's change to them is not taken (they change between steps).
+    pub groups: CollisionGroups,
 }
 
 impl EventBody {
-    /// A body at `position` moving at `velocity`.
+    /// A body at `position` moving at `velocity`, in every collision group
+    /// ([`CollisionGroups::ALL`]).
     #[must_use]
     pub const fn new(position: DVec3, velocity: DVec3, radius: f64, mass: f64) -> Self {
         Self {
@@ -41,7 +48,15 @@ impl EventBody {
             velocity,
             radius,
             mass,
+            groups: CollisionGroups::ALL,
         }
+    }
+
+    /// The body with collision groups `groups`.
+    #[must_use]
+    pub const fn with_groups(mut self, groups: CollisionGroups) -> Self {
+        self.groups = groups;
+        self
     }
 
     /// Its kinetic energy, `m v² / 2` (0 for a body of infinite mass at rest).
@@ -120,6 +135,8 @@ impl Motion {
 pub struct Moment<'a> {
     pub(super) motions: &'a [Motion],
     pub(super) masses: &'a [f64],
+    /// Per body, its groups (empty: all [`CollisionGroups::ALL`]).
+    pub(super) groups: &'a [CollisionGroups],
     /// The event's time on the loop's clock, and the step's start on it.
     pub(super) time: f64,
     pub(super) start: f64,
@@ -157,6 +174,7 @@ impl Moment<'_> {
             velocity: motion.velocity,
             radius: motion.radius,
             mass: self.masses[index],
+            groups: groups_of(self.groups, index),
         }
     }
 
@@ -164,4 +182,9 @@ impl Moment<'_> {
     pub fn bodies(&self) -> impl Iterator<Item = EventBody> + '_ {
         (0..self.motions.len()).map(|index| self.body(index))
     }
+}
+
+/// Body `index`'s groups among `groups` (empty: every body's are [`CollisionGroups::ALL`]).
+pub(super) fn groups_of(groups: &[CollisionGroups], index: usize) -> CollisionGroups {
+    groups.get(index).copied().unwrap_or(CollisionGroups::ALL)
 }

@@ -4,7 +4,9 @@
 
 use crate::error::Error;
 use crate::geometry::MovingSphere;
+use crate::groups::{CollisionGroups, interact};
 use crate::options::SweepOptions;
+use crate::validate::check_length;
 use crate::{ContactStep, Contacts};
 
 /// The work a broad phase is charged for each body it is asked about (besides a unit a pair):
@@ -16,14 +18,19 @@ const WORK_PER_BODY: u64 = 32;
 /// rounding) that touch or overlap; only those pairs are swept until a body leaves its skin.
 /// A broad phase may give more pairs than that (every pair, say): never fewer.
 pub trait BroadPhase {
-    /// Writes into `pairs` every pair of `spheres` that touch or overlap (each once, in any
-    /// order), with `options`' periodic box.
+    /// Writes into `pairs` every pair of `spheres` that touch or overlap and whose collision
+    /// groups interact (each once, in any order), with `options`' periodic box. `groups` is
+    /// empty (every pair interacts) or holds one a sphere; a pair that does not interact may
+    /// be written too (the loop drops it), but a broad phase that leaves it out saves the
+    /// loop that work and counts it against no limit.
     ///
     /// # Errors
-    /// The broad phase's own (validation, the device).
+    /// The broad phase's own (validation, the device), and [`Error::GroupsLength`] for
+    /// `groups` of another length.
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error>;
@@ -44,12 +51,13 @@ pub trait BroadPhase {
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
         max_work: u64,
     ) -> Result<u64, Error> {
-        self.touching_pairs(spheres, options, pairs)?;
+        self.touching_pairs(spheres, groups, options, pairs)?;
         too_many_pairs(pairs.len() as u64, max_pairs)?;
         within_work(
             WORK_PER_BODY * spheres.len() as u64 + pairs.len() as u64,
@@ -82,21 +90,23 @@ impl<'a> BroadPhase for &mut (dyn BroadPhase + 'a) {
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        (**self).touching_pairs(spheres, options, pairs)
+        (**self).touching_pairs(spheres, groups, options, pairs)
     }
 
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
         max_work: u64,
     ) -> Result<u64, Error> {
-        (**self).touching_pairs_within(spheres, options, pairs, max_pairs, max_work)
+        (**self).touching_pairs_within(spheres, groups, options, pairs, max_pairs, max_work)
     }
 }
 
@@ -105,21 +115,23 @@ impl<'a> BroadPhase for Box<dyn BroadPhase + 'a> {
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        (**self).touching_pairs(spheres, options, pairs)
+        (**self).touching_pairs(spheres, groups, options, pairs)
     }
 
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
         max_work: u64,
     ) -> Result<u64, Error> {
-        (**self).touching_pairs_within(spheres, options, pairs, max_pairs, max_work)
+        (**self).touching_pairs_within(spheres, groups, options, pairs, max_pairs, max_work)
     }
 }
 
@@ -131,45 +143,85 @@ impl BroadPhase for AllPairs {
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        self.touching_pairs_within(spheres, options, pairs, usize::MAX, u64::MAX)
+        self.touching_pairs_within(spheres, groups, options, pairs, usize::MAX, u64::MAX)
             .map(|_| ())
     }
 
-    /// Counts the pairs before it makes them (a unit of work each).
+    /// Counts the pairs that interact before it makes them (a unit of work a pair of
+    /// bodies, whether their groups interact or not).
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         _: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
         max_work: u64,
     ) -> Result<u64, Error> {
         pairs.clear();
+        check_length(groups, spheres.len())?;
         let n = spheres.len() as u64;
         let all = n * n.saturating_sub(1) / 2;
-        too_many_pairs(all, max_pairs)?;
+        if groups.is_empty() {
+            too_many_pairs(all, max_pairs)?;
+        }
         within_work(all, max_work)?;
+        if !groups.is_empty() {
+            too_many_pairs(interacting_pairs(groups), max_pairs)?;
+        }
         let n = spheres.len() as u32;
-        pairs.extend((0..n).flat_map(|a| (a + 1..n).map(move |b| [a, b])));
+        pairs.extend(
+            (0..n)
+                .flat_map(|a| (a + 1..n).map(move |b| [a, b]))
+                .filter(|&[a, b]| interact(groups, a as usize, b as usize)),
+        );
         Ok(all)
     }
 }
 
+/// How many pairs of bodies of `groups` interact, from the count of each distinct groups
+/// value (at most as many steps as there are pairs of bodies).
+fn interacting_pairs(groups: &[CollisionGroups]) -> u64 {
+    let mut counts = std::collections::HashMap::<CollisionGroups, u64>::new();
+    for &own in groups {
+        *counts.entry(own).or_default() += 1;
+    }
+    let counts: Vec<(CollisionGroups, u64)> = counts.into_iter().collect();
+    let mut pairs = 0;
+    for (k, &(own, count)) in counts.iter().enumerate() {
+        if own.interacts_with(own) {
+            pairs += count * (count - 1) / 2;
+        }
+        for &(other, others) in &counts[k + 1..] {
+            if own.interacts_with(other) {
+                pairs += count * others;
+            }
+        }
+    }
+    pairs
+}
+
 /// Either whole step ([`ContactFinder`](crate::cpu::ContactFinder),
 /// [`ContactPipeline`](crate::gpu::ContactPipeline) or a shared reference to it, or a
-/// mutable reference to any [`ContactStep`]): the pairs of its contacts.
+/// mutable reference to any [`ContactStep`]): the pairs of its contacts. The step runs with
+/// the spheres' groups ([`ContactStep::replace_groups`]); its own are put back after it.
 impl<S: ContactStep + ?Sized> BroadPhase for S {
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
         let mut contacts = Contacts::default();
-        self.find_into(spheres, &[], options, &mut contacts)?;
+        let own = self.replace_groups(groups.to_vec());
+        let found = self.find_into(spheres, &[], options, &mut contacts);
+        self.replace_groups(own);
+        found?;
         contact_pairs(&contacts, pairs);
         Ok(())
     }
@@ -180,6 +232,7 @@ impl<S: ContactStep + ?Sized> BroadPhase for S {
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
@@ -189,7 +242,10 @@ impl<S: ContactStep + ?Sized> BroadPhase for S {
             + crate::cpu::ContactFinder::OUTPUT_BYTES_PER_CONTACT;
         let bytes = max_pairs.saturating_add(1).saturating_mul(per_pair);
         let mut contacts = Contacts::default();
-        self.find_within_into(spheres, options, bytes, &mut contacts)?;
+        let own = self.replace_groups(groups.to_vec());
+        let found = self.find_within_into(spheres, options, bytes, &mut contacts);
+        self.replace_groups(own);
+        found?;
         let work = WORK_PER_BODY * spheres.len() as u64 + contacts.candidates() as u64;
         contact_pairs(&contacts, pairs);
         too_many_pairs(pairs.len() as u64, max_pairs)?;

@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 use super::BroadPhase;
 use crate::error::Error;
 use crate::geometry::MovingSphere;
+use crate::groups::{CollisionGroups, interact};
 use crate::options::SweepOptions;
+use crate::validate::check_length;
 
 /// The cells of one axis: how many, how wide, and whether they wrap around.
 #[derive(Copy, Clone, Debug, Default)]
@@ -146,12 +148,13 @@ fn index(axes: &[Axis; 3], cell: [usize; 3]) -> usize {
     (cell[2] * axes[1].count + cell[1]) * axes[0].count + cell[0]
 }
 
-/// A skin in the grid: its centre, the radius of its body, and the body.
+/// A skin in the grid: its centre, the radius of its body, the body and its groups.
 #[derive(Copy, Clone, Debug)]
 struct Skin {
     centre: DVec3,
     radius: f64,
     body: u32,
+    groups: CollisionGroups,
 }
 
 /// The event loop's grid of skin centres, kept up to date body by body: each cell holds its
@@ -168,8 +171,16 @@ pub(super) struct SkinGrid {
 
 impl SkinGrid {
     /// Lays cells at least `width` wide over `centres` and puts each body (of radius
-    /// `radii[i]`) in its cell.
-    pub(super) fn build(&mut self, centres: &[DVec3], radii: &[f64], width: f64, period: DVec3) {
+    /// `radii[i]` and collision groups `groups[i]`; all [`CollisionGroups::ALL`] where
+    /// `groups` is empty) in its cell.
+    pub(super) fn build(
+        &mut self,
+        centres: &[DVec3],
+        radii: &[f64],
+        groups: &[CollisionGroups],
+        width: f64,
+        period: DVec3,
+    ) {
         self.axes = lay_out(centres.iter().copied(), width, period);
         let cells = self.axes.iter().map(|axis| axis.count).product::<usize>();
         self.cells.resize_with(cells, Vec::new);
@@ -183,6 +194,7 @@ impl SkinGrid {
                 centre,
                 radius,
                 body: body as u32,
+                groups: groups.get(body).copied().unwrap_or(CollisionGroups::ALL),
             });
         }
     }
@@ -217,13 +229,16 @@ impl SkinGrid {
     }
 
     /// Pushes into `found` every body other than `body` whose skin centre lies within `reach`
-    /// plus its radius of `centre` (at the nearest image in the box of `period`): those of
-    /// the cells around `centre`, which hold every centre within a cell's width of it.
+    /// plus its radius of `centre` (at the nearest image in the box of `period`) and whose
+    /// groups interact with `groups`: those of the cells around `centre`, which hold every
+    /// centre within a cell's width of it.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn near(
         &self,
         body: usize,
         centre: DVec3,
         reach: f64,
+        groups: CollisionGroups,
         period: DVec3,
         found: &mut Vec<u32>,
     ) -> u64 {
@@ -260,7 +275,9 @@ impl SkinGrid {
                                 DVec3::select(beyond, offset - period.copysign(offset), offset);
                         }
                         let limit = reach + skin.radius;
-                        if offset.length_squared() <= limit * limit {
+                        if offset.length_squared() <= limit * limit
+                            && groups.interacts_with(skin.groups)
+                        {
                             found.push(skin.body);
                         }
                     }
@@ -298,7 +315,7 @@ impl SkinGrid {
 ///     MovingSphere::new(Vec3::new(5.0, 0.0, 0.0), 1.0, Vec3::ZERO),
 /// ];
 /// let mut pairs = Vec::new();
-/// Cells::new().touching_pairs(&spheres, SweepOptions::default(), &mut pairs)?;
+/// Cells::new().touching_pairs(&spheres, &[], SweepOptions::default(), &mut pairs)?;
 /// assert_eq!(pairs, [[0, 1]]);
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
@@ -312,6 +329,8 @@ pub struct Cells {
     order: Vec<u32>,
     centres: Vec<DVec3>,
     radii: Vec<f64>,
+    /// The bodies' collision groups in that order; empty where every pair interacts.
+    groups: Vec<CollisionGroups>,
     /// Per task, the pairs it found.
     found: Vec<Vec<[u32; 2]>>,
 }
@@ -346,8 +365,9 @@ impl Cells {
         index(&self.axes, cell)
     }
 
-    /// Sorts the bodies into their cells (a counting sort).
-    fn fill(&mut self, spheres: &[MovingSphere]) {
+    /// Sorts the bodies into their cells (a counting sort), with their `groups` (empty: every
+    /// pair interacts).
+    fn fill(&mut self, spheres: &[MovingSphere], groups: &[CollisionGroups]) {
         let cell_count = self.axes.iter().map(|axis| axis.count).product::<usize>();
         let axes = self.axes;
         self.cell_of.clear();
@@ -384,6 +404,11 @@ impl Cells {
                 .iter()
                 .map(|&body| f64::from(spheres[body as usize].radius)),
         );
+        self.groups.clear();
+        if !groups.is_empty() {
+            self.groups
+                .extend(self.order.iter().map(|&body| groups[body as usize]));
+        }
     }
 
     /// The pairs of cells of the z-layer `z` into `pairs`, until the layers together have
@@ -462,22 +487,23 @@ impl Cells {
             offset = DVec3::select(beyond, offset - period.copysign(offset), offset);
         }
         let reach = self.radii[a] + self.radii[b];
-        if offset.length_squared() <= reach * reach {
+        if offset.length_squared() <= reach * reach && interact(&self.groups, a, b) {
             pairs.push([self.order[a], self.order[b]]);
         }
     }
 }
 
 impl BroadPhase for Cells {
-    /// Every pair of `spheres` that touch or overlap, at rest (displacements are not looked
-    /// at), at the nearest image in `options`' periodic box.
+    /// Every pair of `spheres` that touch or overlap and whose groups interact, at rest
+    /// (displacements are not looked at), at the nearest image in `options`' periodic box.
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        self.touching_pairs_within(spheres, options, pairs, usize::MAX, u64::MAX)
+        self.touching_pairs_within(spheres, groups, options, pairs, usize::MAX, u64::MAX)
             .map(|_| ())
     }
 
@@ -487,18 +513,20 @@ impl BroadPhase for Cells {
     fn touching_pairs_within(
         &mut self,
         spheres: &[MovingSphere],
+        groups: &[CollisionGroups],
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
         max_pairs: usize,
         max_work: u64,
     ) -> Result<u64, Error> {
         pairs.clear();
+        check_length(groups, spheres.len())?;
         if spheres.is_empty() {
             return Ok(0);
         }
         crate::validate::validate_bodies(spheres)?;
         self.lay_out(spheres, &options);
-        self.fill(spheres);
+        self.fill(spheres, groups);
         let layers = self.axes[2].count;
         self.found
             .resize_with(layers.max(self.found.len()), Vec::new);

@@ -83,8 +83,8 @@ mod predict;
 mod queue;
 mod response;
 
-use body::Motion;
 pub use body::{Event, EventBody, MAX_MAGNITUDE, MIN_LENGTH, Moment};
+use body::{Motion, groups_of};
 pub use broad_phase::{AllPairs, BroadPhase};
 use broad_phase::{too_many_pairs, within_work};
 pub use cells::Cells;
@@ -103,6 +103,7 @@ use glam::DVec3;
 use crate::cpu::Simd;
 use crate::error::{BodyField, Error};
 use crate::geometry::{MovingSphere, Wall};
+use crate::groups::{CollisionGroups, interact};
 use crate::options::{PeriodicBox, SweepOptions};
 use crate::reference::{self, Body};
 
@@ -225,6 +226,9 @@ pub struct EventLoop {
     /// so that what the loop predicts depends on the bodies alone.
     motions: Vec<Motion>,
     masses: Vec<f64>,
+    /// Per body, its collision groups; empty where every body's are
+    /// [`CollisionGroups::ALL`].
+    groups: Vec<CollisionGroups>,
     /// Per body, how many impacts it has had.
     counts: Vec<u64>,
     /// Per body, its next event, the earliest of its pairs' and its skin's time.
@@ -278,6 +282,7 @@ impl EventLoop {
             clock: 0.0,
             motions: Vec::new(),
             masses: Vec::new(),
+            groups: Vec::new(),
             counts: Vec::new(),
             plans: Vec::new(),
             queue: EventQueue::default(),
@@ -659,6 +664,7 @@ impl EventLoop {
             &Moment {
                 motions: &self.motions,
                 masses: &self.masses,
+                groups: &self.groups,
                 time: now,
                 start: self.clock,
             },
@@ -710,6 +716,13 @@ impl EventLoop {
         }));
         self.masses.clear();
         self.masses.extend(bodies.iter().map(|body| body.mass));
+        self.groups.clear();
+        if bodies
+            .iter()
+            .any(|body| body.groups != CollisionGroups::ALL)
+        {
+            self.groups.extend(bodies.iter().map(|body| body.groups));
+        }
         self.counts.clear();
         self.counts.resize(n, 0);
         self.plans.clear();
@@ -772,6 +785,7 @@ impl EventLoop {
         let work = broad_phase
             .touching_pairs_within(
                 &self.spheres,
+                &self.groups,
                 options,
                 &mut self.pairs,
                 max_pairs,
@@ -784,6 +798,12 @@ impl EventLoop {
                 error => error,
             })?;
         self.work += 64 + work;
+        // A pair the groups keep apart is never a partner, whatever the broad phase gave.
+        if !self.groups.is_empty() {
+            let groups = &self.groups;
+            self.pairs
+                .retain(|&[a, b]| interact(groups, a as usize, b as usize));
+        }
         std::mem::swap(&mut self.lists, &mut self.old_lists);
         if afresh {
             self.old_lists.clear(n, 0, self.max_partners)?;
@@ -795,7 +815,8 @@ impl EventLoop {
                 let largest = self.motions.iter().map(|m| m.radius).fold(0.0, f64::max);
                 let width = (2.0 * (largest + skin)) * (1.0 + 1e-9);
                 let radii: Vec<f64> = self.motions.iter().map(|m| m.radius).collect();
-                self.grid.build(&self.centres, &radii, width, self.period);
+                self.grid
+                    .build(&self.centres, &radii, &self.groups, width, self.period);
             }
         }
         self.partner_lists(n)?;
@@ -875,7 +896,14 @@ impl EventLoop {
         let mut near = std::mem::take(&mut self.near);
         near.clear();
         let reach = self.motions[index].radius + 2.0 * self.skin;
-        self.work += self.grid.near(index, centre, reach, self.period, &mut near);
+        self.work += self.grid.near(
+            index,
+            centre,
+            reach,
+            groups_of(&self.groups, index),
+            self.period,
+            &mut near,
+        );
         // Its earliest pair stands (its motion has not changed) if its partner has not
         // collided since; the new partners may come first.
         let kept = self.plans[index].pair;
@@ -951,6 +979,7 @@ impl EventLoop {
             velocity: motion.velocity,
             radius: motion.radius,
             mass: self.masses[index],
+            groups: groups_of(&self.groups, index),
         }
     }
 

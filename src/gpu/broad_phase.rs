@@ -90,6 +90,7 @@ const KEY_BY_HIGH: Bindings = &[
 ];
 const LEAVES_IN_ORDER: Bindings = &[
     (PARAMS, Uniform),
+    (BODIES, Read),
     (BOXES, Write),
     (CODES, Write),
     (SORT_OUT, Read),

@@ -16,10 +16,12 @@ use super::step::{StepBuffers, StepCapacities, StepStage};
 use crate::cpu::{Contact, Contacts, Earliest, wall_contacts_into, wall_records_into};
 use crate::error::Error;
 use crate::geometry::{MovingSphere, Wall};
+use crate::groups::CollisionGroups;
 use crate::layout::{
     BodyRecord, ContactRecord, EarliestImpact, EarliestRecord, StepCounts, WallContactRecord,
 };
 use crate::options::SweepOptions;
+use crate::validate::check_length;
 use crate::validate::pack_batch;
 
 /// Bytes of a [`WallContactRecord`].
@@ -133,6 +135,8 @@ struct State {
     profiling: bool,
     stage_times: crate::StageTimes,
     wall_records: Vec<crate::layout::WallRecord>,
+    /// Per body, its collision groups; empty where every pair interacts.
+    groups: Vec<CollisionGroups>,
 }
 
 impl State {
@@ -225,6 +229,7 @@ impl ContactPipeline {
                 profiling: false,
                 stage_times: crate::StageTimes::default(),
                 wall_records: Vec::new(),
+                groups: Vec::new(),
             }),
         })
     }
@@ -346,6 +351,25 @@ impl ContactPipeline {
             + state.contact_readback.buffer().size()
     }
 
+    /// Sets the bodies' collision groups for the next steps, one a body in the order of the
+    /// bodies (copied), as [`ContactFinder::set_groups`](crate::cpu::ContactFinder::set_groups)
+    /// does on the CPU: a pair whose groups do not interact is never a candidate of the
+    /// broad phase. Each body's groups go to the device in its record's spare word
+    /// ([`BodyRecord::groups`](crate::layout::BodyRecord#structfield.groups)). Empty, the
+    /// default, lets every pair interact; walls are not filtered. A step whose bodies are not
+    /// as many as the groups (and the groups not empty) is [`Error::GroupsLength`].
+    pub fn set_groups(&self, groups: &[CollisionGroups]) {
+        let mut state = self.lock();
+        state.groups.clear();
+        state.groups.extend_from_slice(groups);
+    }
+
+    /// Puts `groups` in place of the pipeline's own, which it returns (the event loop's
+    /// broad phase).
+    pub(crate) fn swap_groups(&self, groups: Vec<CollisionGroups>) -> Vec<CollisionGroups> {
+        std::mem::replace(&mut self.lock().groups, groups)
+    }
+
     /// The contacts of the step of `bodies` with `options`, as [`crate::cpu::find_contacts`]
     /// gives them: the same contacts in the same order, the same earliest contact per body
     /// (the lowest partner among equal times) and the same earliest of the step, where the
@@ -361,7 +385,9 @@ impl ContactPipeline {
     /// The input errors of the batch paths ([`Error::NonFinite`], [`Error::TooLarge`],
     /// [`Error::NegativeRadius`], [`Error::PeriodicBoxTooSmall`],
     /// [`Error::OutsidePeriodicBox`]), [`Error::TooManyBodies`] beyond
-    /// [`ContactPipeline::max_bodies`], [`Error::CapacityExceeded`] when the candidates or
+    /// [`ContactPipeline::max_bodies`], [`Error::GroupsLength`] where
+    /// [`set_groups`](Self::set_groups) gave groups for another number of bodies,
+    /// [`Error::CapacityExceeded`] when the candidates or
     /// contacts outgrow one binding, and the device errors [`Error::Device`],
     /// [`Error::Mapping`] and [`Error::Timeout`]. No bodies, or one, give no contacts.
     pub fn find<B>(&self, bodies: &[B], options: SweepOptions) -> Result<Contacts, Error>
@@ -517,7 +543,11 @@ impl ContactPipeline {
         let mut state = self.lock();
         let state = &mut *state;
         self.waiter.check_loss()?;
+        check_length(&state.groups, bodies.len())?;
         pack_batch(bodies, &[], &options, self.max_bodies(), &mut state.packed)?;
+        for (record, &groups) in state.packed.iter_mut().zip(&state.groups) {
+            *record = record.with_groups(groups);
+        }
         wall_records_into(walls, &mut state.wall_records)?;
         state.reruns = 0;
         let scopes = ErrorScopes::push(&self.device);

@@ -196,6 +196,13 @@ pub(crate) const MAX_RESUME_PASSES: u32 = 1 << 17;
 /// Each entry point binds at most 7 storage buffers, within wgpu's default limits (8 a
 /// stage); [`StepStage::required_limits`] says what to ask for, and a device below it gets
 /// [`Error::DeviceLimit`] from [`StepStage::new`], not a validation panic.
+///
+/// **Collision groups.** The broad phase reads each body's groups from its record's spare
+/// word ([`BodyRecord::groups`](crate::layout::BodyRecord#structfield.groups), the
+/// complement of [`CollisionGroups::bits`](crate::CollisionGroups::bits), so that a zeroed
+/// word lets the body meet every other): the caller writes it in its own bodies' buffer
+/// ([`BodyRecord::with_groups`](crate::layout::BodyRecord::with_groups)), and a pair whose
+/// groups do not interact is never a candidate. Walls are not filtered.
 #[derive(Debug, Clone)]
 pub struct StepStage {
     broad_phase: BroadPhaseStage,

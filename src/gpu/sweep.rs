@@ -28,7 +28,8 @@ const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 /// into the caller's [`wgpu::CommandEncoder`] (in the manner of `wgpu_sort`): the caller
 /// submits, so the sweep chains with the caller's own passes (moving the bodies, a broad
 /// phase, a reduction) in one submission, and nothing is read back unless the caller copies
-/// it.
+/// it. Every pair given is swept: the caller chose them, and the bodies' collision groups
+/// (their records' `groups` word) are not read.
 ///
 /// # Buffers
 /// The stage reads bodies and pairs and writes one output a pair in the layout of

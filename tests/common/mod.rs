@@ -499,3 +499,101 @@ pub fn judge_earliest_wall(
         (None, None) => Err("two misses that differ"),
     }
 }
+
+/// `n` bodies' collision groups, drawn from `seed`: every group ([`CollisionGroups::ALL`]) a
+/// quarter of them, none ([`CollisionGroups::NONE`]) one in twenty, bullets (meeting targets
+/// only) and targets (meeting both) half, and the rest a random group of four with a random
+/// filter over them.
+#[allow(dead_code)]
+pub fn random_groups(n: usize, seed: u64) -> Vec<sweepcast::CollisionGroups> {
+    use sweepcast::CollisionGroups;
+    let mut rng = testkit::SplitMix64::new(seed);
+    (0..n)
+        .map(|_| match rng.below(20) {
+            0..5 => CollisionGroups::ALL,
+            5 => CollisionGroups::NONE,
+            6..12 => CollisionGroups::new(BULLET, TARGET),
+            12..16 => CollisionGroups::new(TARGET, BULLET | TARGET),
+            _ => CollisionGroups::new(1 << rng.below(4), rng.below(16) as u16),
+        })
+        .collect()
+}
+
+/// The bullets' and the targets' groups of [`random_groups`].
+#[allow(dead_code)]
+pub const BULLET: u16 = 1 << 0;
+#[allow(dead_code)]
+pub const TARGET: u16 = 1 << 1;
+
+/// A world with each body's collision groups: a name, the bodies, the options, the groups.
+#[allow(dead_code)]
+pub type GroupedWorld = (
+    String,
+    Vec<MovingSphere>,
+    SweepOptions,
+    Vec<sweepcast::CollisionGroups>,
+);
+
+/// A gas of `n` bodies of radius 0.5 and mass 1 in a periodic cube of `side`, apart from each
+/// other (at the nearest image), at speeds up to 2.
+#[allow(dead_code)]
+pub fn periodic_gas(n: usize, side: f64, seed: u64) -> Vec<sweepcast::events::EventBody> {
+    let mut random = testkit::SplitMix64::new(seed);
+    let mut bodies: Vec<sweepcast::events::EventBody> = Vec::new();
+    let nearest = |a: DVec3, b: DVec3| {
+        let d = a - b;
+        (d - (d / side).round() * side).length()
+    };
+    while bodies.len() < n {
+        let position = DVec3::new(
+            random.range(0.0, side),
+            random.range(0.0, side),
+            random.range(0.0, side),
+        );
+        if bodies.iter().any(|b| nearest(b.position, position) <= 1.0) {
+            continue;
+        }
+        let velocity = random.in_ball(2.0, 3).as_dvec3();
+        bodies.push(sweepcast::events::EventBody::new(
+            position, velocity, 0.5, 1.0,
+        ));
+    }
+    bodies
+}
+
+/// Every event of `steps` steps of 0.05 of `bodies` with `events`, `broad_phase` and perfectly
+/// elastic collisions, without walls.
+#[allow(dead_code)]
+pub fn run_steps(
+    events: &mut sweepcast::events::EventLoop,
+    bodies: &mut [sweepcast::events::EventBody],
+    steps: usize,
+    broad_phase: &mut impl sweepcast::events::BroadPhase,
+) -> Vec<sweepcast::events::Event> {
+    let mut seen = Vec::new();
+    for _ in 0..steps {
+        events
+            .advance_with(
+                bodies,
+                &[],
+                0.05,
+                &mut sweepcast::events::Elastic::perfect(),
+                broad_phase,
+                |event, _| seen.push(*event),
+            )
+            .unwrap();
+    }
+    seen
+}
+
+/// The pairs of `events`, which must all be between bodies.
+#[allow(dead_code)]
+pub fn pairs_of(events: &[sweepcast::events::Event]) -> Vec<[usize; 2]> {
+    events
+        .iter()
+        .map(|event| match event {
+            sweepcast::events::Event::Pair { bodies, .. } => *bodies,
+            sweepcast::events::Event::Wall { .. } => panic!("no walls here"),
+        })
+        .collect()
+}
