@@ -39,7 +39,7 @@
 /// let mut finder = cpu::ContactFinder::new();
 /// finder.set_groups(&[bullet, bullet, target]);
 /// let contacts = finder.find(&bodies, SweepOptions::default())?;
-/// let pairs: Vec<[u32; 2]> = contacts.contacts().iter().map(|c| c.pair).collect();
+/// let pairs: Vec<[u32; 2]> = contacts.contacts().iter().filter_map(|c| c.pair()).collect();
 /// assert_eq!(pairs, [[0, 2]]); // the bullets' own meeting is not even a candidate
 /// # Ok::<(), sweepcast::Error>(())
 /// ```

@@ -429,7 +429,7 @@ impl BodyRecord {
     /// # Example
     /// ```
     /// use sweepcast::glam::Vec3;
-    /// use sweepcast::layout::BodyRecord;
+    /// use sweepcast::gpu::BodyRecord;
     /// use sweepcast::{CollisionGroups, MovingSphere};
     ///
     /// let bullet = CollisionGroups::new(0b01, 0b10);
