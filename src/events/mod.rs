@@ -205,6 +205,9 @@ pub struct EventLoop {
     periodic_box: Option<PeriodicBox>,
     /// Per axis, the period, infinite where the axis does not wrap.
     period: DVec3,
+    /// The largest difference between a period and its f32 rounding, which the broad phases
+    /// take (0 without a box).
+    period_rounding: f64,
     box_: Images,
     /// The instruction set of the pair predictions.
     simd: Simd,
@@ -271,6 +274,7 @@ impl EventLoop {
         Self {
             periodic_box: None,
             period: DVec3::INFINITY,
+            period_rounding: 0.0,
             box_: Images::new(DVec3::INFINITY),
             simd: Simd::active(),
             skin_setting: None,
@@ -344,10 +348,24 @@ impl EventLoop {
     /// wall when its image in the box (its centre wrapped into it) touches it, after any
     /// number of wraps; each piece of its path between two crossings of the box's faces is
     /// swept on its own.
+    ///
+    /// The loop keeps the period in f64: a box made with
+    /// [`PeriodicBox::new_f64`](crate::PeriodicBox::new_f64) keeps a side such as
+    /// 80.59959770082348 exactly (positions wrap by it, pairs meet at its nearest image). The
+    /// broad phases, which take f32 spheres, see the period rounded to f32; the spheres they
+    /// are given are grown by that rounding besides their own (a pair that meets across a face
+    /// has a body at least a quarter period from the origin, whose 2⁻²⁰ relative slack already
+    /// exceeds the period's rounding of at most 2⁻²⁴ of it).
     #[must_use]
     pub fn with_periodic_box(mut self, periodic_box: PeriodicBox) -> Self {
         self.periodic_box = Some(periodic_box);
-        self.period = periodic_box.period().as_dvec3();
+        self.period = periodic_box.period_f64();
+        self.period_rounding = (periodic_box.period().as_dvec3() - self.period)
+            .abs()
+            .to_array()
+            .into_iter()
+            .filter(|rounding| rounding.is_finite())
+            .fold(0.0, f64::max);
         self.box_ = Images::new(self.period);
         self
     }
@@ -757,9 +775,13 @@ impl EventLoop {
             let position = wrap(motion.at(now), self.period);
             self.centres[index] = position;
             // Grown by the skin, and a little more for the spheres' rounding to f32 (a
-            // relative 2⁻²⁰ of their coordinates). The displacement of twice the skin is
-            // only for the check below.
-            let slack = position.abs().max_element().max(motion.radius + skin) * 1e-6;
+            // relative 2⁻²⁰ of their coordinates) and for the period's (the broad phases
+            // take the nearest image with the f32 period, at most one period away: each
+            // sphere grown by the largest rounding of a period grows a pair's radius sum by
+            // twice it, beyond the √3 times it that the offset can move). The displacement
+            // of twice the skin is only for the check below.
+            let slack = position.abs().max_element().max(motion.radius + skin) * 1e-6
+                + self.period_rounding;
             self.spheres.push(MovingSphere::new(
                 position.as_vec3(),
                 (motion.radius + skin + slack) as f32,
