@@ -188,7 +188,7 @@ pub enum Error {
         step: f64,
     },
     /// An event loop's skin ([`crate::events::EventLoop::with_skin`]) is NaN, infinite, or
-    /// outside [`crate::events::MIN_LENGTH`] to [`crate::events::MAX_MAGNITUDE`].
+    /// outside [`crate::events::EventLoop::MIN_LENGTH`] to [`crate::events::EventLoop::MAX_MAGNITUDE`].
     #[error(
         "the skin {skin:e} is not a distance from 2^-126 (about 1.2e-38) to 2^122 (about 5.3e36)"
     )]
@@ -197,9 +197,9 @@ pub enum Error {
         skin: f64,
     },
     /// A body of an event loop whose position or velocity has a component beyond
-    /// [`crate::events::MAX_MAGNITUDE`], whose radius is above it or above 0 and below
-    /// [`crate::events::MIN_LENGTH`], or whose path over the step would carry it beyond
-    /// [`crate::events::MAX_MAGNITUDE`] (in open space): outside that range the squares the
+    /// [`crate::events::EventLoop::MAX_MAGNITUDE`], whose radius is above it or above 0 and below
+    /// [`crate::events::EventLoop::MIN_LENGTH`], or whose path over the step would carry it beyond
+    /// [`crate::events::EventLoop::MAX_MAGNITUDE`] (in open space): outside that range the squares the
     /// predictions take overflow or underflow f64.
     #[error(
         "body {body}: {field} {value:e} is outside the event loop's range (components of at most 2^122, about 5.3e36, along the whole step; a radius of 0 or at least 2^-126, about 1.2e-38); rescale the units of the simulation"

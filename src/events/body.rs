@@ -1,5 +1,5 @@
 //! The event loop's bodies and what it reports: [`EventBody`] and the range it takes
-//! ([`MAX_MAGNITUDE`], [`MIN_LENGTH`]), an [`Event`], and a body as the loop keeps it
+//! (`MAX_MAGNITUDE`, `MIN_LENGTH`), an [`Event`], and a body as the loop keeps it
 //! (`Motion`) and hands it to the caller at an event ([`Moment`]).
 
 use glam::DVec3;
@@ -12,14 +12,14 @@ use crate::groups::CollisionGroups;
 /// spheres every broad phase is given. In open space a body's path over the step must stay
 /// within it too. Within it the predictions' largest products (the square of a relative
 /// speed times the square of a radius sum, about 2⁵⁰⁰ at most) are far from overflowing f64.
-pub const MAX_MAGNITUDE: f64 = f64::from_bits((1023 + 122) << 52);
+pub(crate) const MAX_MAGNITUDE: f64 = f64::from_bits((1023 + 122) << 52);
 
 /// The smallest radius above 0 and the smallest skin: 2⁻¹²⁶ (`f32::MIN_POSITIVE`, the
 /// smallest normal f32). A radius sum of at least that has a square of at least 2⁻²⁵², so
 /// the predictions' squares do not underflow at any distance where two bodies can touch;
 /// what a tinier relative speed loses to underflow moves the bodies less than 2⁻²⁵⁹ of their
 /// radii a unit of time.
-pub const MIN_LENGTH: f64 = f64::from_bits((1023 - 126) << 52);
+pub(crate) const MIN_LENGTH: f64 = f64::from_bits((1023 - 126) << 52);
 
 /// A body of an event loop, in f64.
 #[derive(Copy, Clone, Debug, PartialEq)]

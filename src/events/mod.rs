@@ -83,7 +83,8 @@ mod predict;
 mod queue;
 mod response;
 
-pub use body::{Event, EventBody, MAX_MAGNITUDE, MIN_LENGTH, Moment};
+pub use body::{Event, EventBody, Moment};
+use body::{MAX_MAGNITUDE, MIN_LENGTH};
 use body::{Motion, groups_of};
 pub use broad_phase::{AllPairs, BroadPhase};
 use broad_phase::{too_many_pairs, within_work};
@@ -268,6 +269,18 @@ impl Default for EventLoop {
 }
 
 impl EventLoop {
+    /// The largest magnitude of a component of an event body's position or velocity, of its
+    /// radius and of a skin: 2¹²² (about 5.3 × 10³⁶), a power of two below a quarter of
+    /// [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE), so that a body grown by twice the
+    /// skin still fits the f32 spheres every broad phase is given. In open space a body's
+    /// path over the step must stay within it too.
+    pub const MAX_MAGNITUDE: f64 = MAX_MAGNITUDE;
+
+    /// The smallest radius above 0 and the smallest skin: 2⁻¹²⁶ (`f32::MIN_POSITIVE`), so
+    /// that the predictions' squares do not underflow at any distance where two bodies can
+    /// touch.
+    pub const MIN_LENGTH: f64 = MIN_LENGTH;
+
     /// A loop that allows up to 1,000,000 events a step, in open space, with the default skin.
     #[must_use]
     pub fn new() -> Self {
@@ -441,8 +454,8 @@ impl EventLoop {
     ///
     /// # Errors
     /// [`Error::NonFinite`] or [`Error::NegativeRadius`] for a bad position, velocity or
-    /// radius, [`Error::OutOfRange`] for one beyond the loop's range ([`MAX_MAGNITUDE`],
-    /// [`MIN_LENGTH`]; in open space along the whole step), [`Error::InvalidMass`],
+    /// radius, [`Error::OutOfRange`] for one beyond the loop's range ([`EventLoop::MAX_MAGNITUDE`],
+    /// [`EventLoop::MIN_LENGTH`]; in open space along the whole step), [`Error::InvalidMass`],
     /// [`Error::InvalidStep`], [`Error::InvalidWall`], [`Error::InvalidSkin`],
     /// [`Error::PeriodicBoxTooSmall`], [`Error::SkinTooThin`] where the fastest body would
     /// renew its skin more times than the work limit (the bodies are unchanged). Then, with
