@@ -32,7 +32,14 @@ print(f'{n} relative links checked, {bad} broken')
 
 readme = open(os.path.join(root, 'README.md'), encoding='utf-8').read()
 section = readme.split('## Crate map', 1)[1].split('```text', 1)[1].split('```', 1)[0]
-listed = [line.split()[0] for line in section.splitlines() if line.strip() and not line[0].isspace()]
+def expand(path):
+    """`dir/{a,b}.rs` names `dir/a.rs` and `dir/b.rs`."""
+    m = re.fullmatch(r'(.*)\{([^}]*)\}(.*)', path)
+    return [m.group(1) + part + m.group(3) for part in m.group(2).split(',')] if m else [path]
+
+
+listed = [p for line in section.splitlines() if line.strip() and not line[0].isspace()
+          for p in expand(line.split()[0])]
 tree = sorted(
     os.path.relpath(os.path.join(d, f), root)
     for top in ('src', 'shaders')

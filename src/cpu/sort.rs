@@ -90,8 +90,7 @@ impl Sorting {
 /// The keys are split into buckets of consecutive keys, bounded by splitters drawn from a
 /// sample of them; each task copies each of its keys to its bucket's next place in
 /// `sorting.unordered`; then each bucket, in parallel, sorts its keys in cache. Only the
-/// 16-byte keys move: [`write_contacts`](super::step::write_contacts) makes the contacts
-/// once, in order.
+/// 16-byte keys move: `write_contacts` (in `step.rs`) makes the contacts once, in order.
 pub(super) fn sort_keys(tasks: &mut [Task], sorting: &mut Sorting, dedup: bool) {
     let Sorting {
         sample,

@@ -1,6 +1,7 @@
 //! Shared by the GPU tests: get a context, or skip loudly (fail with SWEEPCAST_REQUIRE_GPU=1).
 
 mod isolated;
+pub mod options;
 
 use std::sync::OnceLock;
 
