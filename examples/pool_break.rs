@@ -21,7 +21,6 @@ use std::process::ExitCode;
 use common::picture::paint;
 use common::{bad_options, parse};
 use pool::{Break, LENGTH, WIDTH};
-use sweepcast::events::Event;
 use sweepcast::glam::DVec3;
 use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, Stroke, Transform};
 
@@ -101,28 +100,30 @@ fn main() -> ExitCode {
 }
 
 fn report(result: &Break) {
-    let (pairs, cushions) = result
-        .events
-        .iter()
-        .fold((0, 0), |(p, c), (_, event)| match event {
-            Event::Pair { .. } => (p + 1, c),
-            Event::Wall { .. } => (p, c + 1),
-        });
+    let (pairs, cushions) =
+        result
+            .events
+            .iter()
+            .fold((0, 0), |(p, c), (_, event)| match event.wall() {
+                None => (p + 1, c),
+                Some(_) => (p, c + 1),
+            });
     println!(
         "{} impacts: {pairs} between balls, {cushions} with cushions; the first ten:",
         result.events.len()
     );
     for (time, event) in result.events.iter().take(10) {
-        match event {
-            Event::Pair { bodies, point, .. } => println!(
-                "  t = {time:.6} s  balls {:>2} and {:>2} at ({:.4}, {:.4})",
-                bodies[0], bodies[1], point.x, point.y
-            ),
-            Event::Wall {
-                body, wall, point, ..
-            } => println!(
-                "  t = {time:.6} s  ball {body:>2} and cushion {wall} at ({:.4}, {:.4})",
+        let (body, point) = (event.body, event.point);
+        match (event.pair(), event.wall()) {
+            (Some([a, b]), _) => println!(
+                "  t = {time:.6} s  balls {a:>2} and {b:>2} at ({:.4}, {:.4})",
                 point.x, point.y
+            ),
+            (None, wall) => println!(
+                "  t = {time:.6} s  ball {body:>2} and cushion {} at ({:.4}, {:.4})",
+                wall.unwrap_or_default(),
+                point.x,
+                point.y
             ),
         }
     }
@@ -238,10 +239,11 @@ fn draw(result: &Break, out: &str) -> Result<(), String> {
     }
     // Every impact point: white between balls, yellow on a cushion.
     for (_, event) in &result.events {
-        let (point, colour) = match event {
-            Event::Pair { point, .. } => (*point, [255, 255, 255]),
-            Event::Wall { point, .. } => (*point, [255, 230, 0]),
+        let colour = match event.wall() {
+            None => [255, 255, 255],
+            Some(_) => [255, 230, 0],
         };
+        let point = event.point;
         circle(&mut pixmap, point, 2.5, &paint(colour, 230), None);
     }
     // The balls where they started (faint) and where they ended (the pocketed ones not).

@@ -11,7 +11,7 @@ use sweepcast::events::{
     AllPairs, BroadPhase, Cells, Elastic, Event, EventBody, EventLoop, Response,
 };
 use sweepcast::glam::{DVec3, Vec2, Vec3};
-use sweepcast::{BodyField, Error, PeriodicBox, Wall};
+use sweepcast::{BodyField, Error, Partner, PeriodicBox, Wall};
 
 mod common;
 use common::isolated;
@@ -262,14 +262,12 @@ fn walls_in_a_periodic_box_give_the_same_events_every_way() {
                     &mut broad_phase,
                     |event, _| {
                         // What met what, and the bits of where (the time is from the step's start).
-                        seen.push(match *event {
-                            Event::Pair { bodies, point, .. } => {
-                                (bodies, usize::MAX, point.to_array().map(f64::to_bits))
-                            }
-                            Event::Wall {
-                                body, wall, point, ..
-                            } => ([body, body], wall, point.to_array().map(f64::to_bits)),
-                        });
+                        let body = event.body as usize;
+                        seen.push((
+                            event.pair().unwrap_or([body, body]),
+                            event.wall().unwrap_or(usize::MAX),
+                            event.point.to_array().map(f64::to_bits),
+                        ));
                     },
                 )
                 .unwrap();
@@ -474,8 +472,9 @@ fn impacts_that_cannot_be_resolved_are_typed_errors_at_once() {
                 matches!(
                     error,
                     Error::UnresolvedImpact {
-                        event: Event::Pair {
-                            bodies: [0, 1],
+                        event: Event {
+                            body: 0,
+                            partner: Partner::Body { index: 1, .. },
                             time: 1.0,
                             ..
                         }
@@ -498,9 +497,9 @@ fn impacts_that_cannot_be_resolved_are_typed_errors_at_once() {
                 matches!(
                     error,
                     Error::UnresolvedImpact {
-                        event: Event::Wall {
+                        event: Event {
                             body: 0,
-                            wall: 0,
+                            partner: Partner::Wall { index: 0 },
                             ..
                         }
                     }

@@ -151,10 +151,8 @@ pub fn simulate(
             &mut Elastic::perfect(),
             |event, now| {
                 events.push((start + event.time(), *event));
-                let involved = match *event {
-                    Event::Pair { bodies: [a, b], .. } => [a, b],
-                    Event::Wall { body, .. } => [body, body],
-                };
+                let body = event.body as usize;
+                let involved = event.pair().unwrap_or([body, body]);
                 for body in involved {
                     paths[body].push(now.body(body).position);
                 }

@@ -195,7 +195,7 @@ fn check(data: &[u8]) {
         |event, moment| {
             let now: Vec<EventBody> = moment.bodies().collect();
             held(&now, event);
-            if let Event::Pair { bodies: [a, b], .. } = *event {
+            if let Some([a, b]) = event.pair() {
                 assert!(a < b && b < now.len());
             }
             // In order, within the step.

@@ -37,8 +37,9 @@ use glam::Vec3;
 use sweepcast::parity::{CPU_BOUND, check_pair, check_time};
 use sweepcast::reference::{self, Body};
 use sweepcast::{
-    BodyField, Error, ImpactStatus, low_level::MAX_MAGNITUDE, MovingSphere, PeriodicBox, SweepOptions, cpu,
-    low_level::validate_bodies, low_level::validate_pairs, low_level::validate_periodic_reach,
+    BodyField, Error, ImpactStatus, MovingSphere, PeriodicBox, SweepOptions, cpu,
+    low_level::MAX_MAGNITUDE, low_level::validate_bodies, low_level::validate_pairs,
+    low_level::validate_periodic_reach,
 };
 
 /// Bytes per body: seven f32.
@@ -251,7 +252,7 @@ fn check(data: &[u8]) {
             context()
         );
 
-        let oracle = reference::sweep_sphere_sphere(&a64, &b64, &options);
+        let oracle = reference::sweep_sphere_sphere(&a64, &b64, options);
         if let Some(r) = &oracle {
             assert!(
                 (0.0..=1.0).contains(&r.time_of_impact),
@@ -282,7 +283,7 @@ fn check(data: &[u8]) {
         let verdict = check_pair(
             &a64,
             &b64,
-            &options,
+            options,
             impact.as_ref(),
             oracle.as_ref(),
             CPU_BOUND,
@@ -294,7 +295,7 @@ fn check(data: &[u8]) {
             verdict.backward_error,
             context()
         );
-        let (backward_error, failure) = check_time(&a64, &b64, &options, fast, CPU_BOUND);
+        let (backward_error, failure) = check_time(&a64, &b64, options, fast, CPU_BOUND);
         assert_eq!(
             failure,
             None,

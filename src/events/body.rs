@@ -5,6 +5,7 @@
 use glam::DVec3;
 
 use crate::groups::CollisionGroups;
+use crate::layout::Partner;
 
 /// The largest magnitude of a component of an event body's position or velocity, of its
 /// radius and of a skin: 2¹²² (about 5.3 × 10³⁶), a power of two below a quarter of
@@ -71,41 +72,47 @@ impl EventBody {
     }
 }
 
-/// One resolved impact of a step.
+/// One resolved impact of a step: a body met another body or a wall, in the same words as a
+/// step's [`Contact`](crate::Contact) (the body and its [`Partner`]), in f64.
 #[derive(Copy, Clone, Debug, PartialEq)]
-pub enum Event {
-    /// Two bodies met.
-    Pair {
-        /// When, from the start of the step.
-        time: f64,
-        /// The two bodies, the lower index first.
-        bodies: [usize; 2],
-        /// The first body's surface point facing the second.
-        point: DVec3,
-        /// Unit normal from the first body's centre towards the second's.
-        normal: DVec3,
-    },
-    /// A body met a wall.
-    Wall {
-        /// When, from the start of the step.
-        time: f64,
-        /// The body.
-        body: usize,
-        /// The wall's index.
-        wall: usize,
-        /// The body's surface point facing the wall.
-        point: DVec3,
-        /// Unit normal from the body's centre towards the wall.
-        normal: DVec3,
-    },
+pub struct Event {
+    /// When, from the start of the step.
+    pub time: f64,
+    /// The body; of a pair, the lower index.
+    pub body: u32,
+    /// What it met: the other body (the higher index; in a periodic box, the image of it
+    /// that `body` met, in periods per axis: its centre taken at `position - image · period`)
+    /// or a wall (its index).
+    pub partner: Partner,
+    /// The body's surface point facing its partner.
+    pub point: DVec3,
+    /// Unit normal from the body's centre towards its partner.
+    pub normal: DVec3,
 }
 
 impl Event {
     /// When it happened, from the start of the step.
     #[must_use]
     pub fn time(&self) -> f64 {
-        match *self {
-            Self::Pair { time, .. } | Self::Wall { time, .. } => time,
+        self.time
+    }
+
+    /// The two bodies of an impact between bodies, the lower first (as indices into the
+    /// bodies); `None` for a wall.
+    #[must_use]
+    pub fn pair(&self) -> Option<[usize; 2]> {
+        match self.partner {
+            Partner::Body { index, .. } => Some([self.body as usize, index as usize]),
+            Partner::Wall { .. } => None,
+        }
+    }
+
+    /// The wall's index of an impact with a wall; `None` for a pair.
+    #[must_use]
+    pub fn wall(&self) -> Option<usize> {
+        match self.partner {
+            Partner::Wall { index } => Some(index as usize),
+            Partner::Body { .. } => None,
         }
     }
 }

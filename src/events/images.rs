@@ -45,6 +45,13 @@ impl Images {
         })
     }
 
+    /// A shift of whole periods ([`Images::shift`]) in periods per axis, as a step's
+    /// [`Partner::Body`](crate::Partner::Body) image says it (0 where the axis does not wrap;
+    /// saturated at the limits of `i32`).
+    pub(super) fn periods(&self, shift: DVec3) -> [i32; 3] {
+        std::array::from_fn(|axis| (shift[axis] * self.inverse[axis]).round() as i32)
+    }
+
     /// `offset` at its nearest image.
     #[inline(always)]
     pub(super) fn nearest(&self, offset: DVec3) -> DVec3 {

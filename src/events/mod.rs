@@ -105,6 +105,7 @@ use crate::cpu::Simd;
 use crate::error::{BodyField, Error};
 use crate::geometry::{MovingSphere, Wall};
 use crate::groups::{CollisionGroups, interact};
+use crate::layout::Partner;
 use crate::options::{PeriodicBox, SweepOptions};
 use crate::reference::{self, Body};
 
@@ -1053,10 +1054,10 @@ impl EventLoop {
                 let mut own = self.body(body);
                 let before = own.velocity.length();
                 response.wall(&mut own, normal);
-                let event = Event::Wall {
+                let event = Event {
                     time: now - self.clock,
-                    body,
-                    wall: wall as usize,
+                    body: body as u32,
+                    partner: Partner::Wall { index: wall },
                     point,
                     normal,
                 };
@@ -1074,18 +1075,22 @@ impl EventLoop {
                 self.move_to(low, now);
                 self.move_to(high, now);
                 let (mut a, mut b) = (self.body(low), self.body(high));
-                let normal = self
-                    .box_
-                    .nearest(b.position - a.position)
+                let offset = b.position - a.position;
+                let shift = self.box_.shift(offset);
+                let normal = (offset - shift)
                     .try_normalize()
                     .or_else(|| (a.velocity - b.velocity).try_normalize())
                     .unwrap_or(DVec3::X);
                 let point = a.position + normal * a.radius;
                 let before = a.velocity.length() + b.velocity.length();
                 response.pair(&mut a, &mut b, normal);
-                let event = Event::Pair {
+                let event = Event {
                     time: now - self.clock,
-                    bodies: [low, high],
+                    body: low as u32,
+                    partner: Partner::Body {
+                        index: high as u32,
+                        image: self.box_.periods(shift),
+                    },
                     point,
                     normal,
                 };

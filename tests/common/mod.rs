@@ -592,9 +592,6 @@ pub fn run_steps(
 pub fn pairs_of(events: &[sweepcast::events::Event]) -> Vec<[usize; 2]> {
     events
         .iter()
-        .map(|event| match event {
-            sweepcast::events::Event::Pair { bodies, .. } => *bodies,
-            sweepcast::events::Event::Wall { .. } => panic!("no walls here"),
-        })
+        .map(|event| event.pair().expect("no walls here"))
         .collect()
 }
