@@ -329,6 +329,8 @@ struct Packet {
     union: Aabb,
     /// The first member's sorted position; member `k` is at `least + k`.
     least: u32,
+    /// The union of the members' collision groups (every bit where the tree has none).
+    groups: CollisionGroups,
 }
 
 /// Sorted leaves per [`Packet`] (a multiple of four, the SSE lanes).
@@ -344,6 +346,7 @@ impl Packet {
             members: [[f32::NEG_INFINITY; PACKET]; 6],
             union: Aabb::EMPTY,
             least: first as u32,
+            groups: CollisionGroups::ALL,
         };
         for (lane, own) in boxes.iter().enumerate() {
             let own = own.shifted(shift);
@@ -729,6 +732,10 @@ pub(crate) struct Bvh {
     /// it), and the parts.
     deferred: Vec<(u32, u32, u32)>,
     parts: Vec<Vec<Node>>,
+    /// Per node, per child: the union of the collision groups under it (the OR of their bits:
+    /// every membership and every filter of a body below), so that a query skips a subtree
+    /// none of whose bodies its members interact with. Empty where every pair interacts.
+    node_groups: Vec<[u32; 4]>,
     /// The box of every body.
     bounds: Option<Aabb>,
     /// Per periodic axis, the period (0 where the axis does not wrap).
@@ -983,10 +990,37 @@ impl Bvh {
         unsafe { self.nodes.set_len(start) };
     }
 
+    /// Sets the bodies' collision groups for the queries (one a body, or none: every pair
+    /// interacts): each node's children's unions of them, from the leaves up (a child's
+    /// index is above its parent's, the top and each part being depth first).
+    pub(crate) fn set_groups(&mut self, groups: &[CollisionGroups]) {
+        self.node_groups.clear();
+        if groups.is_empty() {
+            return;
+        }
+        self.node_groups.resize(self.nodes.len(), [0; 4]);
+        for index in (0..self.nodes.len()).rev() {
+            let node = &self.nodes[index];
+            let unions: [u32; 4] = std::array::from_fn(|lane| {
+                let child = node.child[lane];
+                if node.bounds[0][lane] == f32::INFINITY {
+                    0
+                } else if child & LEAF != 0 {
+                    groups[(child & !LEAF) as usize].bits()
+                } else {
+                    let below = &self.node_groups[child as usize];
+                    below[0] | below[1] | below[2] | below[3]
+                }
+            });
+            self.node_groups[index] = unions;
+        }
+    }
+
     /// The bytes of memory the tree holds.
     pub(crate) fn memory_bytes(&self) -> usize {
         use super::step::bytes;
         bytes(&self.boxes)
+            + bytes(&self.node_groups)
             + bytes(&self.sorted_boxes)
             + bytes(&self.keys)
             + bytes(&self.unsorted)
@@ -1037,10 +1071,16 @@ impl Bvh {
         let avx = Simd::active() >= Simd::Avx;
         let wraps = self.period.map(|p| p > 0.0);
         let mut member_groups = [CollisionGroups::NONE; PACKET];
+        let mut union = CollisionGroups::ALL;
         if !groups.is_empty() {
             for (own, &body) in member_groups.iter_mut().zip(&bodies[..end - first]) {
                 *own = groups[body as usize];
             }
+            union = CollisionGroups::from_bits(
+                member_groups
+                    .iter()
+                    .fold(0, |bits, member| bits | member.bits()),
+            );
         }
         let mut found = PairsOf {
             bodies,
@@ -1052,7 +1092,8 @@ impl Bvh {
             stopped: false,
         };
         for image in images(wraps) {
-            let packet = self.packet(first, std::array::from_fn(|k| image[k] * self.period[k]));
+            let mut packet = self.packet(first, std::array::from_fn(|k| image[k] * self.period[k]));
+            packet.groups = union;
             if !packet.union.overlaps(&bounds) {
                 continue;
             }
@@ -1110,6 +1151,7 @@ impl Bvh {
         let limits = Limits::new(&packet.union);
         // Nodes with a leaf after the first member's.
         let first = packet.least;
+        let groups = (!self.node_groups.is_empty()).then_some(packet.groups);
         if stack.len() < 3 * MAX_DEPTH + 4 {
             stack.resize(3 * MAX_DEPTH + 4, 0);
         }
@@ -1119,7 +1161,10 @@ impl Bvh {
             top -= 1;
             let index = stack[top];
             let node = &self.nodes[index as usize];
-            let hits = node.hits(&limits, first);
+            let mut hits = node.hits(&limits, first);
+            if let Some(own) = groups {
+                hits &= self.interacting_children(index, own);
+            }
             let leaves = node.leaves();
             let inner = hits & !leaves;
             for lane in 0..4 {
@@ -1151,6 +1196,19 @@ impl Bvh {
                 }
             }
         }
+    }
+}
+
+impl Bvh {
+    /// The children of node `index` under which some body may interact with a body of
+    /// groups `own` (a union of groups: see [`Bvh::set_groups`]), as bits.
+    #[inline(always)]
+    fn interacting_children(&self, index: u32, own: CollisionGroups) -> u32 {
+        let unions = &self.node_groups[index as usize];
+        (0..4).fold(0, |bits, lane| {
+            let below = CollisionGroups::from_bits(unions[lane]);
+            bits | u32::from(own.interacts_with(below)) << lane
+        })
     }
 }
 
