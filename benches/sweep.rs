@@ -41,7 +41,7 @@ fn methods() -> Vec<(&'static str, Method)> {
         (
             "sweepcast_reference_f64",
             Box::new(|b, p| {
-                reference::sweep_batch(b, p, &SweepOptions::DEFAULT)
+                reference::sweep_batch(b, p, SweepOptions::DEFAULT)
                     .iter()
                     .flatten()
                     .count()

@@ -73,14 +73,14 @@ fn main() -> ExitCode {
             .clone();
         (contacts, start.elapsed())
     });
-    let stages = finder.stage_times();
+    let stages: Vec<String> = finder
+        .stage_times()
+        .iter()
+        .map(|(stage, time)| format!("{stage} {:.2} ms", time.as_secs_f64() * 1e3))
+        .collect();
     println!(
-        "CPU  the last step's stages with groups: validate {:.2} ms, tree {:.2} ms, queries and \
-         sweeps {:.2} ms, order {:.2} ms",
-        stages.validate.as_secs_f64() * 1e3,
-        stages.build.as_secs_f64() * 1e3,
-        stages.candidates_and_sweep.as_secs_f64() * 1e3,
-        stages.order.as_secs_f64() * 1e3
+        "CPU  the last step's stages with groups: {}",
+        stages.join(", ")
     );
     ok &= report("CPU", &ungrouped, &grouped, &is_bullet, check);
 
@@ -143,8 +143,8 @@ fn gpu_steps(
 fn side_by_side(
     repeats: usize,
     groups: &[CollisionGroups],
-    mut step: impl FnMut(&[CollisionGroups]) -> (cpu::Contacts, Duration),
-) -> [(cpu::Contacts, Duration); 2] {
+    mut step: impl FnMut(&[CollisionGroups]) -> (sweepcast::Contacts, Duration),
+) -> [(sweepcast::Contacts, Duration); 2] {
     let sets: [&[CollisionGroups]; 2] = [&[], groups];
     for set in sets {
         step(set);
@@ -219,8 +219,8 @@ fn scene(bullets: usize, targets: usize, seed: u64) -> (Vec<MovingCircle>, Vec<C
 /// contacts are the ungrouped ones less the bullet–bullet pairs (false where not).
 fn report(
     path: &str,
-    (ungrouped, without): &(cpu::Contacts, Duration),
-    (grouped, with): &(cpu::Contacts, Duration),
+    (ungrouped, without): &(sweepcast::Contacts, Duration),
+    (grouped, with): &(sweepcast::Contacts, Duration),
     is_bullet: &impl Fn(u32) -> bool,
     check: bool,
 ) -> bool {
@@ -242,8 +242,9 @@ fn report(
     if !check {
         return true;
     }
-    let between_bullets = |contact: &&cpu::Contact| contact.pair.iter().all(|&b| is_bullet(b));
-    let kept: Vec<&cpu::Contact> = ungrouped
+    let between_bullets =
+        |contact: &&sweepcast::Contact| contact.pair().unwrap().iter().all(|&b| is_bullet(b));
+    let kept: Vec<&sweepcast::Contact> = ungrouped
         .contacts()
         .iter()
         .filter(|contact| !between_bullets(contact))

@@ -174,7 +174,7 @@ fn run_workload(
 
     let mut oracle = Vec::new();
     let timings = time_runs(runs, || {
-        oracle = reference::sweep_batch(bodies, pairs, &SweepOptions::DEFAULT)
+        oracle = reference::sweep_batch(bodies, pairs, SweepOptions::DEFAULT)
     });
     let oracle: Times = oracle.iter().map(|r| r.map(|r| r.time_of_impact)).collect();
     rows.push(Row {

@@ -42,7 +42,7 @@ use std::process::ExitCode;
 use common::{parse, time_runs};
 use sweepcast::SweepOptions;
 use sweepcast::cpu::{self, World};
-use sweepcast::layout::BodyRecord;
+use sweepcast::low_level::layout::BodyRecord;
 use testkit::Workload;
 
 fn main() -> ExitCode {

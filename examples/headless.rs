@@ -148,7 +148,7 @@ fn main() -> ExitCode {
     });
     let mut oracle = Vec::new();
     let oracle_time = time_runs(options.runs, || {
-        oracle = reference::sweep_batch(bodies, pairs, &SweepOptions::DEFAULT)
+        oracle = reference::sweep_batch(bodies, pairs, SweepOptions::DEFAULT)
     });
 
     println!();
@@ -168,7 +168,7 @@ fn main() -> ExitCode {
     let gpu_report = parity::compare_with_oracle(
         bodies,
         pairs,
-        &SweepOptions::DEFAULT,
+        SweepOptions::DEFAULT,
         &gpu,
         &oracle,
         GPU_BOUND,
@@ -176,7 +176,7 @@ fn main() -> ExitCode {
     let cpu_report = parity::compare_with_oracle(
         bodies,
         pairs,
-        &SweepOptions::DEFAULT,
+        SweepOptions::DEFAULT,
         &cpu_f32,
         &oracle,
         CPU_BOUND,
@@ -185,7 +185,7 @@ fn main() -> ExitCode {
         parity::compare_times_with_oracle(
             bodies,
             pairs,
-            &SweepOptions::DEFAULT,
+            SweepOptions::DEFAULT,
             times,
             &oracle,
             bound,

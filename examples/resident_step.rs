@@ -108,8 +108,9 @@ use bytemuck::{Pod, Zeroable};
 use common::parse;
 use common::picture::{paint, text};
 use sweepcast::glam::{DVec3, Vec3};
-use sweepcast::gpu::{GpuContext, SHARED_WGSL, StepBuffers, StepCapacities, StepStage};
-use sweepcast::layout::{
+use sweepcast::gpu::{GpuContext, StepBuffers, StepCapacities, StepStage};
+use sweepcast::low_level::SHARED_WGSL;
+use sweepcast::low_level::layout::{
     BodyRecord, EarliestImpact, EarliestRecord, Partner, StepCounts, WORKGROUP_SIZE,
 };
 use sweepcast::parity::{self, EPSILON, GPU_BOUND};
@@ -476,10 +477,10 @@ impl Resident {
         let capture = readback_buffer("capture readback", capture_size(n));
         let made = |error: sweepcast::Error| error.to_string();
         let mut step = stage
-            .create_buffers(&device, &queue, &bodies, options, capacities, false)
+            .create_buffers(&device, &queue, &bodies, *options, capacities, false)
             .map_err(made)?;
         let mut recheck = stage
-            .create_buffers(&device, &queue, &planned, options, capacities, false)
+            .create_buffers(&device, &queue, &planned, *options, capacities, false)
             .map_err(made)?;
         for buffers in [&mut step, &mut recheck] {
             stage
@@ -1114,7 +1115,7 @@ impl Checker {
         };
         let mut judged = 0;
         for contact in contacts.contacts() {
-            let [i, j] = contact.pair.map(|k| k as usize);
+            let [i, j] = contact.pair().unwrap().map(|k| k as usize);
             let (before, after) = (&data.before, &data.after);
             let a = Body {
                 center: center(&before[i]),
@@ -1127,7 +1128,7 @@ impl Checker {
                 displacement: center(&after[j]) - center(&before[j]),
             };
             judged += 1;
-            let Some(hit) = reference::sweep_sphere_sphere(&a, &b, &SweepOptions::default()) else {
+            let Some(hit) = reference::sweep_sphere_sphere(&a, &b, SweepOptions::default()) else {
                 continue;
             };
             let offset = b.center - a.center;
@@ -1239,7 +1240,7 @@ impl Checker {
                 Partner::Body { index, .. } => {
                     let other = Body::from(sphere(&bodies[index as usize]));
                     let time = Some((impact.time_of_impact, impact.status));
-                    parity::check_time(&body, &other, &self.options, time, GPU_BOUND)
+                    parity::check_time(&body, &other, self.options, time, GPU_BOUND)
                         .1
                         .is_none()
                 }

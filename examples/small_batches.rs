@@ -4,7 +4,7 @@
 //! validates and packs the whole world every call), and against a world of only the bodies
 //! the pairs name ("alone": the cost of the pairs themselves). Also measures what waking
 //! rayon's pool costs and the serial sweep's cost per pair, and from them the batch size
-//! above which the pool pays on this machine (compare `cpu::SERIAL_PAIRS`).
+//! above which the pool pays on this machine (compare `low_level::SERIAL_PAIRS`).
 //!
 //! ```text
 //! cargo run --release --example small_batches -- [--rounds R]
@@ -19,7 +19,8 @@ use std::time::Instant;
 
 use common::{bad_options, parse};
 use rayon::prelude::*;
-use sweepcast::cpu::{self, SERIAL_PAIRS, World};
+use sweepcast::cpu::{self, World};
+use sweepcast::low_level::SERIAL_PAIRS;
 use sweepcast::{MovingSphere, SweepOptions};
 use testkit::{Workload, WorkloadConfig};
 
@@ -136,7 +137,7 @@ fn main() -> ExitCode {
     if threads > 1 {
         let breakeven = pool * threads as f64 / (per_pair * (threads - 1) as f64);
         println!(
-            "the pool pays above about {breakeven:.0} pairs (cpu::SERIAL_PAIRS = {SERIAL_PAIRS})"
+            "the pool pays above about {breakeven:.0} pairs (low_level::SERIAL_PAIRS = {SERIAL_PAIRS})"
         );
     }
     ExitCode::SUCCESS

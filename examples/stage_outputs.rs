@@ -24,7 +24,7 @@ use std::time::Instant;
 use common::parse;
 use sweepcast::SweepOptions;
 use sweepcast::gpu::{GpuContext, SweepBuffers, SweepOutput, SweepStage};
-use sweepcast::layout::BodyRecord;
+use sweepcast::low_level::layout::BodyRecord;
 
 fn main() -> ExitCode {
     let mut rounds = 15usize;
@@ -153,7 +153,7 @@ fn sweep_once(
         &mut encoder,
         buffers,
         count as u32,
-        &SweepOptions::DEFAULT,
+        SweepOptions::DEFAULT,
     )?;
     if copy_back {
         encoder.copy_buffer_to_buffer(buffers.output(), 0, readback, 0, output_bytes);

@@ -43,10 +43,10 @@ use std::time::{Duration, Instant};
 use common::{bad_options, machine, parse, read_mapped as read};
 use rayon::prelude::*;
 use sweepcast::gpu::{
-    BROAD_PHASE_WGSL, CONTACTS_WGSL, ContactPipeline, GpuContext, SWEEP_WGSL, StepBuffers,
-    StepCapacities, StepCommand, StepDomain, StepStage, WALLS_WGSL,
+    BodyRecord, ContactPipeline, GpuContext, StepBuffers, StepCapacities, StepCommand, StepCounts,
+    StepDomain, StepStage,
 };
-use sweepcast::layout::{BodyRecord, StepCounts};
+use sweepcast::low_level::{BROAD_PHASE_WGSL, CONTACTS_WGSL, SWEEP_WGSL, WALLS_WGSL};
 use sweepcast::{MovingSphere, SweepOptions, cpu};
 use testkit::Scene;
 
@@ -165,8 +165,13 @@ fn main() -> ExitCode {
             .collect();
         ratios.sort_by(f64::total_cmp);
         let ours_median = median(&mut ours);
-        let stage = |f: fn(&cpu::StageTimes) -> Duration| {
-            median(&mut stages.iter().map(f).collect::<Vec<_>>())
+        let stage = |name: &str| {
+            median(
+                &mut stages
+                    .iter()
+                    .map(|times| times.get(name).unwrap_or_default())
+                    .collect::<Vec<_>>(),
+            )
         };
         println!(
             "N = {n}: sweepcast step {:.2} ms ({:.1} M bodies/s); stages: validate {:.2}, \
@@ -174,10 +179,10 @@ fn main() -> ExitCode {
              {contacts} contacts; {:.0} B a body",
             ms(ours_median),
             n as f64 / ours_median.as_secs_f64() / 1e6,
-            ms(stage(|s| s.validate)),
-            ms(stage(|s| s.build)),
-            ms(stage(|s| s.candidates_and_sweep)),
-            ms(stage(|s| s.order)),
+            ms(stage("validate")),
+            ms(stage("build")),
+            ms(stage("candidates_and_sweep")),
+            ms(stage("order")),
             finder.memory_bytes() as f64 / n as f64,
         );
         let gpu_median = match (gpu.as_mut(), resident.as_ref()) {
@@ -525,7 +530,7 @@ impl Resident {
                     device,
                     queue,
                     &body_buffer,
-                    &options,
+                    options,
                     StepCapacities::default(),
                     ordered,
                 )

@@ -19,7 +19,7 @@
 //                 (prepare_resume sizes each from the count saved by the one before)
 // Its twin, one function per entry point, is src/cpu/broad_phase.rs (tests/broad_phase.rs
 // holds each stage to it: the frame and the tree bit for bit, the queries' pairs and saved
-// queries as sets); StepParams::new in src/layout.rs is the twins of scene_bounds and frame.
+// queries as sets); StepParams::new in src/cpu/frame.rs is the twins of scene_bounds and frame.
 // The CPU step's own broad phase, src/cpu/bvh.rs, uses the same local frame and margin and
 // builds the same kind of tree its own way (local centres in f64, codes over the boxes'
 // bounds, four-wide nodes), and finds the same contacts: both broad phases keep every pair
@@ -146,15 +146,15 @@ fn local_coordinate(c: f32, period: f32, inverse_period: f32, origin: f32) -> f3
 // The largest magnitude of the centre's components on the axes that wrap where it lies
 // outside [0, 2 period): 0 in open space, in the box and within a period beyond it, where
 // the wrap and the sweep's shift by whole periods are exact. `outside_the_box` in
-// src/cpu/bvh.rs.
+// src/cpu/broad_phase.rs.
 fn outside_the_box(center: vec3<f32>) -> f32 {
     let outside = (params.period > vec3<f32>(0.0))
         & ((center < vec3<f32>(0.0)) | (center >= 2.0 * params.period));
     return largest_component(select(vec3<f32>(0.0), center, outside));
 }
 
-// The widening of a body's swept box, `margin` in src/cpu/bvh.rs (whose comment has the
-// rounding analysis in full). 2^-16 of the body's radius, largest displacement component and
+// The widening of a body's swept box, `margin` in src/cpu/broad_phase.rs (whose comment has
+// the rounding analysis in full). 2^-16 of the body's radius, largest displacement component and
 // outside_the_box covers the sweep's rounding: it works in relative coordinates, so it
 // rounds at the pair's own scale (under 30u of the two bodies' r + |d|, u = 2^-24), and at
 // a centre's coordinates only where it lies below the box or beyond 2L. 2^-20 of the
@@ -594,7 +594,7 @@ fn prepare_resume() {
 // The local frame on the device: `scene_bounds` gathers the bodies' bounds (one invocation a
 // body, over a cleared `bounds`), `frame` makes the step's parameters of them. Their twins
 // are `scene_bounds` and `frame` in src/cpu/broad_phase.rs, which StepParams::new and
-// local_origin in src/layout.rs use too: the host's frame and the device's are the same bits
+// local_origin in src/cpu/frame.rs use too: the host's frame and the device's are the same bits
 // (the Morton scale's division aside on adapters whose division is not correctly rounded).
 
 // Slices of a periodic axis in which `frame` looks for the bodies' longest gap, the words of
@@ -735,7 +735,7 @@ fn bin_start(bin: u32, period: f32) -> f32 {
 }
 
 // One invocation: the step's parameters from the bounds (`StepParams::new` in
-// src/layout.rs): per axis the origin of the local frame (`local_origin`), the Morton grid
+// src/cpu/frame.rs): per axis the origin of the local frame (`local_origin`), the Morton grid
 // ([0, L) on an axis that wraps, else the span of the paths about the origin; none where it
 // is empty or infinite), and the dispatch of the per-body passes.
 @compute @workgroup_size(1)

@@ -83,7 +83,7 @@ pub enum Error {
         field: BodyField,
     },
     /// A body's centre, radius or displacement has a component larger in magnitude than
-    /// [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE) (`f32::MAX / 8`, about 4.25e37): beyond it the
+    /// [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE) (`f32::MAX / 8`, about 4.25e37): beyond it the
     /// difference of two centres, or a contact point, could overflow f32.
     #[error(
         "body {body}: {field} has a component of magnitude {value:e}, above the limit {limit:e} (f32::MAX / 8); scale the world down"
@@ -95,7 +95,7 @@ pub enum Error {
         field: BodyField,
         /// The offending component.
         value: f32,
-        /// The limit, [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE).
+        /// The limit, [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE).
         limit: f32,
     },
     /// A body's radius is below zero.
@@ -117,7 +117,7 @@ pub enum Error {
         body_count: usize,
     },
     /// A [`PeriodicBox`](crate::PeriodicBox) period that is NaN, zero, negative, subnormal,
-    /// finite above [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE), or a box in which no axis wraps.
+    /// finite above [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE), or a box in which no axis wraps.
     #[error(
         "periodic box: the period {period} on axis {axis} is not valid; each period must be positive and finite (from f32::MIN_POSITIVE to f32::MAX / 8), or infinite for an axis that does not wrap, and at least one axis must wrap"
     )]
@@ -161,7 +161,7 @@ pub enum Error {
         period: f32,
     },
     /// A wall with a coordinate that is NaN, infinite or beyond
-    /// [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE), or a plane whose normal is zero.
+    /// [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE), or a plane whose normal is zero.
     #[error("wall {wall}: {reason}")]
     InvalidWall {
         /// Index of the offending wall.
@@ -188,7 +188,7 @@ pub enum Error {
         step: f64,
     },
     /// An event loop's skin ([`crate::events::EventLoop::with_skin`]) is NaN, infinite, or
-    /// outside [`crate::events::MIN_LENGTH`] to [`crate::events::MAX_MAGNITUDE`].
+    /// outside [`crate::events::EventLoop::MIN_LENGTH`] to [`crate::events::EventLoop::MAX_MAGNITUDE`].
     #[error(
         "the skin {skin:e} is not a distance from 2^-126 (about 1.2e-38) to 2^122 (about 5.3e36)"
     )]
@@ -197,9 +197,9 @@ pub enum Error {
         skin: f64,
     },
     /// A body of an event loop whose position or velocity has a component beyond
-    /// [`crate::events::MAX_MAGNITUDE`], whose radius is above it or above 0 and below
-    /// [`crate::events::MIN_LENGTH`], or whose path over the step would carry it beyond
-    /// [`crate::events::MAX_MAGNITUDE`] (in open space): outside that range the squares the
+    /// [`crate::events::EventLoop::MAX_MAGNITUDE`], whose radius is above it or above 0 and below
+    /// [`crate::events::EventLoop::MIN_LENGTH`], or whose path over the step would carry it beyond
+    /// [`crate::events::EventLoop::MAX_MAGNITUDE`] (in open space): outside that range the squares the
     /// predictions take overflow or underflow f64.
     #[error(
         "body {body}: {field} {value:e} is outside the event loop's range (components of at most 2^122, about 5.3e36, along the whole step; a radius of 0 or at least 2^-126, about 1.2e-38); rescale the units of the simulation"
@@ -325,7 +325,7 @@ pub enum Error {
     },
     /// The CPU step's candidates and contacts outgrew its limit on their memory
     /// ([`ContactFinder::with_max_output_bytes`](crate::cpu::ContactFinder::with_max_output_bytes),
-    /// [`DEFAULT_MAX_OUTPUT_BYTES`](crate::cpu::DEFAULT_MAX_OUTPUT_BYTES) by default). The
+    /// [`DEFAULT_MAX_OUTPUT_BYTES`](crate::cpu::ContactFinder::DEFAULT_MAX_OUTPUT_BYTES) by default). The
     /// step stopped soon after the limit was passed; the finder stays usable.
     #[error(
         "the output of one step needs at least {at_least_bytes} bytes (at least {at_least} {what} found before it stopped), above the limit of {limit_bytes} bytes; take shorter steps or split the world (every pair of bodies that all overlap is a contact), or raise the limit with ContactFinder::with_max_output_bytes if the memory is there"
@@ -336,8 +336,8 @@ pub enum Error {
         /// A proven lower bound of how many the step needed (found before it stopped).
         at_least: usize,
         /// A proven lower bound of the bytes the step's output needed, as the limit counts
-        /// them ([`OUTPUT_BYTES_PER_CANDIDATE`](crate::cpu::OUTPUT_BYTES_PER_CANDIDATE) a
-        /// candidate and [`OUTPUT_BYTES_PER_CONTACT`](crate::cpu::OUTPUT_BYTES_PER_CONTACT) a
+        /// them ([`OUTPUT_BYTES_PER_CANDIDATE`](crate::cpu::ContactFinder::OUTPUT_BYTES_PER_CANDIDATE) a
+        /// candidate and [`OUTPUT_BYTES_PER_CONTACT`](crate::cpu::ContactFinder::OUTPUT_BYTES_PER_CONTACT) a
         /// contact).
         at_least_bytes: usize,
         /// The limit.

@@ -4,7 +4,7 @@
 //! Circles are spheres in the plane z = 0: every 2D type converts into its 3D twin, and the
 //! whole crate (CPU mirror, shader, oracle) runs one code path on [`MovingSphere`].
 
-use glam::{Vec2, Vec3};
+use glam::{DVec2, DVec3, Vec2, Vec3};
 
 /// A stationary circle in the plane.
 ///
@@ -106,16 +106,68 @@ impl MovingCircle {
             displacement,
         }
     }
+
+    /// A circle from f64 state (a `DVec2` or `[f64; 2]` each), in f32 relative to the local
+    /// origin `origin`, as [`MovingSphere::from_f64`].
+    #[must_use]
+    pub fn from_f64(
+        center: impl Into<DVec2>,
+        radius: f64,
+        displacement: impl Into<DVec2>,
+        origin: DVec2,
+    ) -> Self {
+        Self {
+            center: (center.into() - origin).as_vec2(),
+            radius: radius as f32,
+            displacement: displacement.into().as_vec2(),
+        }
+    }
 }
 
 impl MovingSphere {
-    /// A sphere starting at `center` and moving by `displacement` over the step.
+    /// A sphere starting at `center` and moving by `displacement` over the step. A caller
+    /// holding `[f32; 3]` arrays passes `Vec3::from(array)`.
     #[must_use]
     pub const fn new(center: Vec3, radius: f32, displacement: Vec3) -> Self {
         Self {
             center,
             radius,
             displacement,
+        }
+    }
+
+    /// A sphere from f64 state (a `DVec3` or `[f64; 3]` each), in f32 relative to the local
+    /// origin `origin`: the centre is `center - origin` subtracted in f64 and then rounded
+    /// once, so a body far from the world's origin keeps its f32 precision beside its size
+    /// (a coordinate of magnitude `m` carries a rounding of `m · 2⁻²⁴`; see the crate's
+    /// docs). The step's answers are then relative to `origin` too: add it back to a contact
+    /// point. Pick one origin per step for all its bodies (the centre of their bounding box,
+    /// say); `DVec3::ZERO` converts as is.
+    ///
+    /// # Example
+    /// ```
+    /// use sweepcast::glam::DVec3;
+    /// use sweepcast::{cpu, MovingSphere, SweepOptions};
+    ///
+    /// // Two spheres a kilometre from the origin, 0.001 apart: in f32 each centre would be
+    /// // rounded by up to 3e-5 (3 % of the gap); relative to a local origin, by 1e-10.
+    /// let origin = DVec3::new(1000.0, 0.0, 0.0);
+    /// let a = MovingSphere::from_f64([1000.0, 0.0, 0.0], 0.5, [0.01, 0.0, 0.0], origin);
+    /// let b = MovingSphere::from_f64(DVec3::new(1001.001, 0.0, 0.0), 0.5, DVec3::ZERO, origin);
+    /// let impact = cpu::sweep_sphere_sphere(&a, &b, SweepOptions::default()).unwrap();
+    /// assert!((impact.time_of_impact - 0.1).abs() < 1e-4); // the gap of 0.001 closes at 0.1
+    /// ```
+    #[must_use]
+    pub fn from_f64(
+        center: impl Into<DVec3>,
+        radius: f64,
+        displacement: impl Into<DVec3>,
+        origin: DVec3,
+    ) -> Self {
+        Self {
+            center: (center.into() - origin).as_vec3(),
+            radius: radius as f32,
+            displacement: displacement.into().as_vec3(),
         }
     }
 }
@@ -278,6 +330,42 @@ impl Impact {
     #[must_use]
     pub fn is_overlapping(&self) -> bool {
         self.status == ImpactStatus::Overlapping
+    }
+
+    /// [`point`](Self::point) in the plane, for circles (whose every vector has z = 0).
+    ///
+    /// # Example
+    /// ```
+    /// use sweepcast::glam::Vec2;
+    /// use sweepcast::{cpu, MovingCircle, SweepOptions};
+    ///
+    /// let a = MovingCircle::new(Vec2::ZERO, 1.0, Vec2::new(10.0, 0.0));
+    /// let b = MovingCircle::new(Vec2::new(5.0, 0.0), 1.0, Vec2::ZERO);
+    /// let impact = cpu::sweep_circle_circle(&a, &b, SweepOptions::default()).unwrap();
+    /// assert_eq!(impact.normal_2d(), Vec2::X);
+    /// assert!((impact.point_2d() - Vec2::new(4.0, 0.0)).length() < 1e-5);
+    /// ```
+    #[must_use]
+    pub fn point_2d(&self) -> Vec2 {
+        self.point.truncate()
+    }
+
+    /// [`normal`](Self::normal) in the plane, for circles.
+    #[must_use]
+    pub fn normal_2d(&self) -> Vec2 {
+        self.normal.truncate()
+    }
+
+    /// [`displacement_a`](Self::displacement_a) in the plane, for circles.
+    #[must_use]
+    pub fn displacement_a_2d(&self) -> Vec2 {
+        self.displacement_a.truncate()
+    }
+
+    /// [`displacement_b`](Self::displacement_b) in the plane, for circles.
+    #[must_use]
+    pub fn displacement_b_2d(&self) -> Vec2 {
+        self.displacement_b.truncate()
     }
 }
 

@@ -39,7 +39,7 @@
 /// let mut finder = cpu::ContactFinder::new();
 /// finder.set_groups(&[bullet, bullet, target]);
 /// let contacts = finder.find(&bodies, SweepOptions::default())?;
-/// let pairs: Vec<[u32; 2]> = contacts.contacts().iter().map(|c| c.pair).collect();
+/// let pairs: Vec<[u32; 2]> = contacts.contacts().iter().filter_map(|c| c.pair()).collect();
 /// assert_eq!(pairs, [[0, 2]]); // the bullets' own meeting is not even a candidate
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
@@ -105,19 +105,6 @@ impl Default for CollisionGroups {
 #[inline(always)]
 pub(crate) fn interact(groups: &[CollisionGroups], a: usize, b: usize) -> bool {
     groups.is_empty() || groups[a].interacts_with(groups[b])
-}
-
-/// [`Error::GroupsLength`](crate::Error::GroupsLength) unless `groups` is empty or holds one
-/// group a body.
-pub(crate) fn check_length(groups: &[CollisionGroups], bodies: usize) -> Result<(), crate::Error> {
-    if groups.is_empty() || groups.len() == bodies {
-        Ok(())
-    } else {
-        Err(crate::Error::GroupsLength {
-            groups: groups.len(),
-            bodies,
-        })
-    }
 }
 
 #[cfg(test)]

@@ -6,12 +6,11 @@
 //!
 //! The crate, top to bottom:
 //!
-//! * [`geometry`]: the bodies ([`MovingCircle`], [`MovingSphere`], ...) and the [`Impact`].
+//! * The bodies ([`MovingCircle`], [`MovingSphere`], [`Circle`], [`Sphere`], [`Wall`]) and
+//!   the answers ([`Impact`], [`TimeOfImpact`], [`EarliestImpact`] and its [`Partner`]).
 //! * [`CollisionGroups`]: which pairs of bodies the steps and the event loop look at.
 //! * [`SweepOptions`]: what every path takes besides the bodies (the separating option for
 //!   event-driven simulations, a [`PeriodicBox`]).
-//! * [`layout`]: the data contract shared by the shaders (`shaders/shared.wgsl`), their CPU
-//!   twins, the batched CPU paths and validation.
 //! * [`reference`](mod@reference): the f64 oracle, the swept test of the source documents made
 //!   numerically stable.
 //! * [`cpu`]: the f32 twin of each shader, line for line, the shape-named single-pair
@@ -24,6 +23,9 @@
 //!   a body, a grid broad phase ([`events::Cells`]) and an elastic response.
 //! * [`parity`]: the backward-error judge the f32 paths are held to, for checking any
 //!   driver's answers against the oracle.
+//! * [`low_level`]: what only someone extending or checking the shaders needs: each
+//!   shader's f32 twin, the data contract (`shaders/shared.wgsl`), the shaders' sources,
+//!   the validation the batched paths run and the CPU batch's tuning.
 //!
 //! # Example
 //! ```
@@ -45,16 +47,74 @@
 //! magnitude `m` carries a rounding of `m · 2⁻²⁴`, and the answers are exact for inputs
 //! within a few such roundings (see [`parity`]); centring the step's bodies near the origin
 //! keeps that small beside the bodies' sizes.
+//!
+//! # Which path
+//!
+//! * One pair: [`cpu::sweep_sphere_sphere`], [`cpu::sweep_circle_circle`], a body against a
+//!   static [`Wall`] ([`cpu::sweep_sphere_wall`]). These do no validation: NaN input gives
+//!   `None`, and components beyond [`low_level::MAX_MAGNITUDE`] may give a wrong answer; check
+//!   with [`low_level::validate_body`] and [`low_level::validate_periodic_reach`], or use a
+//!   batch.
+//! * Candidate pairs you already have: [`cpu::sweep_batch`] (the full answer),
+//!   [`cpu::times_of_impact_into`] (4 bytes a pair, on SIMD lanes), a [`cpu::World`] packed
+//!   once for many small batches a step, or [`gpu::SweepPipeline`] on the GPU.
+//! * The whole step from the bodies alone (broad phase, sweep, contacts in time order, each
+//!   body's earliest): [`cpu::find_contacts`] or a [`cpu::ContactFinder`] kept from step to
+//!   step; [`gpu::ContactPipeline`] on the GPU, which gives the same contacts.
+//! * Bodies that live in a GPU buffer: [`gpu::StepStage`] (the whole step) and
+//!   [`gpu::SweepStage`] (your own pairs) record into your command encoder, on your device.
+//! * A simulation advanced impact by impact, in f64: [`events::EventLoop`].
+//!
+//! Every path takes one [`SweepOptions`]: [`SweepOptions::event_driven`] for a simulation that
+//! resolves its collisions (a pair touching at t = 0 while separating is a miss), and
+//! [`SweepOptions::with_periodic_box`] for a world that wraps ([`PeriodicBox`]).
+//!
+//! # What counts as a hit
+//!
+//! Two bodies touch if at some `t ∈ [0, 1]` their centres are at most the radius sum apart.
+//! The answer is the first such `t`: touching exactly at `t = 1`, or tangentially, is a hit.
+//! A pair that overlaps at `t = 0` reports `t = 0` and [`ImpactStatus::Overlapping`]; one
+//! that touches exactly at `t = 0` reports `t = 0` and [`ImpactStatus::Contact`].
+//!
+//! # Guarantees
+//!
+//! For valid input (every component finite and at most [`low_level::MAX_MAGNITUDE`] =
+//! `f32::MAX / 8` in magnitude, radii at least 0, pair indices in range):
+//!
+//! * **The bound.** Every answer of every f32 path passes the backward-error bound against
+//!   the f64 oracle ([`reference`](mod@reference)): [`parity::CPU_BOUND`] = 8 ε on the CPU,
+//!   [`parity::GPU_BOUND`] = 16 ε on the GPU. A reported miss never comes closer than the
+//!   radius sum less the bound; a reported contact touches at its time and at no earlier one.
+//! * **Always finite.** Times in [0, 1], unit normals, finite points; no NaN and no panic,
+//!   from subnormal bodies to the limit, and bodies far from the origin keep the bound of
+//!   the origin (each pair is rescaled by a power of two, and nothing squares an absolute
+//!   coordinate).
+//! * **CPU and GPU agree.** The fast batch gives the twin's time to the bit wherever both
+//!   report a contact; the GPU step finds the CPU step's contacts (on Mesa's lavapipe their
+//!   pairs and times to the bit; where the device's division and square root are not
+//!   correctly rounded, times within the GPU's bound).
+//! * **Bad input is a typed [`Error`]**, returned before any work, naming the body or pair;
+//!   nothing is dropped or truncated, and nothing bad reaches the GPU.
+//! * **Bounded work and memory.** The CPU step's output is limited in bytes
+//!   ([`Error::OutputLimit`]), the GPU step's buffers to one binding each
+//!   ([`Error::CapacityExceeded`]), the event loop's work, events and partners to stated
+//!   limits; a wait for the device past its timeout is [`Error::Timeout`].
+//!
+//! The repository's `docs/guarantees.md` lists every promise with the tests that hold it, and
+//! every bad input with its error.
 
 #![warn(missing_docs)]
 
+mod contact_step;
 pub mod cpu;
 mod error;
 pub mod events;
-pub mod geometry;
+mod geometry;
 pub mod gpu;
 mod groups;
-pub mod layout;
+mod layout;
+mod limits;
+pub mod low_level;
 mod options;
 pub mod parity;
 pub mod reference;
@@ -63,16 +123,24 @@ mod validate;
 /// The vector types of the API: glam 0.34, re-exported so that callers use the same version.
 pub use glam;
 
+pub use contact_step::{Contact, ContactStep, Contacts, StageTimes};
 pub use error::{BodyField, Counted, Error};
 pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere, Wall};
 pub use groups::CollisionGroups;
+pub use layout::{EarliestImpact, Partner, TimeOfImpact};
 pub use options::{PeriodicBox, SweepOptions};
-pub use validate::{
-    MAX_MAGNITUDE, MAX_PERIODS, validate_bodies, validate_body, validate_pairs,
-    validate_periodic_reach, validate_walls,
-};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The Rust examples of `docs/guide.md`, compiled and run as doctests.
+#[doc = include_str!("../docs/guide.md")]
+#[cfg(doctest)]
+pub struct GuideDoctests;
+
+/// The Rust examples of `docs/step.md`, compiled and run as doctests.
+#[doc = include_str!("../docs/step.md")]
+#[cfg(doctest)]
+pub struct StepDoctests;

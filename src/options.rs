@@ -1,10 +1,10 @@
 //! What a simulation asks of a sweep beyond the bodies: [`SweepOptions`], one value passed to
 //! every path (single pair, batch, fast batch, GPU stage and pipeline, oracle and judge).
 
-use glam::{Vec2, Vec3};
+use glam::{DVec3, Vec2, Vec3};
 
 use crate::error::Error;
-use crate::validate::MAX_MAGNITUDE;
+use crate::limits::MAX_MAGNITUDE;
 
 /// Options of a sweep. The default keeps the plain answers: every pair that touches or
 /// overlaps at t = 0 is a hit, and space does not wrap.
@@ -92,7 +92,7 @@ impl SweepOptions {
 /// (`radius + |displacement_i| < L_i / 4`); then for any pair the radius sum plus the relative
 /// motion along the axis is below half the period, so at most one image can touch. A body that
 /// fails it is [`Error::PeriodicBoxTooSmall`]. Centres may lie anywhere within
-/// [`MAX_PERIODS`](crate::MAX_PERIODS) (2²⁴) periods of the origin (beyond, f32 cannot place
+/// [`MAX_PERIODS`](crate::low_level::MAX_PERIODS) (2²⁴) periods of the origin (beyond, f32 cannot place
 /// a body within one period: [`Error::OutsidePeriodicBox`]), but the guarantees (the parity
 /// bound) are stated for centres in `[0, L)` on each periodic axis: elsewhere the wrap adds
 /// a rounding of the size of the coordinates.
@@ -111,8 +111,11 @@ impl SweepOptions {
 /// the walls stage and both steps follow it.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct PeriodicBox {
-    /// Per axis: the period, or infinity where the axis does not wrap.
+    /// Per axis: the period, or infinity where the axis does not wrap, as the f32 paths take
+    /// it (rounded to nearest from `exact`).
     period: Vec3,
+    /// The period as given: the f64 event loop's.
+    exact: DVec3,
 }
 
 impl PeriodicBox {
@@ -121,7 +124,7 @@ impl PeriodicBox {
     /// # Errors
     /// [`Error::InvalidPeriodicBox`] when a period is NaN, zero, negative, subnormal (below
     /// `f32::MIN_POSITIVE`: its reciprocal, which the wrap multiplies by, overflows, and GPUs
-    /// flush it to zero), finite above [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE), or when no
+    /// flush it to zero), finite above [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE), or when no
     /// axis wraps.
     pub fn new(period: Vec3) -> Result<Self, Error> {
         for (axis, value) in period.to_array().into_iter().enumerate() {
@@ -140,7 +143,69 @@ impl PeriodicBox {
                 period: f32::INFINITY,
             });
         }
-        Ok(Self { period })
+        Ok(Self {
+            period,
+            exact: period.as_dvec3(),
+        })
+    }
+
+    /// A box of `period` per axis in f64 (`f64::INFINITY` on an axis that does not wrap),
+    /// for the f64 event loop, which keeps it exactly
+    /// ([`EventLoop::with_periodic_box`](crate::events::EventLoop::with_periodic_box)); the
+    /// f32 paths take it rounded to the nearest f32 ([`period`](Self::period)), and the event
+    /// loop grows the spheres it hands its broad phase by that rounding.
+    ///
+    /// # Example
+    /// ```
+    /// use sweepcast::glam::DVec3;
+    /// use sweepcast::PeriodicBox;
+    ///
+    /// let side = 80.59959770082348; // the side of a gas at a chosen packing
+    /// let periodic_box = PeriodicBox::new_f64(DVec3::splat(side))?;
+    /// assert_eq!(periodic_box.period_f64().x, side); // kept exactly
+    /// assert_eq!(periodic_box.period().x, 80.599_594); // the f32 paths' period
+    /// # Ok::<(), sweepcast::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`PeriodicBox::new`], for the period rounded to f32 (a period whose rounding is
+    /// zero, subnormal or beyond the bound is rejected; the error carries the rounded value).
+    pub fn new_f64(period: DVec3) -> Result<Self, Error> {
+        for (axis, value) in period.to_array().into_iter().enumerate() {
+            if value.is_nan() || (value.is_infinite() && value < 0.0) {
+                return Err(Error::InvalidPeriodicBox {
+                    axis,
+                    period: value as f32,
+                });
+            }
+            // A finite period that rounds to infinity in f32 is beyond MAX_MAGNITUDE.
+            if value.is_finite() && (value as f32).is_infinite() {
+                return Err(Error::InvalidPeriodicBox {
+                    axis,
+                    period: f32::MAX,
+                });
+            }
+        }
+        let rounded = Self::new(period.as_vec3())?;
+        Ok(Self {
+            exact: period,
+            ..rounded
+        })
+    }
+
+    /// A cube of side `side` in f64, periodic on all three axes ([`PeriodicBox::new_f64`]).
+    ///
+    /// # Errors
+    /// As [`PeriodicBox::new_f64`].
+    pub fn cube_f64(side: f64) -> Result<Self, Error> {
+        Self::new_f64(DVec3::splat(side))
+    }
+
+    /// The period per axis as given, in f64 (infinity where the axis does not wrap): what
+    /// [`new_f64`](Self::new_f64) was given, or [`period`](Self::period) widened.
+    #[must_use]
+    pub fn period_f64(&self) -> DVec3 {
+        self.exact
     }
 
     /// A cube of side `side`, periodic on all three axes.
@@ -159,7 +224,7 @@ impl PeriodicBox {
         Self::new(period.extend(f32::INFINITY))
     }
 
-    /// The period per axis (infinity where the axis does not wrap).
+    /// The period per axis as the f32 paths take it (infinity where the axis does not wrap).
     #[must_use]
     pub fn period(&self) -> Vec3 {
         self.period

@@ -64,7 +64,7 @@
 //! lies in [1, 2) (`shaders/sweep.wgsl`, `power_of_two_scale`). That is exact, so every row
 //! above holds unchanged for the scaled inputs, and f(t) / S² does not depend on the scale;
 //! what it adds is that no square or product can overflow (lengths up to
-//! [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE) = f32::MAX / 8 work) and that only terms below
+//! [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE) = f32::MAX / 8 work) and that only terms below
 //! 2^-126 of the largest (far below u S²) can underflow.
 //!
 //! # Options
@@ -84,8 +84,8 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
-use crate::cpu::TimeOfImpact;
 use crate::geometry::{Impact, ImpactStatus, MovingSphere};
+use crate::layout::TimeOfImpact;
 use crate::options::SweepOptions;
 use crate::reference::{self, Body, ReferenceImpact};
 
@@ -111,7 +111,7 @@ struct PairGeometry {
 
 impl PairGeometry {
     fn new(a: &Body, b: &Body, options: &SweepOptions) -> Self {
-        let relative_position = reference::center_offset(a, b, options);
+        let relative_position = reference::center_offset(a, b, *options);
         let relative_motion = a.displacement - b.displacement;
         let sum_radii = a.radius + b.radius;
         let scale = relative_position.length() + relative_motion.length() + sum_radii;
@@ -167,12 +167,12 @@ pub struct PairCheck {
 pub fn check_pair(
     a: &Body,
     b: &Body,
-    options: &SweepOptions,
+    options: SweepOptions,
     candidate: Option<&Impact>,
     reference: Option<&ReferenceImpact>,
     bound: f64,
 ) -> PairCheck {
-    let geometry = PairGeometry::new(a, b, options);
+    let geometry = PairGeometry::new(a, b, &options);
     let time = candidate.map(|impact| (impact.time_of_impact, impact.status));
     let (backward_error, time_failure) = judge_time(&geometry, time, bound);
     let failure = time_failure.or_else(|| {
@@ -209,11 +209,11 @@ fn disagrees(time: Option<(f32, ImpactStatus)>, reference: Option<&ReferenceImpa
 pub fn check_time(
     a: &Body,
     b: &Body,
-    options: &SweepOptions,
+    options: SweepOptions,
     time: Option<(f32, ImpactStatus)>,
     bound: f64,
 ) -> (f64, Option<&'static str>) {
-    judge_time(&PairGeometry::new(a, b, options), time, bound)
+    judge_time(&PairGeometry::new(a, b, &options), time, bound)
 }
 
 fn judge_time(
@@ -361,7 +361,7 @@ impl std::fmt::Display for ParityReport {
 pub fn compare<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
-    options: &SweepOptions,
+    options: SweepOptions,
     candidates: &[Option<Impact>],
     bound: f64,
 ) -> ParityReport
@@ -380,7 +380,7 @@ where
 pub fn compare_with_oracle<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
-    options: &SweepOptions,
+    options: SweepOptions,
     candidates: &[Option<Impact>],
     oracle: &[Option<ReferenceImpact>],
     bound: f64,
@@ -405,7 +405,7 @@ where
 pub fn compare_times<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
-    options: &SweepOptions,
+    options: SweepOptions,
     times: &[TimeOfImpact],
     bound: f64,
 ) -> ParityReport
@@ -424,7 +424,7 @@ where
 pub fn compare_times_with_oracle<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
-    options: &SweepOptions,
+    options: SweepOptions,
     times: &[TimeOfImpact],
     oracle: &[Option<ReferenceImpact>],
     bound: f64,

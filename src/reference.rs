@@ -52,7 +52,7 @@ pub struct ReferenceImpact {
 /// of `b` (`s - L round(s / L)` on each axis that wraps; exact in f64 for f32 inputs of
 /// similar magnitude).
 #[must_use]
-pub fn center_offset(a: &Body, b: &Body, options: &SweepOptions) -> DVec3 {
+pub fn center_offset(a: &Body, b: &Body, options: SweepOptions) -> DVec3 {
     let offset = b.center - a.center;
     let Some(periodic_box) = &options.periodic_box else {
         return offset;
@@ -80,12 +80,12 @@ pub fn center_offset(a: &Body, b: &Body, options: &SweepOptions) -> DVec3 {
 /// the first time they touch (touching exactly at t = 1, or tangentially, is a hit), or t = 0
 /// with [`ImpactStatus::Overlapping`] if they already overlap.
 #[must_use]
-pub fn sweep_sphere_sphere(a: &Body, b: &Body, options: &SweepOptions) -> Option<ReferenceImpact> {
+pub fn sweep_sphere_sphere(a: &Body, b: &Body, options: SweepOptions) -> Option<ReferenceImpact> {
     let relative_position = center_offset(a, b, options);
     let relative_motion = a.displacement - b.displacement;
     let sum_radii = a.radius + b.radius;
     let (time_of_impact, status) =
-        time_of_impact_dynamic_static(relative_position, relative_motion, sum_radii)?;
+        sweep_point_sphere(relative_position, relative_motion, sum_radii)?;
     // The separating option: touching or overlapping at t = 0 (the test above) and not
     // approaching.
     let at_start = relative_position.length() <= sum_radii;
@@ -114,7 +114,7 @@ pub fn sweep_sphere_sphere(a: &Body, b: &Body, options: &SweepOptions) -> Option
 ///
 /// Returns the fraction of `movement` travelled before contact, and the status.
 #[must_use]
-pub fn time_of_impact_dynamic_static(
+pub fn sweep_point_sphere(
     center_offset: DVec3,
     movement: DVec3,
     sum_radii: f64,
@@ -208,10 +208,10 @@ pub fn time_of_impact_dynamic_static(
 pub fn sweep_sphere_wall(
     body: &Body,
     wall: &Wall,
-    options: &SweepOptions,
+    options: SweepOptions,
 ) -> Option<ReferenceImpact> {
     let Some(periodic_box) = &options.periodic_box else {
-        return sweep_sphere_wall_in_open_space(body, wall, options);
+        return sweep_sphere_wall_in_open_space(body, wall, &options);
     };
     let period = periodic_box.period().as_dvec3();
     let wraps = |axis: usize| periodic_box.wraps(axis);
@@ -262,7 +262,7 @@ pub fn sweep_sphere_wall(
             radius: body.radius,
             displacement: body.displacement * (1.0 - start),
         };
-        let Some(mut impact) = sweep_sphere_wall_in_open_space(&image_body, wall, options) else {
+        let Some(mut impact) = sweep_sphere_wall_in_open_space(&image_body, wall, &options) else {
             continue;
         };
         let time_of_impact = start + impact.time_of_impact * (1.0 - start);
@@ -341,14 +341,14 @@ fn sweep_sphere_wall_in_open_space(
                     }
                 };
                 for point in [to_start, to_end] {
-                    if let Some((time, _)) = time_of_impact_dynamic_static(point, v, r) {
+                    if let Some((time, _)) = sweep_point_sphere(point, v, r) {
                         consider(time, Separation::Moving(point, v));
                     }
                 }
                 let (side, side_motion) = (across(to_start), across(v));
                 if edge_squared > 0.0
                     && side.length() > r
-                    && let Some((time, _)) = time_of_impact_dynamic_static(side, side_motion, r)
+                    && let Some((time, _)) = sweep_point_sphere(side, side_motion, r)
                 {
                     // Where the centre then projects on the segment's line, from its start.
                     let projection = edge.dot(v * time - to_start) / edge_squared;
@@ -408,7 +408,7 @@ impl Separation {
 
 /// Whether two stationary bodies overlap or touch (centre distance at most the radius sum).
 #[must_use]
-pub fn overlaps(a: &Body, b: &Body) -> bool {
+pub fn overlap_sphere_sphere(a: &Body, b: &Body) -> bool {
     let sum_radii = a.radius + b.radius;
     (b.center - a.center).length_squared() <= sum_radii * sum_radii
 }
@@ -417,12 +417,12 @@ pub fn overlaps(a: &Body, b: &Body) -> bool {
 ///
 /// # Panics
 /// If a pair index is out of range: the oracle trusts its input (see
-/// [`crate::validate_pairs`]).
+/// [`crate::low_level::validate_pairs`]).
 #[must_use]
 pub fn sweep_batch<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
-    options: &SweepOptions,
+    options: SweepOptions,
 ) -> Vec<Option<ReferenceImpact>>
 where
     B: Copy + Into<MovingSphere> + Sync,

@@ -2,16 +2,10 @@
 
 use crate::error::{BodyField, Error};
 use crate::geometry::{MovingSphere, Wall};
+use crate::groups::CollisionGroups;
 use crate::layout::BodyRecord;
+use crate::limits::MAX_MAGNITUDE;
 use crate::options::{PeriodicBox, SweepOptions};
-
-/// The largest magnitude any component of a body may have: `f32::MAX / 8`, about 4.25e37.
-///
-/// Below it, the difference of two centres or displacements and the sum of two radii (at
-/// most 2 × the limit) and a contact point (centre + displacement × t + normal × radius, at
-/// most 3 × the limit) are finite in f32. The sweep itself rescales every pair by a power of
-/// two, so squaring never overflows however large the bodies are within this limit.
-pub const MAX_MAGNITUDE: f32 = f32::MAX / 8.0;
 
 /// Whether `x` is finite and at most [`MAX_MAGNITUDE`] in magnitude: `x * 8` (exact) is
 /// finite exactly then.
@@ -326,4 +320,17 @@ pub fn validate_walls(walls: &[Wall]) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// [`Error::GroupsLength`] unless `groups` is empty or holds one
+/// group a body.
+pub(crate) fn check_length(groups: &[CollisionGroups], bodies: usize) -> Result<(), Error> {
+    if groups.is_empty() || groups.len() == bodies {
+        Ok(())
+    } else {
+        Err(Error::GroupsLength {
+            groups: groups.len(),
+            bodies,
+        })
+    }
 }

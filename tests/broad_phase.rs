@@ -1,5 +1,5 @@
 //! The stages of `shaders/broad_phase.wgsl` that build the GPU step's frame and tree, each run
-//! alone on the device and beside its twin in `sweepcast::cpu::broad_phase` on the same
+//! alone on the device and beside its twin in `sweepcast::low_level::broad_phase` on the same
 //! input: every output equal, bit for bit.
 //!
 //! * `scene_bounds` and `frame`: the bounds' words and the step's parameters and dispatch
@@ -27,12 +27,12 @@ mod common;
 
 use common::{StageRunner, cast, unwritten, unwritten_twin};
 
-use sweepcast::cpu::broad_phase::{
+use sweepcast::low_level::BROAD_PHASE_WGSL;
+use sweepcast::low_level::broad_phase::{
     self as twin, Aabb, BOUNDS_WORDS, Continuation, FRAME_BINS, Found, Leaf, Node, Queried,
     STACK_SIZE, Tree,
 };
-use sweepcast::gpu::BROAD_PHASE_WGSL;
-use sweepcast::layout::{BodyRecord, KeyValue, StepParams, SweepDispatch, SweepParams};
+use sweepcast::low_level::layout::{BodyRecord, KeyValue, StepParams, SweepDispatch, SweepParams};
 use sweepcast::{CollisionGroups, MovingSphere, SweepOptions};
 use testkit::Scene;
 

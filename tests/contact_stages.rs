@@ -1,5 +1,5 @@
 //! The stages of `shaders/contacts.wgsl`, the GPU step's outputs, each run alone on the device
-//! and beside its twin in `sweepcast::cpu::contacts` on the same input.
+//! and beside its twin in `sweepcast::low_level::contacts` on the same input.
 //!
 //! * `compact`: the contacts of swept candidates (hits and overlaps kept, misses dropped),
 //!   each with the image of its second body; as a set (the invocations append in any order),
@@ -22,11 +22,11 @@
 mod common;
 
 use common::{StageRunner, cast, unwritten, unwritten_twin};
-use sweepcast::cpu::broad_phase::sort_by_key;
-use sweepcast::cpu::contacts as twin;
 use sweepcast::glam::{Vec2, Vec3};
-use sweepcast::gpu::CONTACTS_WGSL;
-use sweepcast::layout::{
+use sweepcast::low_level::CONTACTS_WGSL;
+use sweepcast::low_level::broad_phase::sort_by_key;
+use sweepcast::low_level::contacts as twin;
+use sweepcast::low_level::layout::{
     BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_WALL, EarliestImpact, EarliestRecord,
     FLAG_PERIODIC, ImpactRecord, KeyValue, Partner, STATUS_MISS, StepCounts, StepParams,
     SweepDispatch, SweepParams, WallContactRecord, WallParams, WallRecord,
@@ -61,7 +61,11 @@ fn candidates(records: &[BodyRecord], sweep: &SweepParams) -> (Vec<[u32; 2]>, Ve
     let impacts = pairs
         .iter()
         .map(|&[a, b]| {
-            sweepcast::cpu::sweep::sweep_pair(&records[a as usize], &records[b as usize], sweep)
+            sweepcast::low_level::sweep::sweep_pair(
+                &records[a as usize],
+                &records[b as usize],
+                sweep,
+            )
         })
         .collect();
     (pairs, impacts)
@@ -544,7 +548,7 @@ fn earliest_stages_equal_their_twins_and_the_cpu_step() {
         let wall_params = WallParams::new(&options, records.len() as u32, walls.len() as u32);
         let mut wall_contacts = vec![WallContactRecord::default(); records.len()];
         for body in 0..records.len() as u32 {
-            cpu::walls::main(
+            sweepcast::low_level::walls::main(
                 body,
                 &records,
                 &wall_records,

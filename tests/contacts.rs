@@ -46,26 +46,26 @@ fn check_against(
     label: &str,
     bodies: &[MovingSphere],
     options: SweepOptions,
-    contacts: &cpu::Contacts,
+    contacts: &sweepcast::Contacts,
     hits: &HashMap<[u32; 2], Impact>,
 ) {
     let found = contacts.contacts();
     assert_eq!(found.len(), hits.len(), "{label}: contact count");
     for contact in found {
         assert_eq!(
-            hits.get(&contact.pair),
+            hits.get(&contact.pair().unwrap()),
             Some(&contact.impact),
             "{label}: {contact:?}"
         );
         let saturated = contact
-            .image
+            .image()
             .iter()
             .any(|&k| k == i32::MIN || k == i32::MAX);
         if let Some(periodic_box) = options.periodic_box
             && !saturated
         {
-            let [a, b] = contact.pair.map(|i| bodies[i as usize].center);
-            let image = Vec3::from_array(contact.image.map(|k| k as f32));
+            let [a, b] = contact.pair().unwrap().map(|i| bodies[i as usize].center);
+            let image = Vec3::from_array(contact.image().map(|k| k as f32));
             let offset = b - image * periodic_box.period() - a;
             for k in 0..3 {
                 if periodic_box.wraps(k) {
@@ -76,10 +76,10 @@ fn check_against(
                 }
             }
         } else if options.periodic_box.is_none() {
-            assert_eq!(contact.image, [0; 3]);
+            assert_eq!(contact.image(), [0; 3]);
         }
     }
-    let order = |c: &cpu::Contact| (c.impact.time_of_impact.to_bits(), c.pair);
+    let order = |c: &sweepcast::Contact| (c.impact.time_of_impact.to_bits(), c.pair().unwrap());
     assert!(
         found.windows(2).all(|w| order(&w[0]) < order(&w[1])),
         "{label}: contacts not in order"
@@ -98,7 +98,9 @@ fn check_against(
     for (body, expected) in expected.iter().enumerate() {
         let got = contacts.earliest_of(body as u32).map(|c| {
             let partner = contacts.earliest_per_body()[body].expect("set").partner;
-            assert!(c.pair.contains(&partner) && c.pair.contains(&(body as u32)));
+            assert!(
+                c.pair().unwrap().contains(&partner) && c.pair().unwrap().contains(&(body as u32))
+            );
             (c.impact.time_of_impact.to_bits(), partner)
         });
         assert_eq!(got, *expected, "{label}: earliest of body {body}");
@@ -110,7 +112,7 @@ fn check_against(
     assert_eq!(
         contacts
             .earliest()
-            .map(|c| (c.impact.time_of_impact.to_bits(), c.pair)),
+            .map(|c| (c.impact.time_of_impact.to_bits(), c.pair().unwrap())),
         earliest,
         "{label}: earliest contact"
     );
@@ -187,11 +189,11 @@ fn contacts_agree_with_the_oracle_on_all_pairs() {
             let index: HashMap<[u32; 2], Impact> = contacts
                 .contacts()
                 .iter()
-                .map(|c| (c.pair, c.impact))
+                .map(|c| (c.pair().unwrap(), c.impact))
                 .collect();
             let answers: Vec<Option<Impact>> =
                 pairs.iter().map(|pair| index.get(pair).copied()).collect();
-            let report = parity::compare(&bodies, &pairs, &options, &answers, parity::CPU_BOUND);
+            let report = parity::compare(&bodies, &pairs, options, &answers, parity::CPU_BOUND);
             println!("{scene:?} {dimensions}D: {report}");
             assert!(report.passed(), "{scene:?} {dimensions}D: {report}");
         }
@@ -222,7 +224,7 @@ fn degenerate_worlds() {
             .iter()
             .all(|c| c.impact.is_overlapping())
     );
-    assert_eq!(contacts.earliest().map(|c| c.pair), Some([0, 1]));
+    assert_eq!(contacts.earliest().map(|c| c.pair().unwrap()), Some([0, 1]));
     for body in 0..n {
         let partner = contacts.earliest_per_body()[body].map(|e| e.partner);
         assert_eq!(partner, Some(if body == 0 { 1 } else { 0 }));
@@ -360,13 +362,13 @@ fn an_output_explosion_is_a_typed_error_not_an_abort() {
             ) => {
                 println!("{error}");
                 assert_eq!(what, Counted::Candidates);
-                assert_eq!(limit_bytes, cpu::DEFAULT_MAX_OUTPUT_BYTES);
+                assert_eq!(limit_bytes, cpu::ContactFinder::DEFAULT_MAX_OUTPUT_BYTES);
                 assert!(at_least <= all_pairs, "{at_least} of {all_pairs}");
                 assert!(at_least_bytes > limit_bytes);
                 // Soon after the limit: the candidates found (the memory taken; the hits of
                 // tasks that finished count in `at_least_bytes` too) are well short of the
                 // whole explosion.
-                let found = at_least * cpu::OUTPUT_BYTES_PER_CANDIDATE;
+                let found = at_least * cpu::ContactFinder::OUTPUT_BYTES_PER_CANDIDATE;
                 assert!(found < 2 * limit_bytes, "{found} bytes of candidates");
             }
             other => panic!("not the output limit: {:?}", other.map(|c| c.candidates())),
@@ -392,8 +394,8 @@ fn a_finder_stops_at_its_limit_and_stays_usable() {
         assert_eq!(contacts.contacts().len(), 1);
     };
     let identical = |n| vec![MovingSphere::new(Vec3::ONE, 1.0, Vec3::ZERO); n];
-    let per_candidate = cpu::OUTPUT_BYTES_PER_CANDIDATE;
-    let per_contact = cpu::OUTPUT_BYTES_PER_CONTACT;
+    let per_candidate = cpu::ContactFinder::OUTPUT_BYTES_PER_CANDIDATE;
+    let per_contact = cpu::ContactFinder::OUTPUT_BYTES_PER_CONTACT;
 
     // 2,000 bodies in one place: 1,999,000 candidates, all contacts, 56 MB of candidates.
     // A query reports its pairs every 16,384 (and a packet's 16 more at most); each
@@ -450,7 +452,10 @@ fn a_finder_stops_at_its_limit_and_stays_usable() {
         Err(Error::OutputLimit { .. })
     ));
     let mut most = cpu::ContactFinder::new().with_max_output_bytes(usize::MAX);
-    assert_eq!(most.max_output_bytes(), cpu::MAX_OUTPUT_BYTES);
+    assert_eq!(
+        most.max_output_bytes(),
+        cpu::ContactFinder::MAX_OUTPUT_BYTES
+    );
     let contacts = most
         .find(&identical(1_000), SweepOptions::default())
         .expect("within the most");
@@ -522,7 +527,7 @@ fn a_pair_met_through_two_images_is_one_contact() {
     assert_eq!(contacts.candidates(), 2, "found through both images");
     assert_eq!(contacts.contacts().len(), 1);
     assert!(contacts.contacts()[0].impact.is_overlapping());
-    assert_eq!(contacts.contacts()[0].image, [0, 0, 0]);
+    assert_eq!(contacts.contacts()[0].image(), [0, 0, 0]);
 }
 
 /// Centres far outside a periodic box: within 2²⁴ periods of the origin the contacts are

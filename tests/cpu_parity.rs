@@ -19,7 +19,7 @@ fn check(name: &str, workload: &Workload) {
     let report = parity::compare(
         &workload.bodies,
         &workload.pairs,
-        &SweepOptions::DEFAULT,
+        SweepOptions::DEFAULT,
         &impacts,
         CPU_BOUND,
     );
@@ -99,14 +99,14 @@ fn parity_judge_rejects_wrong_answers() {
     let a = MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(16.0, 0.0, 0.0));
     let b = MovingSphere::new(Vec3::new(10.0, 0.0, 0.0), 1.0, Vec3::ZERO);
     let (a64, b64) = (Body::from(a), Body::from(b));
-    let oracle = reference::sweep_sphere_sphere(&a64, &b64, &SweepOptions::DEFAULT);
+    let oracle = reference::sweep_sphere_sphere(&a64, &b64, SweepOptions::DEFAULT);
     let right = cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT).expect("hit");
     assert_eq!(right.time_of_impact, 0.5);
     let judge = |candidate: Option<sweepcast::Impact>| {
         check_pair(
             &a64,
             &b64,
-            &SweepOptions::DEFAULT,
+            SweepOptions::DEFAULT,
             candidate.as_ref(),
             oracle.as_ref(),
             CPU_BOUND,
@@ -166,14 +166,14 @@ fn parity_judge_rejects_wrong_answers() {
     );
 
     // The batch judge of the fast path's times fails the same wrong times, counting each.
-    use sweepcast::cpu::TimeOfImpact;
+    use sweepcast::TimeOfImpact;
     use sweepcast::parity::compare_times;
     let bodies = [a, b];
     let times_report = |times: &[TimeOfImpact]| {
         compare_times(
             &bodies,
             &vec![[0, 1]; times.len()],
-            &SweepOptions::DEFAULT,
+            SweepOptions::DEFAULT,
             times,
             CPU_BOUND,
         )
@@ -260,7 +260,7 @@ fn fast_batch_equals_the_twin_or_passes_the_bound() {
                 Body::from(bodies[i as usize]),
                 Body::from(bodies[j as usize]),
             );
-            let (_, failure) = check_time(&a, &b, &SweepOptions::DEFAULT, fast.get(), CPU_BOUND);
+            let (_, failure) = check_time(&a, &b, SweepOptions::DEFAULT, fast.get(), CPU_BOUND);
             assert_eq!(failure, None, "{name} pair {k}: {:?}", fast.get());
         }
         println!(

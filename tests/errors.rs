@@ -1,5 +1,6 @@
-//! One test per row of the README's table of bad inputs: each gets its typed error, from the
-//! CPU batch and from the GPU pipeline alike, before any work is done.
+//! One test per row of the bad-input table (`docs/guarantees.md`, "Bad input") that names this
+//! file: each gets its typed error, from the CPU batch and from the GPU pipeline alike, before
+//! any work is done. The last test checks that every test the table names here exists.
 
 mod common;
 
@@ -222,7 +223,7 @@ fn the_fast_batch_rejects_bad_input_like_the_others() {
         ("no bodies", vec![], vec![[0, 0]]),
     ];
     for (name, bodies, pairs) in cases {
-        let mut times = vec![cpu::TimeOfImpact::MISS; 3];
+        let mut times = vec![sweepcast::TimeOfImpact::MISS; 3];
         let fast = cpu::times_of_impact_into(&bodies, &pairs, SweepOptions::DEFAULT, &mut times)
             .unwrap_err();
         let batch = cpu::sweep_batch(&bodies, &pairs, SweepOptions::DEFAULT).unwrap_err();
@@ -232,7 +233,43 @@ fn the_fast_batch_rejects_bad_input_like_the_others() {
             "{name}: nothing is left in the output on error"
         );
     }
-    let mut times = vec![cpu::TimeOfImpact::MISS; 3];
+    let mut times = vec![sweepcast::TimeOfImpact::MISS; 3];
     cpu::times_of_impact_into(&bodies(), &[], SweepOptions::DEFAULT, &mut times).unwrap();
     assert!(times.is_empty(), "an empty batch gives an empty result");
+}
+
+/// The bad-input table, as `docs/guarantees.md` gives it: its rows name the tests that hold
+/// them, `errors.rs` among them.
+const GUARANTEES: &str = include_str!("../docs/guarantees.md");
+
+#[test]
+fn every_test_the_bad_input_table_names_in_this_file_exists() {
+    let table = GUARANTEES
+        .split("\n## Bad input\n")
+        .nth(1)
+        .expect("docs/guarantees.md has a section \"Bad input\"")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let this_file = include_str!("errors.rs");
+    let mut named = Vec::new();
+    for row in table.lines().filter(|line| line.starts_with('|')) {
+        // Each `errors.rs`: `name`, `name` runs to the next file the row names (after a ';').
+        for (at, file) in row.match_indices("`errors.rs`:") {
+            let names = &row[at + file.len()..];
+            let names = names.split([';', '|']).next().unwrap();
+            named.extend(names.split('`').skip(1).step_by(2).map(str::to_owned));
+        }
+    }
+    assert!(
+        named.len() >= 10,
+        "the table names only {} tests of errors.rs: {named:?}",
+        named.len()
+    );
+    for name in &named {
+        assert!(
+            this_file.contains(&format!("#[test]\nfn {name}()")),
+            "docs/guarantees.md names `{name}` in errors.rs, which has no such test"
+        );
+    }
 }

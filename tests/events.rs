@@ -626,7 +626,7 @@ fn each_impact_time_is_where_the_bodies_touch() {
                 radius: b.radius,
                 displacement: b.velocity,
             },
-            &sweepcast::SweepOptions::event_driven(),
+            sweepcast::SweepOptions::event_driven(),
         );
         let scale = a
             .position
@@ -845,4 +845,84 @@ fn in_a_small_periodic_box_no_pair_is_missed_and_local_skins_agree() {
         assert_eq!(events, everything, "side {side}");
         assert_eq!(local, all, "side {side}");
     }
+}
+
+#[test]
+fn a_period_f32_cannot_represent_is_kept_in_f64_and_no_broad_phase_misses_a_pair() {
+    // The side of a gas at a chosen packing: its f32 rounding is 80.599594 (4e-6 short).
+    let side = 80.59959770082348;
+    let periodic_box = PeriodicBox::cube_f64(side).unwrap();
+    assert_eq!(periodic_box.period_f64(), DVec3::splat(side));
+    assert_ne!(f64::from(periodic_box.period().x), side);
+    // One body crossing the face x = L: it comes back at x + v t - L in f64, to the bit
+    // (81 - L is exact: the two are within a factor of two).
+    let mut lone = [EventBody::new(
+        DVec3::new(80.0, 1.0, 1.0),
+        DVec3::X,
+        0.5,
+        1.0,
+    )];
+    EventLoop::new()
+        .with_periodic_box(periodic_box)
+        .advance(&mut lone, &[], 1.0, &mut Elastic::perfect(), |_, _| {})
+        .unwrap();
+    assert_eq!(lone[0].position, DVec3::new(81.0 - side, 1.0, 1.0));
+    // A gas whose bodies meet across the faces of a box whose side f32 cannot represent
+    // either: the broad phases see the f32 period, the loop the f64 one; every broad phase
+    // gives the events of every pair, to the bit, and no two bodies ever overlap at the f64
+    // period's nearest image.
+    let side = 8.059959770082348;
+    let periodic_box = PeriodicBox::cube_f64(side).unwrap();
+    assert_ne!(f64::from(periodic_box.period().x), side);
+    let start = common::periodic_gas(40, side, 91);
+    let periodic = || {
+        EventLoop::new()
+            .with_periodic_box(periodic_box)
+            .with_skin(0.1)
+    };
+    let mut all = start.clone();
+    let (everything, _) = run_loop(&mut periodic(), &mut all, 100, 0.1, &mut AllPairs);
+    assert!(everything.len() > 50, "{} events", everything.len());
+    for (name, broad_phase) in [
+        ("cells", &mut Cells::new() as &mut dyn BroadPhase),
+        ("the CPU step", &mut cpu::ContactFinder::new()),
+    ] {
+        let mut bodies = start.clone();
+        let (events, _) = run_loop(
+            &mut periodic(),
+            &mut bodies,
+            100,
+            0.1,
+            &mut &mut *broad_phase,
+        );
+        assert_eq!(events, everything, "{name}");
+        assert_eq!(bodies, all, "{name}");
+    }
+    let mut local = start.clone();
+    let (events, _) = run_loop(
+        &mut periodic().with_local_skins(),
+        &mut local,
+        100,
+        0.1,
+        &mut Cells::new(),
+    );
+    assert_eq!(events, everything, "local skins");
+    let mut bodies = start;
+    let mut worst = f64::INFINITY;
+    let mut events = periodic();
+    for _ in 0..100 {
+        events
+            .advance(&mut bodies, &[], 0.1, &mut Elastic::perfect(), |_, now| {
+                let now: Vec<EventBody> = now.bodies().collect();
+                for (i, a) in now.iter().enumerate() {
+                    for b in &now[i + 1..] {
+                        let d = b.position - a.position;
+                        let d = d - (d / side).round() * side;
+                        worst = worst.min(d.length() - a.radius - b.radius);
+                    }
+                }
+            })
+            .unwrap();
+    }
+    assert!(worst > -1e-9, "an overlap of {worst:e}");
 }

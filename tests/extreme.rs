@@ -9,7 +9,7 @@ use sweepcast::SweepOptions;
 use sweepcast::gpu::SweepPipeline;
 use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND};
 use sweepcast::reference::ReferenceImpact;
-use sweepcast::{BodyField, Error, Impact, MAX_MAGNITUDE, MovingSphere, cpu, reference};
+use sweepcast::{BodyField, Error, Impact, MovingSphere, cpu, low_level::MAX_MAGNITUDE, reference};
 use testkit::{Workload, WorkloadConfig};
 
 /// Every reported hit is finite: time in [0, 1], unit normal, finite point.
@@ -38,7 +38,7 @@ fn check_fast_path(name: &str, workload: &Workload, oracle: &[Option<ReferenceIm
     let report = parity::compare_times_with_oracle(
         &workload.bodies,
         &workload.pairs,
-        &SweepOptions::DEFAULT,
+        SweepOptions::DEFAULT,
         &times,
         oracle,
         CPU_BOUND,
@@ -53,11 +53,11 @@ fn extreme_inputs_get_right_answers_on_the_cpu() {
     let impacts = cpu::sweep_batch(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)
         .expect("all in range");
     assert_finite("extreme, CPU", &impacts);
-    let oracle = reference::sweep_batch(&workload.bodies, &workload.pairs, &SweepOptions::DEFAULT);
+    let oracle = reference::sweep_batch(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT);
     let report = parity::compare_with_oracle(
         &workload.bodies,
         &workload.pairs,
-        &SweepOptions::DEFAULT,
+        SweepOptions::DEFAULT,
         &impacts,
         &oracle,
         CPU_BOUND,
@@ -91,7 +91,7 @@ fn extreme_inputs_get_right_answers_on_the_gpu() {
     let report = parity::compare(
         &workload.bodies,
         &workload.pairs,
-        &SweepOptions::DEFAULT,
+        SweepOptions::DEFAULT,
         &impacts,
         GPU_BOUND,
     );
@@ -147,7 +147,7 @@ fn components_beyond_the_limit_are_typed_errors() {
         let results = [
             cpu::sweep_batch(&bodies, &[[0, 1]], SweepOptions::DEFAULT).map(|_| ()),
             cpu::times_of_impact_into(&bodies, &[[0, 1]], SweepOptions::DEFAULT, &mut times),
-            sweepcast::validate_bodies(&bodies),
+            sweepcast::low_level::validate_bodies(&bodies),
         ];
         for result in results {
             match result {
@@ -184,12 +184,12 @@ fn large_worlds_keep_the_bound_of_the_origin() {
             ..Default::default()
         });
         let oracle =
-            reference::sweep_batch(&workload.bodies, &workload.pairs, &SweepOptions::DEFAULT);
+            reference::sweep_batch(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT);
         let judge = |path: &str, impacts: &[Option<Impact>], bound| {
             let report = parity::compare_with_oracle(
                 &workload.bodies,
                 &workload.pairs,
-                &SweepOptions::DEFAULT,
+                SweepOptions::DEFAULT,
                 impacts,
                 &oracle,
                 bound,

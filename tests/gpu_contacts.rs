@@ -56,11 +56,15 @@ fn assert_same(
     label: &str,
     bodies: &[MovingSphere],
     options: SweepOptions,
-    gpu: &cpu::Contacts,
-    cpu: &cpu::Contacts,
+    gpu: &sweepcast::Contacts,
+    cpu: &sweepcast::Contacts,
 ) -> (usize, usize) {
-    let by_pair = |contacts: &cpu::Contacts| -> HashMap<[u32; 2], cpu::Contact> {
-        contacts.contacts().iter().map(|c| (c.pair, *c)).collect()
+    let by_pair = |contacts: &sweepcast::Contacts| -> HashMap<[u32; 2], sweepcast::Contact> {
+        contacts
+            .contacts()
+            .iter()
+            .map(|c| (c.pair().unwrap(), *c))
+            .collect()
     };
     let (gpu_pairs, cpu_pairs) = (by_pair(gpu), by_pair(cpu));
     assert_eq!(
@@ -70,23 +74,23 @@ fn assert_same(
     );
     let judge = |pair: [u32; 2], impact: Option<&Impact>| {
         let [a, b] = pair.map(|i| Body::from(bodies[i as usize]));
-        check_pair(&a, &b, &options, impact, None, GPU_BOUND).failure
+        check_pair(&a, &b, options, impact, None, GPU_BOUND).failure
     };
-    let time = |c: Option<&cpu::Contact>| c.map(|c| c.impact.time_of_impact.to_bits());
+    let time = |c: Option<&sweepcast::Contact>| c.map(|c| c.impact.time_of_impact.to_bits());
     let mut times_differ = 0;
     for contact in gpu.contacts() {
         assert_eq!(
-            judge(contact.pair, Some(&contact.impact)),
+            judge(contact.pair().unwrap(), Some(&contact.impact)),
             None,
             "{label}: {contact:?}"
         );
-        match cpu_pairs.get(&contact.pair) {
+        match cpu_pairs.get(&contact.pair().unwrap()) {
             Some(other) => {
-                assert_eq!(contact.image, other.image, "{label}: {contact:?}");
+                assert_eq!(contact.image(), other.image(), "{label}: {contact:?}");
                 times_differ += usize::from(time(Some(contact)) != time(Some(other)));
             }
             None => assert_eq!(
-                judge(contact.pair, None),
+                judge(contact.pair().unwrap(), None),
                 None,
                 "{label}: CPU missed {contact:?}"
             ),
@@ -98,7 +102,7 @@ fn assert_same(
     {
         assert_eq!(judge(*pair, None), None, "{label}: GPU missed {pair:?}");
     }
-    let order = |c: &cpu::Contact| (c.impact.time_of_impact.to_bits(), c.pair);
+    let order = |c: &sweepcast::Contact| (c.impact.time_of_impact.to_bits(), c.pair().unwrap());
     assert!(
         gpu.contacts()
             .windows(2)
@@ -108,7 +112,7 @@ fn assert_same(
     // Each body's least (time, partner) among the GPU's own contacts.
     let mut least: Vec<Option<(u32, u32)>> = vec![None; bodies.len()];
     for contact in gpu.contacts() {
-        let [a, b] = contact.pair;
+        let [a, b] = contact.pair().unwrap();
         for (body, partner) in [(a, b), (b, a)] {
             let key = (contact.impact.time_of_impact.to_bits(), partner);
             let slot = &mut least[body as usize];
@@ -133,7 +137,10 @@ fn assert_same(
         let body = body as u32;
         let gpu_least = g.map(|e| {
             let contact = &gpu.contacts()[e.contact as usize];
-            assert!(contact.pair.contains(&body) && contact.pair.contains(&e.partner));
+            assert!(
+                contact.pair().unwrap().contains(&body)
+                    && contact.pair().unwrap().contains(&e.partner)
+            );
             (contact.impact.time_of_impact.to_bits(), e.partner)
         });
         assert_eq!(
@@ -151,7 +158,7 @@ fn assert_same(
             );
         }
     }
-    let first = |contacts: &cpu::Contacts| contacts.earliest().map(|c| c.pair);
+    let first = |contacts: &sweepcast::Contacts| contacts.earliest().map(|c| c.pair().unwrap());
     if first(gpu) != first(cpu) {
         let pairs = [first(gpu), first(cpu)].map(|p| p.unwrap_or([0, 0]));
         assert!(rounding_reordered(pairs), "{label}: earliest contact");
@@ -300,7 +307,8 @@ fn degenerate_worlds_and_bad_input() {
     compare(pipeline, "two", &two, options);
     let pair = pipeline.find(&two, options).expect("valid");
     assert_eq!(
-        pair.earliest().map(|c| (c.pair, c.impact.time_of_impact)),
+        pair.earliest()
+            .map(|c| (c.pair().unwrap(), c.impact.time_of_impact)),
         Some(([0, 1], 0.75))
     );
 
@@ -360,7 +368,7 @@ fn stage_times_name_every_stage_and_change_nothing() {
     let names: Vec<&str> = profiled
         .stage_times()
         .iter()
-        .map(|(name, _)| *name)
+        .map(|(name, _)| name)
         .collect();
     assert_eq!(
         names,
@@ -412,7 +420,11 @@ fn a_query_longer_than_one_dispatch_finds_every_pair() {
         "overlaps at t = 0, the lowest partner first"
     );
     assert_eq!(
-        found.contacts().iter().filter(|c| c.pair[0] == 0).count(),
+        found
+            .contacts()
+            .iter()
+            .filter(|c| c.pair().unwrap()[0] == 0)
+            .count(),
         24 * 24 * 24,
         "the large body touches every small one"
     );
@@ -593,7 +605,9 @@ fn walls_in_the_step_equal_the_cpu_steps() {
         );
         assert_eq!(gpu.earliest_walls().len(), bodies.len());
         assert_eq!(cpu.earliest_walls().len(), bodies.len());
-        let hit = |c: &Option<cpu::WallContact>| c.map(|c| (c.wall, c.impact.time_of_impact));
+        let hit = |c: &Option<sweepcast::Contact>| {
+            c.map(|c| (c.wall().unwrap(), c.impact.time_of_impact))
+        };
         let (mut hits, mut equal) = (0, 0);
         for (k, (ours, theirs)) in gpu
             .earliest_walls()
@@ -662,7 +676,9 @@ fn walls_in_the_step_equal_the_cpu_steps() {
         .enumerate()
         .filter(|(_, (ours, theirs))| ours != theirs)
         .inspect(|(k, (ours, theirs))| {
-            let hit = |c: &Option<cpu::WallContact>| c.map(|c| (c.wall, c.impact.time_of_impact));
+            let hit = |c: &Option<sweepcast::Contact>| {
+                c.map(|c| (c.wall().unwrap(), c.impact.time_of_impact))
+            };
             common::judge_earliest_wall(&bodies[*k], &floor, &options, hit(ours), hit(theirs))
                 .unwrap_or_else(|why| panic!("body {k}: {why}"));
         })
@@ -712,7 +728,10 @@ fn each_bodys_earliest_without_sorting_is_the_ordered_steps() {
     let mut compared = 0;
     let mut walls_won = 0;
     // The shared calling convention, its outputs reused from scene to scene.
-    let (mut gpu_into, mut cpu_into) = (cpu::Contacts::default(), cpu::Contacts::default());
+    let (mut gpu_into, mut cpu_into) = (
+        sweepcast::Contacts::default(),
+        sweepcast::Contacts::default(),
+    );
     let (mut gpu_earliest_into, mut cpu_earliest_into) = (Vec::new(), Vec::new());
     let mut finder_into = cpu::ContactFinder::new();
     for scene in Scene::ALL {
@@ -771,7 +790,12 @@ fn each_bodys_earliest_without_sorting_is_the_ordered_steps() {
                 walls_won += earliest
                     .iter()
                     .flatten()
-                    .filter(|e| matches!(e.partner, sweepcast::layout::Partner::Wall { .. }))
+                    .filter(|e| {
+                        matches!(
+                            e.partner,
+                            sweepcast::low_level::layout::Partner::Wall { .. }
+                        )
+                    })
                     .count();
             }
         }

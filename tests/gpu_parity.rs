@@ -21,7 +21,7 @@ fn check(pipeline: &SweepPipeline, name: &str, workload: &Workload) -> Vec<Optio
     let report = parity::compare(
         &workload.bodies,
         &workload.pairs,
-        &SweepOptions::DEFAULT,
+        SweepOptions::DEFAULT,
         &impacts,
         GPU_BOUND,
     );
@@ -135,7 +135,7 @@ fn pipeline_reused_across_growing_and_shrinking_batches() {
         let report = parity::compare(
             &workload.bodies,
             &workload.pairs,
-            &SweepOptions::DEFAULT,
+            SweepOptions::DEFAULT,
             &impacts,
             GPU_BOUND,
         );
@@ -243,7 +243,7 @@ fn pipeline_times_are_the_records_times() {
                 "{options:?}: pair {k}: {time:?} against the record's {impact:?}"
             );
         }
-        let report = parity::compare_times(bodies, pairs, &options, &times, GPU_BOUND);
+        let report = parity::compare_times(bodies, pairs, options, &times, GPU_BOUND);
         println!("{options:?}: {report}");
         assert!(report.passed(), "{options:?}: {report}");
         assert!(

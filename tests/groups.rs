@@ -68,11 +68,16 @@ fn group_sets(n: usize, seed: u64) -> Vec<(&'static str, Vec<CollisionGroups>)> 
 
 /// `contacts` are `hits` (pairs and impacts, in order), with the earliest per body and of
 /// the step that follow from them.
-fn assert_contacts(label: &str, n: usize, contacts: &cpu::Contacts, hits: &[([u32; 2], Impact)]) {
+fn assert_contacts(
+    label: &str,
+    n: usize,
+    contacts: &sweepcast::Contacts,
+    hits: &[([u32; 2], Impact)],
+) {
     let found: Vec<([u32; 2], Impact)> = contacts
         .contacts()
         .iter()
-        .map(|contact| (contact.pair, contact.impact))
+        .map(|contact| (contact.pair().unwrap(), contact.impact))
         .collect();
     assert_eq!(found.len(), hits.len(), "{label}: contact count");
     if let Some((got, want)) = found.iter().zip(hits).find(|(got, want)| got != want) {
@@ -90,7 +95,7 @@ fn assert_contacts(label: &str, n: usize, contacts: &cpu::Contacts, hits: &[([u3
         .collect();
     assert_eq!(partners, earliest, "{label}: earliest partners");
     assert_eq!(
-        contacts.earliest().map(|c| c.pair),
+        contacts.earliest().map(|c| c.pair().unwrap()),
         hits.first().map(|(pair, _)| *pair),
         "{label}: earliest of the step"
     );
@@ -356,7 +361,7 @@ fn groups_of_another_length_are_a_typed_error() {
 mod gpu {
     use super::*;
     use sweepcast::gpu::{ContactPipeline, GpuContext, StepCapacities};
-    use sweepcast::layout::{BodyRecord, ContactRecord, StepCounts};
+    use sweepcast::low_level::layout::{BodyRecord, ContactRecord, StepCounts};
     use wgpu::util::DeviceExt;
 
     /// Whether the adapter's sweep rounds as the CPU's does (lavapipe), so that the GPU
@@ -366,11 +371,11 @@ mod gpu {
     }
 
     /// The pairs and impacts of a step's contacts.
-    fn listed(contacts: &cpu::Contacts) -> Vec<([u32; 2], Impact)> {
+    fn listed(contacts: &sweepcast::Contacts) -> Vec<([u32; 2], Impact)> {
         contacts
             .contacts()
             .iter()
-            .map(|contact| (contact.pair, contact.impact))
+            .map(|contact| (contact.pair().unwrap(), contact.impact))
             .collect()
     }
 
@@ -457,7 +462,7 @@ mod gpu {
                 ..StepCapacities::default()
             };
             let mut buffers = stage
-                .create_buffers(device, queue, &buffer, &options, capacities, true)
+                .create_buffers(device, queue, &buffer, options, capacities, true)
                 .expect("the step's buffers");
             let mut encoder = device.create_command_encoder(&Default::default());
             stage
@@ -490,7 +495,7 @@ mod gpu {
             let expected: Vec<([u32; 2], u32)> = expected
                 .contacts()
                 .iter()
-                .map(|c| (c.pair, c.impact.time_of_impact.to_bits()))
+                .map(|c| (c.pair().unwrap(), c.impact.time_of_impact.to_bits()))
                 .collect();
             assert_eq!(found, expected, "{label}");
             assert!(

@@ -9,7 +9,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use sweepcast::SweepOptions;
-use sweepcast::gpu::{DEFAULT_POLL_TIMEOUT, SweepPipeline};
+use sweepcast::gpu::SweepPipeline;
 use sweepcast::parity::{self, GPU_BOUND};
 use sweepcast::{Error, Impact};
 use testkit::{SplitMix64, Workload, WorkloadConfig};
@@ -24,7 +24,7 @@ fn assert_right(name: &str, workload: &Workload, impacts: &[Option<Impact>]) {
     let report = parity::compare(
         &workload.bodies,
         &workload.pairs,
-        &SweepOptions::DEFAULT,
+        SweepOptions::DEFAULT,
         impacts,
         GPU_BOUND,
     );
@@ -73,7 +73,7 @@ fn a_wait_past_the_poll_timeout_is_a_typed_error_and_the_pipeline_recovers() {
     };
     assert_eq!(
         SweepPipeline::new(&context).unwrap().poll_timeout(),
-        Some(DEFAULT_POLL_TIMEOUT)
+        Some(SweepPipeline::DEFAULT_POLL_TIMEOUT)
     );
     let large = world(1_000_000, 40);
     let other = world(300_000, 41);

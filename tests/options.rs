@@ -25,13 +25,14 @@
 mod common;
 
 use glam::{DVec3, Vec2, Vec3};
-use sweepcast::cpu::{self, TimeOfImpact};
+use sweepcast::TimeOfImpact;
+use sweepcast::cpu;
 use sweepcast::gpu::SweepPipeline;
 use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND, ParityReport};
 use sweepcast::reference::{self, Body, ReferenceImpact};
 use sweepcast::{
-    Error, Impact, ImpactStatus, MAX_MAGNITUDE, MovingCircle, MovingSphere, PeriodicBox,
-    SweepOptions,
+    Error, Impact, ImpactStatus, MovingCircle, MovingSphere, PeriodicBox, SweepOptions,
+    low_level::MAX_MAGNITUDE,
 };
 use testkit::{SplitMix64, Workload, WorkloadConfig};
 
@@ -130,17 +131,17 @@ where
     let mut reports = vec![
         (
             "CPU twin",
-            parity::compare(bodies, pairs, &options, &twin, CPU_BOUND),
+            parity::compare(bodies, pairs, options, &twin, CPU_BOUND),
         ),
         (
             "fast batch",
-            parity::compare_times(bodies, pairs, &options, &fast, CPU_BOUND),
+            parity::compare_times(bodies, pairs, options, &fast, CPU_BOUND),
         ),
     ];
     if let Some(gpu) = &gpu {
         reports.push((
             "GPU",
-            parity::compare(bodies, pairs, &options, gpu, GPU_BOUND),
+            parity::compare(bodies, pairs, options, gpu, GPU_BOUND),
         ));
     }
     for (path, report) in &reports {
@@ -152,7 +153,7 @@ where
         twin,
         fast,
         gpu,
-        oracle: reference::sweep_batch(bodies, pairs, &options),
+        oracle: reference::sweep_batch(bodies, pairs, options),
         reports,
     }
 }
@@ -518,7 +519,8 @@ where
 {
     let periodic_box = options.periodic_box.expect("a periodic world has a box");
     let period = periodic_box.period();
-    sweepcast::validate_periodic_reach(bodies, &periodic_box).expect("every body fits the box");
+    sweepcast::low_level::validate_periodic_reach(bodies, &periodic_box)
+        .expect("every body fits the box");
     let mut near_limit = 0;
     for &body in bodies {
         let body: MovingSphere = body.into();
@@ -554,7 +556,7 @@ where
         periodic_box: None,
         ..options
     };
-    let without_box = reference::sweep_batch(bodies, crossing, &unwrapped);
+    let without_box = reference::sweep_batch(bodies, crossing, unwrapped);
     assert!(
         without_box.iter().all(Option::is_none),
         "{name}: a crossing pair meets without the wrap"
@@ -673,7 +675,7 @@ fn every_gpu_call_and_chunk_gets_its_own_options() {
             );
             if round == 0 {
                 let report =
-                    parity::compare(&world.bodies, &world.pairs, options, &answers, GPU_BOUND);
+                    parity::compare(&world.bodies, &world.pairs, *options, &answers, GPU_BOUND);
                 println!("GPU call {k}, {name}: {report}");
                 assert!(report.passed(), "{name}: {report}");
                 first.push(answers);
@@ -954,7 +956,7 @@ fn periodic_box_cases_on_every_path() {
     for case in cube_cases() {
         let (a, b) = (Body::from(case.a), Body::from(case.b));
         assert!(
-            reference::sweep_sphere_sphere(&a, &b, &SweepOptions::DEFAULT).is_none(),
+            reference::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT).is_none(),
             "{}: meets without the box",
             case.name
         );
@@ -962,7 +964,7 @@ fn periodic_box_cases_on_every_path() {
     for case in rectangle_cases() {
         let (a, b) = (Body::from(case.a), Body::from(case.b));
         assert!(
-            reference::sweep_sphere_sphere(&a, &b, &SweepOptions::DEFAULT).is_none(),
+            reference::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT).is_none(),
             "{}: meets without the box",
             case.name
         );
@@ -1014,17 +1016,17 @@ fn check_wrap_equals_shift(
     let (mut wrapped_times, mut shifted_times) = (Vec::new(), Vec::new());
     cpu::times_of_impact_into(bodies, pairs, options, &mut wrapped_times).unwrap();
     cpu::times_of_impact_into(&copies, &copy_pairs, plain, &mut shifted_times).unwrap();
-    let report = parity::compare(&copies, &copy_pairs, &plain, &shifted, CPU_BOUND);
+    let report = parity::compare(&copies, &copy_pairs, plain, &shifted, CPU_BOUND);
     println!("{name}, shifted copies without a box [CPU twin]: {report}");
     assert!(report.passed(), "{name}: shifted copies: {report}");
-    let report = parity::compare_times(&copies, &copy_pairs, &plain, &shifted_times, CPU_BOUND);
+    let report = parity::compare_times(&copies, &copy_pairs, plain, &shifted_times, CPU_BOUND);
     assert!(
         report.passed(),
         "{name}: shifted copies, fast batch: {report}"
     );
 
-    let oracle_wrapped = reference::sweep_batch(bodies, pairs, &options);
-    let oracle_shifted = reference::sweep_batch(&copies, &copy_pairs, &plain);
+    let oracle_wrapped = reference::sweep_batch(bodies, pairs, options);
+    let oracle_shifted = reference::sweep_batch(&copies, &copy_pairs, plain);
     let (mut equal, mut equal_hits, mut equal_shifted) = (0, 0, 0);
     for k in (0..pairs.len()).filter(|&k| exact[k]) {
         assert_eq!(
@@ -1578,7 +1580,7 @@ fn assert_rejected(test: &str, bodies: &[MovingSphere], options: SweepOptions, e
     };
     check(
         "validate_periodic_reach",
-        sweepcast::validate_periodic_reach(bodies, &periodic_box),
+        sweepcast::low_level::validate_periodic_reach(bodies, &periodic_box),
     );
     check(
         "CPU batch",
@@ -1626,7 +1628,7 @@ fn a_centre_beyond_two_to_the_24_periods_is_a_typed_error() {
     let periodic_box = PeriodicBox::new(Vec3::new(4.0, 2.0, f32::INFINITY)).unwrap();
     let options = SweepOptions::DEFAULT.with_periodic_box(periodic_box);
     let fine = sphere([1.0, 1.0, 1e30], 0.25, [0.1, 0.0, 0.0]);
-    let limit_y = 2.0 * sweepcast::MAX_PERIODS as f32;
+    let limit_y = 2.0 * sweepcast::low_level::MAX_PERIODS as f32;
     for (body, axis, culprit) in [
         (1, 1, sphere([1.0, limit_y, 0.0], 0.25, [0.0; 3])),
         (2, 1, sphere([1.0, -limit_y, 0.0], 0.25, [0.0; 3])),
@@ -1863,7 +1865,7 @@ fn the_judge_fails_wrong_answers_under_the_options() {
     let judge =
         |a: MovingSphere, b: MovingSphere, options: &SweepOptions, candidate: Option<Impact>| {
             let (a64, b64) = (Body::from(a), Body::from(b));
-            let oracle = reference::sweep_sphere_sphere(&a64, &b64, options);
+            let oracle = reference::sweep_sphere_sphere(&a64, &b64, *options);
             let time = candidate.map(|c| (c.time_of_impact, c.status));
             let verdicts: Vec<_> = [CPU_BOUND, GPU_BOUND]
                 .into_iter()
@@ -1871,12 +1873,12 @@ fn the_judge_fails_wrong_answers_under_the_options() {
                     let check = parity::check_pair(
                         &a64,
                         &b64,
-                        options,
+                        *options,
                         candidate.as_ref(),
                         oracle.as_ref(),
                         bound,
                     );
-                    let (_, time_failure) = parity::check_time(&a64, &b64, options, time, bound);
+                    let (_, time_failure) = parity::check_time(&a64, &b64, *options, time, bound);
                     if time_failure.is_some() {
                         assert_eq!(check.failure, time_failure, "{candidate:?}");
                     }
@@ -1979,17 +1981,17 @@ fn the_judge_fails_wrong_answers_under_the_options() {
         TimeOfImpact::MISS,
     ];
     let options = SweepOptions::event_driven().with_periodic_box(PeriodicBox::cube(40.0).unwrap());
-    let report = parity::compare_times(&bodies, &pairs, &options, &wrong, CPU_BOUND);
+    let report = parity::compare_times(&bodies, &pairs, options, &wrong, CPU_BOUND);
     assert_eq!(report.failures, 3, "{report}");
     let right_times = [
         TimeOfImpact::MISS,
         TimeOfImpact::OVERLAPPING,
         TimeOfImpact::contact(0.5).unwrap(),
     ];
-    let report = parity::compare_times(&bodies, &pairs, &options, &right_times, CPU_BOUND);
+    let report = parity::compare_times(&bodies, &pairs, options, &right_times, CPU_BOUND);
     assert!(report.passed(), "{report}");
     let wrong_impacts = [Some(at_start), None, None];
-    let report = parity::compare(&bodies, &pairs, &options, &wrong_impacts, CPU_BOUND);
+    let report = parity::compare(&bodies, &pairs, options, &wrong_impacts, CPU_BOUND);
     assert_eq!(report.failures, 3, "{report}");
     assert_eq!(report.disagreements, 3, "{report}");
 }
@@ -2016,7 +2018,7 @@ fn the_first_body_too_large_for_the_box_is_named_whatever_its_axis() {
         } => assert_eq!((body, axis, reach, period), (1, 2, 2.0, 8.0), "{error}"),
         other => panic!("expected PeriodicBoxTooSmall, got {other}"),
     };
-    expected(sweepcast::validate_periodic_reach(&bodies, &cube).unwrap_err());
+    expected(sweepcast::low_level::validate_periodic_reach(&bodies, &cube).unwrap_err());
     expected(cpu::sweep_batch(&bodies, &[[0, 2]], options).unwrap_err());
     let mut times = Vec::new();
     expected(cpu::times_of_impact_into(&bodies, &[[0, 2]], options, &mut times).unwrap_err());

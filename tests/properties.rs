@@ -413,7 +413,7 @@ fn check_answer(
 /// `parity::check_pair` and [`check_answer`] on one impact of `pair`.
 fn check_impact(pair: &Pair, impact: Option<&Impact>, bound: f64) -> Result<(), TestCaseError> {
     let (a, b) = pair.bodies();
-    let check = parity::check_pair(&a, &b, &SweepOptions::DEFAULT, impact, None, bound);
+    let check = parity::check_pair(&a, &b, SweepOptions::DEFAULT, impact, None, bound);
     prop_assert_eq!(check.failure, None, "{:?}", impact);
     check_answer(pair, widen(time_of(impact)), bound)
 }
@@ -425,7 +425,7 @@ fn check_time(
     bound: f64,
 ) -> Result<(), TestCaseError> {
     let (a, b) = pair.bodies();
-    let (_, failure) = parity::check_time(&a, &b, &SweepOptions::DEFAULT, time, bound);
+    let (_, failure) = parity::check_time(&a, &b, SweepOptions::DEFAULT, time, bound);
     prop_assert_eq!(failure, None, "{:?}", time);
     check_answer(pair, widen(time), bound)
 }
@@ -451,7 +451,7 @@ fn fast(pair: &Pair) -> Option<(f32, ImpactStatus)> {
 
 fn oracle(pair: &Pair) -> Option<ReferenceImpact> {
     let (a, b) = pair.bodies();
-    reference::sweep_sphere_sphere(&a, &b, &SweepOptions::DEFAULT)
+    reference::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT)
 }
 
 fn oracle_time(pair: &Pair) -> Option<(f64, ImpactStatus)> {

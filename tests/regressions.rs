@@ -36,13 +36,13 @@ use sweepcast::{MovingSphere, cpu};
 /// Why each f32 path fails the parity bound on a pair, if it does.
 fn failures(name: &str, a: MovingSphere, b: MovingSphere) -> Vec<String> {
     let (a64, b64) = (Body::from(a), Body::from(b));
-    let oracle = reference::sweep_sphere_sphere(&a64, &b64, &SweepOptions::DEFAULT);
+    let oracle = reference::sweep_sphere_sphere(&a64, &b64, SweepOptions::DEFAULT);
     let mut failures = Vec::new();
     let mut judge = |path: &str, impact: Option<sweepcast::Impact>, bound| {
         let check = check_pair(
             &a64,
             &b64,
-            &SweepOptions::DEFAULT,
+            SweepOptions::DEFAULT,
             impact.as_ref(),
             oracle.as_ref(),
             bound,
@@ -70,13 +70,8 @@ fn failures(name: &str, a: MovingSphere, b: MovingSphere) -> Vec<String> {
     let mut times = Vec::new();
     cpu::times_of_impact_into(&[a, b], &[[0, 1]], SweepOptions::DEFAULT, &mut times)
         .expect("valid pair");
-    let (backward_error, failure) = check_time(
-        &a64,
-        &b64,
-        &SweepOptions::DEFAULT,
-        times[0].get(),
-        CPU_BOUND,
-    );
+    let (backward_error, failure) =
+        check_time(&a64, &b64, SweepOptions::DEFAULT, times[0].get(), CPU_BOUND);
     if let Some(failure) = failure {
         failures.push(format!(
             "{name}: fast batch: {failure}: {:?}, backward error {backward_error:.3e} eps",

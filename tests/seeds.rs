@@ -29,7 +29,7 @@ const ORACLE_CLOSE: f64 = 1e-7;
 
 fn assert_case(name: &str, a: MovingSphere, b: MovingSphere, expected: Option<Expected>) {
     let oracle =
-        reference::sweep_sphere_sphere(&Body::from(a), &Body::from(b), &SweepOptions::DEFAULT);
+        reference::sweep_sphere_sphere(&Body::from(a), &Body::from(b), SweepOptions::DEFAULT);
     assert_eq!(
         oracle.is_some(),
         expected.is_some(),
@@ -52,7 +52,7 @@ fn assert_case(name: &str, a: MovingSphere, b: MovingSphere, expected: Option<Ex
         let check = parity::check_pair(
             &a64,
             &b64,
-            &SweepOptions::DEFAULT,
+            SweepOptions::DEFAULT,
             impact.as_ref(),
             oracle.as_ref(),
             bound,
@@ -222,7 +222,7 @@ fn movement_escape_compares_with_the_gap_not_the_centre_distance() {
 fn stable_root_keeps_early_contacts_accurate() {
     let a = MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(1.0, 0.5, 0.25));
     let b = MovingSphere::new(Vec3::new(2.0 + 2f32.powi(-20), 0.0, 0.0), 1.0, Vec3::ZERO);
-    let exact = reference::sweep_sphere_sphere(&a.into(), &b.into(), &SweepOptions::DEFAULT)
+    let exact = reference::sweep_sphere_sphere(&a.into(), &b.into(), SweepOptions::DEFAULT)
         .expect("hit")
         .time_of_impact;
     let stable = f64::from(
@@ -262,7 +262,7 @@ fn overlap_at_the_start_is_reported_even_when_moving_apart() {
     assert_eq!(impact.time_of_impact, 0.0);
     assert_eq!(impact.normal, Vec3::X);
     assert_eq!(impact.displacement_a, Vec3::ZERO);
-    let oracle = reference::sweep_sphere_sphere(&a.into(), &b.into(), &SweepOptions::DEFAULT)
+    let oracle = reference::sweep_sphere_sphere(&a.into(), &b.into(), SweepOptions::DEFAULT)
         .expect("overlapping");
     assert_eq!(oracle.status, ImpactStatus::Overlapping);
 }
@@ -279,7 +279,7 @@ fn static_proximity_test() {
         &a,
         &Circle::new(Vec2::new(3.0, 4.0), 3.999)
     ));
-    assert!(reference::overlaps(
+    assert!(reference::overlap_sphere_sphere(
         &Body::from(a),
         &Body::from(Circle::new(Vec2::new(3.0, 4.0), 4.0))
     ));

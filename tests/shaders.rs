@@ -1,14 +1,13 @@
 //! Every stage's WGSL (the data contract `shaders/shared.wgsl` followed by the stage's file)
 //! parses and validates with naga, and the contract matches its Rust mirror in
-//! `sweepcast::layout`: every struct's size and field offsets, every constant's value, every
+//! `sweepcast::low_level::layout`: every struct's size and field offsets, every constant's value, every
 //! entry point's workgroup size; the broad phase's own structs match their mirrors in its
-//! twin, `sweepcast::cpu::broad_phase`. Needs no GPU.
+//! twin, `sweepcast::low_level::broad_phase`. Needs no GPU.
 
 use std::path::Path;
 
 use naga::valid::{Capabilities, ValidationFlags, Validator};
-use sweepcast::gpu::{SHARED_WGSL, SWEEP_WGSL};
-use sweepcast::layout::{
+use sweepcast::low_level::layout::{
     BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_NONE, EARLIEST_WALL, EarliestRecord,
     FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, KeyValue, LEAF,
     MAX_WORKGROUPS_PER_DIMENSION, MIN_NORMAL, MORTON_BITS, NO_TOUCH, STATUS_CONTACT, STATUS_MISS,
@@ -16,6 +15,7 @@ use sweepcast::layout::{
     TIME_OVERLAPPING, TimeOfImpact, WALL_PLANE, WALL_SEGMENT, WORKGROUP_SIZE, WallContactRecord,
     WallParams, WallRecord,
 };
+use sweepcast::low_level::{SHARED_WGSL, SWEEP_WGSL};
 
 fn parse_and_validate(name: &str, source: &str) -> naga::Module {
     let module = naga::front::wgsl::parse_str(source)
@@ -123,8 +123,8 @@ fn every_shared_struct_matches_its_rust_mirror() {
 
 #[test]
 fn the_broad_phase_structs_match_their_twins_mirrors() {
-    use sweepcast::cpu::broad_phase::{Aabb, Leaf, Node};
-    let module = parse_and_validate("broad_phase.wgsl", sweepcast::gpu::BROAD_PHASE_WGSL);
+    use sweepcast::low_level::broad_phase::{Aabb, Leaf, Node};
+    let module = parse_and_validate("broad_phase.wgsl", sweepcast::low_level::BROAD_PHASE_WGSL);
     let mut layouter = naga::proc::Layouter::default();
     layouter.update(module.to_ctx()).expect("layout");
     let mirrors = [
@@ -147,11 +147,11 @@ fn the_broad_phase_structs_match_their_twins_mirrors() {
 /// The broad phase's own constants are those of its twin.
 #[test]
 fn the_broad_phase_constants_match_their_twins_mirrors() {
-    use sweepcast::cpu::broad_phase::{
+    use sweepcast::low_level::broad_phase::{
         BOUNDS_WORDS, BUDGET, FRAME_BINS, FRAME_WORDS, GROUPS_WORD, INVALID_BODIES, OCCUPANCY,
         STACK_SIZE,
     };
-    let module = parse_and_validate("broad_phase.wgsl", sweepcast::gpu::BROAD_PHASE_WGSL);
+    let module = parse_and_validate("broad_phase.wgsl", sweepcast::low_level::BROAD_PHASE_WGSL);
     let mirrors = [
         ("STACK_SIZE", STACK_SIZE as u32),
         ("BUDGET", BUDGET),

@@ -20,13 +20,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use sweepcast::gpu::{GpuContext, SweepBuffers, SweepOutput, SweepPipeline, SweepStage};
-use sweepcast::layout::{
+use sweepcast::low_level::layout::{
     BodyRecord, ImpactRecord, MAX_WORKGROUPS_PER_DIMENSION, STATUS_CONTACT, STATUS_MISS,
     STATUS_OVERLAPPING, SweepDispatch, SweepParams, TimeOfImpact, WORKGROUP_SIZE,
 };
 use sweepcast::parity::{self, GPU_BOUND};
 use sweepcast::reference::Body;
-use sweepcast::{Counted, Error, Impact, ImpactStatus, SweepOptions, cpu};
+use sweepcast::{Counted, Error, Impact, ImpactStatus, SweepOptions};
 use testkit::{Workload, WorkloadConfig};
 use wgpu::BufferUsages as Usage;
 use wgpu::util::DeviceExt;
@@ -225,7 +225,7 @@ fn caller_device_and_buffers_match_the_pipeline_and_the_cpu_twin() {
         // The stage in the caller's encoder, with the caller's copy after it.
         let mut encoder = caller.encoder();
         stage
-            .record(&caller.queue, &mut encoder, &bound, count as u32, &options)
+            .record(&caller.queue, &mut encoder, &bound, count as u32, options)
             .unwrap();
         encoder.copy_buffer_to_buffer(&impact_buffer, 0, &readback, 0, record_bytes);
         caller.queue.submit([encoder.finish()]);
@@ -247,11 +247,17 @@ fn caller_device_and_buffers_match_the_pipeline_and_the_cpu_twin() {
         let params = SweepParams::new(&options, count as u32);
         let dispatch = SweepDispatch::new(count as u32);
         let mut twin_records = vec![ImpactRecord::default(); count];
-        cpu::sweep::run_dispatch(&records, pairs, &mut twin_records, &params, &dispatch);
+        sweepcast::low_level::sweep::run_dispatch(
+            &records,
+            pairs,
+            &mut twin_records,
+            &params,
+            &dispatch,
+        );
         let twin = decode(&twin_records, &records, pairs);
 
-        let gpu_report = parity::compare(&workload.bodies, pairs, &options, &gpu, GPU_BOUND);
-        let twin_report = parity::compare(&workload.bodies, pairs, &options, &twin, GPU_BOUND);
+        let gpu_report = parity::compare(&workload.bodies, pairs, options, &gpu, GPU_BOUND);
+        let twin_report = parity::compare(&workload.bodies, pairs, options, &twin, GPU_BOUND);
         println!("{name}: GPU stage {gpu_report}");
         println!("{name}: CPU twin {twin_report}");
         assert!(gpu_report.passed(), "{name}: GPU stage {gpu_report}");
@@ -273,7 +279,7 @@ fn caller_device_and_buffers_match_the_pipeline_and_the_cpu_twin() {
                 Body::from(workload.bodies[j as usize]),
             );
             for (who, answer) in [("GPU", &gpu[k]), ("CPU twin", &twin[k])] {
-                let check = parity::check_pair(&a, &b, &options, answer.as_ref(), None, GPU_BOUND);
+                let check = parity::check_pair(&a, &b, options, answer.as_ref(), None, GPU_BOUND);
                 assert_eq!(
                     check.failure, None,
                     "{name}: pair {k}: GPU {:?} and CPU twin {:?} differ in status and the {who}'s answer is beyond the bound",
@@ -342,7 +348,7 @@ fn the_times_output_is_the_records_time_and_passes_the_judge() {
         let mut encoder = caller.encoder();
         for buffers in [&impacts, &times] {
             stage
-                .record(&caller.queue, &mut encoder, buffers, count as u32, &options)
+                .record(&caller.queue, &mut encoder, buffers, count as u32, options)
                 .unwrap();
         }
         encoder.copy_buffer_to_buffer(&impact_buffer, 0, &impact_readback, 0, record_bytes);
@@ -357,7 +363,8 @@ fn the_times_output_is_the_records_time_and_passes_the_judge() {
         // bit (an adapter that compiled the two entry points' arithmetic differently, by
         // contracting one and not the other, would fail here).
         for (k, (record, time)) in gpu_records.iter().zip(&gpu_times).enumerate() {
-            let expected: TimeOfImpact = bytemuck::cast(cpu::sweep::encode_time(record));
+            let expected: TimeOfImpact =
+                bytemuck::cast(sweepcast::low_level::sweep::encode_time(record));
             assert_eq!(
                 bytemuck::cast::<TimeOfImpact, u32>(*time),
                 bytemuck::cast::<TimeOfImpact, u32>(expected),
@@ -369,10 +376,16 @@ fn the_times_output_is_the_records_time_and_passes_the_judge() {
         let params = SweepParams::new(&options, count as u32);
         let dispatch = SweepDispatch::new(count as u32);
         let mut twin_times: Vec<TimeOfImpact> = vec![bytemuck::cast(u32::MAX); count];
-        cpu::sweep::run_times_dispatch(&records, pairs, &mut twin_times, &params, &dispatch);
+        sweepcast::low_level::sweep::run_times_dispatch(
+            &records,
+            pairs,
+            &mut twin_times,
+            &params,
+            &dispatch,
+        );
         for (who, answers) in [("GPU times", &gpu_times), ("CPU twin", &twin_times)] {
             let report =
-                parity::compare_times(&workload.bodies, pairs, &options, answers, GPU_BOUND);
+                parity::compare_times(&workload.bodies, pairs, options, answers, GPU_BOUND);
             println!("{name}: {who} {report}");
             assert!(report.passed(), "{name}: {who} {report}");
             assert!(
@@ -408,7 +421,7 @@ fn the_times_output_is_the_records_time_and_passes_the_judge() {
                 &times,
                 &count_buffer,
                 0,
-                &options,
+                options,
             )
             .unwrap();
         encoder.copy_buffer_to_buffer(&time_buffer, 0, &time_readback, 0, time_bytes);
@@ -527,7 +540,10 @@ fn prepared(requested: u32, capacity: u32, options: &SweepOptions) -> SweepDispa
         requested_pairs: requested,
         ..Default::default()
     };
-    cpu::sweep::prepare_indirect(&mut dispatch, &SweepParams::new(options, capacity));
+    sweepcast::low_level::sweep::prepare_indirect(
+        &mut dispatch,
+        &SweepParams::new(options, capacity),
+    );
     dispatch
 }
 
@@ -633,11 +649,11 @@ fn record_indirect_sweeps_the_count_the_device_wrote() {
                 &indirect,
                 &count_pass.counts,
                 offset,
-                &options,
+                options,
             )
             .unwrap();
         stage
-            .record(&caller.queue, &mut encoder, &direct, swept, &options)
+            .record(&caller.queue, &mut encoder, &direct, swept, options)
             .unwrap();
         encoder.copy_buffer_to_buffer(&indirect_impacts, 0, &indirect_readback, 0, impact_bytes);
         encoder.copy_buffer_to_buffer(&direct_impacts, 0, &direct_readback, 0, impact_bytes);
@@ -684,7 +700,7 @@ fn record_indirect_sweeps_the_count_the_device_wrote() {
     let report = parity::compare(
         &workload.bodies,
         &workload.pairs,
-        &options,
+        options,
         &decoded,
         GPU_BOUND,
     );
@@ -800,7 +816,7 @@ fn record_indirect_runs_two_dimensional_dispatches() {
             &buffers,
             &count_pass.counts,
             u64::from(COUNT_SLOT) * 4,
-            &options,
+            options,
         )
         .unwrap();
     encoder.copy_buffer_to_buffer(&impacts, 0, &readback, 0, impact_bytes);
@@ -827,7 +843,7 @@ fn record_indirect_runs_two_dimensional_dispatches() {
     caller.queue.write_buffer(&impacts, 0, &untouched);
     let mut encoder = caller.encoder();
     stage
-        .record(&caller.queue, &mut encoder, &buffers, PAIRS, &options)
+        .record(&caller.queue, &mut encoder, &buffers, PAIRS, options)
         .unwrap();
     encoder.copy_buffer_to_buffer(&impacts, 0, &readback, 0, impact_bytes);
     caller.queue.submit([encoder.finish()]);
@@ -843,7 +859,7 @@ fn record_indirect_runs_two_dimensional_dispatches() {
     let all: Vec<ImpactRecord> = bytemuck::pod_collect_to_vec(&from_indirect);
     let pairs = &workload.pairs[tail.clone()];
     let decoded = decode(&all[tail], &records, pairs);
-    let report = parity::compare(&workload.bodies, pairs, &options, &decoded, GPU_BOUND);
+    let report = parity::compare(&workload.bodies, pairs, options, &decoded, GPU_BOUND);
     println!("2D dispatch, last {} records: {report}", pairs.len());
     assert!(report.passed(), "{report}");
     assert!(report.candidate_hits > 0, "{report}");
@@ -890,7 +906,7 @@ fn caller_errors_stay_with_the_caller() {
         impacts == expected,
         "a sweep after the caller's error must give the right answers"
     );
-    let report = parity::compare(bodies, pairs, &options, &impacts, GPU_BOUND);
+    let report = parity::compare(bodies, pairs, options, &impacts, GPU_BOUND);
     assert!(report.passed(), "{report}");
     let errors = caller.errors();
     assert_eq!(
@@ -912,7 +928,7 @@ fn caller_errors_stay_with_the_caller() {
     let buffers = stage.create_buffers(&caller.device, 16, 16).unwrap();
     let mut encoder = caller.encoder();
     stage
-        .record(&caller.queue, &mut encoder, &buffers, 16, &options)
+        .record(&caller.queue, &mut encoder, &buffers, 16, options)
         .unwrap();
     caller.queue.submit([encoder.finish()]);
     let caught = pollster::block_on(scope.pop());
@@ -1064,7 +1080,7 @@ fn typed_errors_of_the_stage() {
     assert_eq!(buffers.pair_capacity(), 3);
     let options = SweepOptions::default();
     let mut encoder = caller.encoder();
-    let result = stage.record(&caller.queue, &mut encoder, &buffers, 4, &options);
+    let result = stage.record(&caller.queue, &mut encoder, &buffers, 4, options);
     assert!(
         matches!(
             result,
@@ -1077,7 +1093,7 @@ fn typed_errors_of_the_stage() {
         "{result:?}"
     );
     stage
-        .record(&caller.queue, &mut encoder, &buffers, 3, &options)
+        .record(&caller.queue, &mut encoder, &buffers, 3, options)
         .unwrap();
 
     let count_without_copy = caller.buffer("count", 16, Usage::STORAGE);
@@ -1096,7 +1112,7 @@ fn typed_errors_of_the_stage() {
             &buffers,
             buffer,
             offset,
-            &options,
+            options,
         ) {
             Err(Error::InvalidBuffer {
                 name: "count",
@@ -1114,7 +1130,7 @@ fn typed_errors_of_the_stage() {
     caller.queue.submit([encoder.finish()]);
     let mut encoder = caller.encoder();
     stage
-        .record_indirect(&caller.queue, &mut encoder, &buffers, &count, 12, &options)
+        .record_indirect(&caller.queue, &mut encoder, &buffers, &count, 12, options)
         .unwrap();
     caller.queue.submit([encoder.finish()]);
     caller.device.poll(wgpu::PollType::wait_indefinitely()).ok();

@@ -25,10 +25,9 @@ mod common;
 use std::time::Instant;
 
 use sweepcast::glam::Vec3;
-use sweepcast::gpu::{
-    ContactPipeline, GpuContext, SHARED_WGSL, StepBuffers, StepCapacities, StepStage,
-};
-use sweepcast::layout::{
+use sweepcast::gpu::{ContactPipeline, GpuContext, StepBuffers, StepCapacities, StepStage};
+use sweepcast::low_level::SHARED_WGSL;
+use sweepcast::low_level::layout::{
     BodyRecord, ContactRecord, EarliestImpact, EarliestRecord, Partner, StepCounts,
 };
 use sweepcast::{Error, MovingSphere, SweepOptions, Wall, cpu};
@@ -267,7 +266,7 @@ impl Caller {
                 &self.device,
                 &self.queue,
                 bodies,
-                options,
+                *options,
                 capacities,
                 ordered,
             )
@@ -408,15 +407,18 @@ impl Frame {
     }
 
     /// The ordered contacts, decoded as `ContactPipeline::find` decodes them.
-    fn contacts(&self, bodies: &[MovingSphere]) -> Vec<cpu::Contact> {
+    fn contacts(&self, bodies: &[MovingSphere]) -> Vec<sweepcast::Contact> {
         let record = |body: u32| BodyRecord::from(bodies[body as usize]);
         self.ordered[..self.counts.contacts as usize]
             .iter()
             .map(|contact| {
                 let [a, b] = contact.pair;
-                cpu::Contact {
-                    pair: contact.pair,
-                    image: contact.image,
+                sweepcast::Contact {
+                    body: a,
+                    partner: sweepcast::Partner::Body {
+                        index: b,
+                        image: contact.image,
+                    },
                     impact: contact
                         .impact
                         .to_impact(&record(a), &record(b))
@@ -575,10 +577,10 @@ impl Reference {
                     .expect("valid")
                     .contacts()
                     .to_vec();
-                let key = |c: &cpu::Contact| {
+                let key = |c: &sweepcast::Contact| {
                     (
-                        c.pair,
-                        c.image,
+                        c.pair().unwrap(),
+                        c.image(),
                         c.impact.time_of_impact.to_bits(),
                         c.impact.status,
                     )
@@ -680,7 +682,7 @@ fn a_consumer_pass_reads_the_step_in_the_same_submission() {
                         stop_at_penetration,
                         ..options
                     };
-                    buffers.set_options(&caller.queue, &options);
+                    buffers.set_options(&caller.queue, options);
                     let frame = caller.run_frame(&stage, &mut buffers);
                     let label = format!(
                         "{scene:?} {dims}D, {} walls, stop at penetration {stop_at_penetration}",
@@ -1050,7 +1052,7 @@ fn bad_buffers_are_typed_errors_and_leave_the_encoder_usable() {
             &caller.device,
             &caller.queue,
             &body_buffer,
-            &options,
+            options,
             ROOMY,
             false,
         );

@@ -6,7 +6,7 @@ use glam::{Vec2, Vec3};
 use sweepcast::reference::{self, Body};
 use sweepcast::{
     Error, ImpactStatus, MovingCircle, MovingSphere, PeriodicBox, SweepOptions, Wall, cpu,
-    validate_walls,
+    low_level::validate_walls,
 };
 use testkit::SplitMix64;
 
@@ -19,7 +19,7 @@ fn both(
 ) -> Option<sweepcast::Impact> {
     let body = body.into();
     let f32_answer = cpu::sweep_sphere_wall(&body, wall, options);
-    let f64_answer = reference::sweep_sphere_wall(&Body::from(body), wall, &options);
+    let f64_answer = reference::sweep_sphere_wall(&Body::from(body), wall, options);
     match (f32_answer, f64_answer) {
         (None, None) => {}
         (Some(a), Some(b)) => {
@@ -245,7 +245,7 @@ fn a_sphere_meets_a_plane() {
     let degenerate = Wall::plane(Vec3::ZERO, Vec3::ZERO);
     assert!(cpu::sweep_sphere_wall(&falling, &degenerate, SweepOptions::DEFAULT).is_none());
     assert!(
-        reference::sweep_sphere_wall(&Body::from(falling), &degenerate, &SweepOptions::DEFAULT)
+        reference::sweep_sphere_wall(&Body::from(falling), &degenerate, SweepOptions::DEFAULT)
             .is_none()
     );
 }
@@ -265,13 +265,19 @@ fn the_earliest_wall_of_each_body_inside_a_box() {
     ];
     let contacts = cpu::earliest_wall_contacts(&bodies, &room, SweepOptions::DEFAULT).unwrap();
     let first = contacts[0].unwrap();
-    assert_eq!((first.wall, first.impact.time_of_impact), (1, 0.5));
+    assert_eq!(
+        (first.wall().unwrap(), first.impact.time_of_impact),
+        (1, 0.5)
+    );
     let corner = contacts[1].unwrap();
-    assert_eq!((corner.wall, corner.impact.time_of_impact), (0, 0.5));
+    assert_eq!(
+        (corner.wall().unwrap(), corner.impact.time_of_impact),
+        (0, 0.5)
+    );
     assert!(contacts[2].is_none());
     let floor = contacts[3].unwrap();
     assert_eq!(
-        (floor.wall, floor.impact.status),
+        (floor.wall().unwrap(), floor.impact.status),
         (2, ImpactStatus::Overlapping)
     );
     // Each one is the earliest of the body's single-wall sweeps.
@@ -290,7 +296,10 @@ fn the_earliest_wall_of_each_body_inside_a_box() {
                     .total_cmp(&b.0.time_of_impact)
                     .then(a.1.cmp(&b.1))
             });
-        assert_eq!(contact.map(|c| (c.impact, c.wall as usize)), earliest);
+        assert_eq!(
+            contact.map(|c| (c.impact, c.wall().unwrap() as usize)),
+            earliest
+        );
     }
     // No walls, or no bodies: nothing.
     assert!(
@@ -372,14 +381,14 @@ fn the_f32_path_is_held_to_the_oracle_on_random_walls() {
         }
         let options = options[case % 2];
         let f32_answer = cpu::sweep_sphere_wall(&body, &wall, options);
-        let f64_answer = reference::sweep_sphere_wall(&Body::from(body), &wall, &options);
+        let f64_answer = reference::sweep_sphere_wall(&Body::from(body), &wall, options);
         let bound = common::WALL_BOUND * epsilon * common::scale_of(&body, &wall).powi(2);
         let radius_squared = f64::from(body.radius).powi(2);
         // The oracle on the same body with its squared radius moved by the bound.
         let oracle_with = |extra: f64| {
             let mut widened = Body::from(body);
             widened.radius = (radius_squared + extra).max(0.0).sqrt();
-            reference::sweep_sphere_wall(&widened, &wall, &options)
+            reference::sweep_sphere_wall(&widened, &wall, options)
         };
         match (f32_answer, f64_answer) {
             (Some(impact), _) => {
@@ -437,7 +446,7 @@ fn submit_and_read(
     mut encoder: wgpu::CommandEncoder,
     buffers: &sweepcast::gpu::WallBuffers,
     count: usize,
-) -> Vec<sweepcast::layout::WallContactRecord> {
+) -> Vec<sweepcast::low_level::layout::WallContactRecord> {
     let size = buffers.contacts().size();
     let readback = context.device().create_buffer(&wgpu::BufferDescriptor {
         label: Some("walls readback"),
@@ -451,7 +460,7 @@ fn submit_and_read(
 }
 
 /// Records the walls stage on `bodies` and `walls` with each of `options` and holds every
-/// record to the twin's (`cpu::walls::main`): equal to the bit, or passing the judge.
+/// record to the twin's (`low_level::walls::main`): equal to the bit, or passing the judge.
 fn stage_against_twin(
     context: &sweepcast::gpu::GpuContext,
     bodies: &[MovingSphere],
@@ -461,8 +470,10 @@ fn stage_against_twin(
     let (device, queue) = (context.device(), context.queue());
     let stage = sweepcast::gpu::WallStage::new(device).unwrap();
     validate_walls(walls).unwrap();
-    let records: Vec<sweepcast::layout::BodyRecord> = bodies.iter().map(|&b| b.into()).collect();
-    let wall_records: Vec<sweepcast::layout::WallRecord> = walls.iter().map(Into::into).collect();
+    let records: Vec<sweepcast::low_level::layout::BodyRecord> =
+        bodies.iter().map(|&b| b.into()).collect();
+    let wall_records: Vec<sweepcast::low_level::layout::WallRecord> =
+        walls.iter().map(Into::into).collect();
     let buffers = stage
         .create_buffers(device, bodies.len() as u64, walls.len() as u64)
         .unwrap();
@@ -477,21 +488,25 @@ fn stage_against_twin(
                 &buffers,
                 bodies.len() as u32,
                 walls.len() as u32,
-                options,
+                *options,
             )
             .unwrap();
         let gpu = submit_and_read(context, encoder, &buffers, bodies.len());
         // The twin, entry point by entry point.
-        let params =
-            sweepcast::layout::WallParams::new(options, bodies.len() as u32, walls.len() as u32);
-        let mut twin = vec![sweepcast::layout::WallContactRecord::default(); bodies.len()];
+        let params = sweepcast::low_level::layout::WallParams::new(
+            options,
+            bodies.len() as u32,
+            walls.len() as u32,
+        );
+        let mut twin =
+            vec![sweepcast::low_level::layout::WallContactRecord::default(); bodies.len()];
         for index in 0..bodies.len() as u32 {
-            cpu::walls::main(index, &records, &wall_records, &mut twin, &params);
+            sweepcast::low_level::walls::main(index, &records, &wall_records, &mut twin, &params);
         }
         let (mut hits, mut equal) = (0, 0);
         for (k, (ours, theirs)) in gpu.iter().zip(&twin).enumerate() {
-            let hit = |r: &sweepcast::layout::WallContactRecord| {
-                (r.impact.status != sweepcast::layout::STATUS_MISS)
+            let hit = |r: &sweepcast::low_level::layout::WallContactRecord| {
+                (r.impact.status != sweepcast::low_level::layout::STATUS_MISS)
                     .then_some((r.wall, r.impact.time_of_impact))
             };
             hits += usize::from(hit(ours).is_some());
@@ -599,11 +614,11 @@ fn the_gpu_stage_checks_its_counts_and_walls() {
     let mut encoder = device.create_command_encoder(&Default::default());
     let options = SweepOptions::DEFAULT;
     assert!(matches!(
-        stage.record(queue, &mut encoder, &buffers, 5, 1, &options),
+        stage.record(queue, &mut encoder, &buffers, 5, 1, options),
         Err(Error::TooManyBodies { count: 5, max: 4 })
     ));
     assert!(matches!(
-        stage.record(queue, &mut encoder, &buffers, 4, 3, &options),
+        stage.record(queue, &mut encoder, &buffers, 4, 3, options),
         Err(Error::InvalidWall { wall: 3, .. })
     ));
     let three = [Wall::plane(Vec3::ZERO, Vec3::Y); 3];
@@ -623,7 +638,7 @@ fn the_gpu_stage_checks_its_counts_and_walls() {
     // A body against the floor, then with no walls (each submitted on its own: the
     // parameters are a queue write, which the last record before a submission sets), then
     // no bodies at all.
-    let body: sweepcast::layout::BodyRecord =
+    let body: sweepcast::low_level::layout::BodyRecord =
         MovingSphere::new(Vec3::new(0.0, 2.0, 0.0), 1.0, Vec3::NEG_Y).into();
     queue.write_buffer(buffers.bodies(), 0, bytemuck::bytes_of(&body));
     buffers.write_walls(queue, &three[..1]).unwrap();
@@ -636,7 +651,7 @@ fn the_gpu_stage_checks_its_counts_and_walls() {
                 &buffers,
                 body_count,
                 wall_count,
-                &options,
+                options,
             )
             .unwrap();
         submit_and_read(&context, encoder, &buffers, 1)[0]
@@ -644,11 +659,17 @@ fn the_gpu_stage_checks_its_counts_and_walls() {
     let hit = run(1, 1);
     assert_eq!(
         (hit.impact.status, hit.impact.time_of_impact),
-        (sweepcast::layout::STATUS_CONTACT, 1.0)
+        (sweepcast::low_level::layout::STATUS_CONTACT, 1.0)
     );
-    assert_eq!(run(1, 0).impact.status, sweepcast::layout::STATUS_MISS);
+    assert_eq!(
+        run(1, 0).impact.status,
+        sweepcast::low_level::layout::STATUS_MISS
+    );
     // No bodies: nothing runs, and the last answer stays.
-    assert_eq!(run(0, 1).impact.status, sweepcast::layout::STATUS_MISS);
+    assert_eq!(
+        run(0, 1).impact.status,
+        sweepcast::low_level::layout::STATUS_MISS
+    );
 }
 
 #[test]
@@ -839,7 +860,7 @@ fn body_in_box(
         }
     }
     let body = MovingSphere::new(center, radius as f32, displacement);
-    assert!(sweepcast::validate_periodic_reach(&[body], periodic_box).is_ok());
+    assert!(sweepcast::low_level::validate_periodic_reach(&[body], periodic_box).is_ok());
     body
 }
 
@@ -975,12 +996,12 @@ fn walls_in_the_cpu_step_in_a_periodic_box_are_held_to_the_oracle() {
             .iter()
             .enumerate()
             .filter_map(|(w, wall)| {
-                let impact = reference::sweep_sphere_wall(&Body::from(*body), wall, &options)?;
+                let impact = reference::sweep_sphere_wall(&Body::from(*body), wall, options)?;
                 Some((w as u32, impact.time_of_impact))
             })
             .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
             .map(|(w, t)| (w, t as f32));
-        let ours = contact.map(|c| (c.wall, c.impact.time_of_impact));
+        let ours = contact.map(|c| (c.wall().unwrap(), c.impact.time_of_impact));
         if ours == oracle {
             equal += 1;
         } else if let Err(why) = common::judge_earliest_wall(body, &walls, &options, ours, oracle) {

@@ -4,8 +4,10 @@
 //! gives the same typed errors, and a world reused from step to step keeps its memory.
 
 use glam::Vec3;
-use sweepcast::cpu::{self, SERIAL_PAIRS, TimeOfImpact, World};
-use sweepcast::layout::BodyRecord;
+use sweepcast::TimeOfImpact;
+use sweepcast::cpu::{self, World};
+use sweepcast::low_level::SERIAL_PAIRS;
+use sweepcast::low_level::layout::BodyRecord;
 use sweepcast::{BodyField, Error, MovingSphere, PeriodicBox, SweepOptions};
 use testkit::{Workload, WorkloadConfig};
 

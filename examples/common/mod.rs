@@ -64,10 +64,10 @@ pub fn machine() -> String {
                 .map(|rest| rest.trim_start_matches([' ', '\t', ':']).to_string())
         })
         .unwrap_or_else(|| "unknown CPU".to_string());
-    let simd = sweepcast::cpu::Simd::active();
+    let simd = sweepcast::low_level::Simd::active();
     format!(
         "{model}, {simd:?} ({} pairs a block)",
-        sweepcast::cpu::LANES
+        sweepcast::low_level::LANES
     )
 }
 

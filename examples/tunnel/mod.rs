@@ -90,12 +90,12 @@ pub fn swept(projectile: &MovingCircle, targets: &[Target]) -> (Hit<f32>, Hit<f6
         let (time, exact) = match target {
             Target::Rock(rock) => (
                 cpu::sweep_sphere_sphere(projectile, rock, options).map(|i| i.time_of_impact),
-                reference::sweep_sphere_sphere(&body, &Body::from(*rock), &options)
+                reference::sweep_sphere_sphere(&body, &Body::from(*rock), options)
                     .map(|i| i.time_of_impact),
             ),
             Target::Plate(wall) => (
                 cpu::sweep_sphere_wall(projectile, wall, options).map(|i| i.time_of_impact),
-                reference::sweep_sphere_wall(&body, wall, &options).map(|i| i.time_of_impact),
+                reference::sweep_sphere_wall(&body, wall, options).map(|i| i.time_of_impact),
             ),
         };
         if let Some(time) = time

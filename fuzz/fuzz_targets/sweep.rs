@@ -25,7 +25,7 @@
 //!   dropped; the oracle's own times are finite and in [0, 1].
 //!
 //! Every f32 bit pattern reaches the library as it is: components beyond
-//! [`MAX_MAGNITUDE`](sweepcast::MAX_MAGNITUDE) must be `Error::TooLarge`, and everything up to
+//! [`MAX_MAGNITUDE`](sweepcast::low_level::MAX_MAGNITUDE) must be `Error::TooLarge`, and everything up to
 //! it, subnormal to 4.25e37, must be answered within the bound (the sweep rescales each pair
 //! by a power of two).
 
@@ -37,8 +37,8 @@ use glam::Vec3;
 use sweepcast::parity::{CPU_BOUND, check_pair, check_time};
 use sweepcast::reference::{self, Body};
 use sweepcast::{
-    BodyField, Error, ImpactStatus, MAX_MAGNITUDE, MovingSphere, PeriodicBox, SweepOptions, cpu,
-    validate_bodies, validate_pairs, validate_periodic_reach,
+    BodyField, Error, ImpactStatus, low_level::MAX_MAGNITUDE, MovingSphere, PeriodicBox, SweepOptions, cpu,
+    low_level::validate_bodies, low_level::validate_pairs, low_level::validate_periodic_reach,
 };
 
 /// Bytes per body: seven f32.

@@ -35,7 +35,7 @@
 //! by position (the queries stay correct but visit more of the cluster's nodes).
 //!
 //! The boxes are made in a local frame: each centre less an origin near the bodies
-//! (`local_origin` in `src/layout.rs`), so that their corners round at the scene's size,
+//! (`local_origin` in `src/cpu/frame.rs`), so that their corners round at the scene's size,
 //! however far it lies from the world's origin. In a periodic box that difference is
 //! wrapped into `[0, L)`, and each query is repeated with its box shifted by one period
 //! along each axis where the shifted box still meets the tree's bounds. Only one image of a
@@ -44,15 +44,16 @@
 //! may meet through several images: such a pair is found once per image, and the caller
 //! drops the duplicates.
 
-use glam::Vec3;
 use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use super::sweep::largest_component;
-use super::{Simd, scatter_to_places};
+use super::Simd;
+use super::broad_phase::{margin, outside_the_box};
+use super::frame::local_origin;
+use super::scatter::scatter_to_places;
 use crate::groups::CollisionGroups;
-use crate::layout::{BodyRecord, FLAG_PERIODIC, LEAF, MORTON_BITS, SweepParams, local_origin};
+use crate::layout::{BodyRecord, FLAG_PERIODIC, LEAF, MORTON_BITS, SweepParams};
 
 /// `x` wrapped into `[0, period)` in f64, where it is exact for the difference of two f32
 /// values (or within 2⁻⁵³ of the period of it, next to 0), with no division where `x` is in
@@ -110,65 +111,6 @@ impl Aabb {
             hi: std::array::from_fn(|k| self.hi[k] + shift[k]),
         }
     }
-}
-
-/// The widening of a body's swept box: `2⁻¹⁶ (r + |d| + |c|ₒ) + 2⁻²⁰ |x|`, with `r` the
-/// radius, `|d|` the displacement's largest component, `|x|` the largest component of the
-/// centre in the broad phase's local frame (`local_origin` in `src/layout.rs`), and `|c|ₒ`
-/// that of the centre on the axes that wrap where it lies outside `[0, 2L)`
-/// ([`outside_the_box`]: 0 in open space, in the box and within a period beyond it). It
-/// grows with the body's own size, motion and place in the frame, not with its distance
-/// from the world's origin or with the period.
-///
-/// Why it is enough: the boxes of every pair that the f32 sweep calls a hit must meet. With
-/// u = 2⁻²⁴ (ε = 2u), per axis:
-///
-/// - *The sweep* takes the difference of the two centres (the periodic shift applied to one
-///   of them first, exactly for centres in `[0, 2L)`:
-///   [`center_offset`](super::sweep::center_offset)), with one rounding, and calls a hit
-///   only where the exact centres come within a few ε of the pair's scale
-///   `S = |s| + |v| + R` of the radius sum (its backward error, [`crate::parity`], is below
-///   8 ε of the squared scale, and the distance's own error is a few ε of the scale: the
-///   relative position and the cross product are each formed with one rounding a
-///   component). A hit has `|s| ≤ R + |v|` up to that, so `S` is at most 2√3 times the sum
-///   of the two bodies' `r + |d|`: the sweep needs under 30u of that sum. A centre below
-///   the box or beyond `2L` makes the shift round too, by a few u of that centre's
-///   coordinates, as does the GPU's f32 wrap of it: the `|c|ₒ` term. (A pair nearly half a
-///   period apart may take the other image, by u of the period; a hit there needs a body
-///   that reaches an eighth of a period, whose `2⁻¹⁶ (r + |d|)` is 32u of the period.)
-/// - *The box's corners* are made in f32 in the local frame: the local centre (one rounding
-///   of `x`; two in the shader's f32 wrap of a centre just below the box), the end `x + d`
-///   and each corner `± reach`, one rounding each: at most 4u of `|x| + |d| + reach`. A
-///   query shifted by a period rounds its corners once more, by u of their size; where such
-///   a corner decides a meeting it lies at the met box's corner, whose own margin covers u
-///   of it.
-///
-/// The needs add up to some 35u of `r + |d|`, 5u of `|x|` and 8u of `|c|ₒ`, against the
-/// margin's 256u, 16u and 256u: three to one at least. The cost is a relative 2⁻¹⁶ of the
-/// body's size and motion and 2⁻²⁰ of its local coordinates: nothing measurable where the
-/// scene is at most about 10⁴ times its bodies' size (a body of radius 0.5 in a region of
-/// 54 is widened by some 10⁻⁵, where the same region at 10⁶ from the origin or in a box of
-/// 10⁶ or 10⁷ once widened it by 15 or 150). A scene that spans much more, a body far
-/// outside a periodic box, or bodies spread over most of a large one (where the frame
-/// cannot be local to all of them) get boxes wider by up to 2⁻²⁰ of the scene's extent.
-///
-/// It is written as one sum scaled by 2⁻¹⁶ (`|x| / 16` for `2⁻²⁰ |x|`): GPU compilers may
-/// reassociate a sum of two products, and the shader's boxes are held to these bit for bit.
-pub(crate) fn margin(body: &BodyRecord, center: [f32; 3], outside: f32) -> f32 {
-    let largest = |v: [f32; 3]| largest_component(Vec3::from_array(v));
-    (body.radius + largest(body.displacement) + outside + largest(center) * (1.0 / 16.0))
-        * (1.0 / 65536.0)
-}
-
-/// The largest magnitude of `center`'s components on the axes that wrap (`period > 0`)
-/// where it lies outside `[0, 2 period)`; 0 in open space and for a centre in the box or
-/// within a period beyond it (where the wrap and the sweep's shift by whole periods are
-/// exact, so that a body that has just left the box is widened as one inside it). Part of
-/// the [`margin`].
-pub(crate) fn outside_the_box(center: [f32; 3], period: [f32; 3]) -> f32 {
-    (0..3)
-        .filter(|&k| period[k] > 0.0 && !(0.0..2.0 * period[k]).contains(&center[k]))
-        .fold(0.0, |largest, k| largest.max(center[k].abs()))
 }
 
 /// Spreads the low 21 bits of `x` three apart (bit `k` to bit `3k`).
@@ -965,7 +907,7 @@ impl Bvh {
         // The parts are copied into the spare capacity in parallel, unwritten before (filling
         // it first was a serial pass over some 60 MB at a million bodies).
         self.nodes.reserve(start - top);
-        super::scatter(
+        super::scatter::scatter(
             &self.parts[..parts],
             &Vec::len,
             &|part: &Vec<Node>, into: &mut [MaybeUninit<Node>], offset: usize| {
@@ -1018,7 +960,7 @@ impl Bvh {
 
     /// The bytes of memory the tree holds.
     pub(crate) fn memory_bytes(&self) -> usize {
-        use super::step::bytes;
+        use super::memory::bytes;
         bytes(&self.boxes)
             + bytes(&self.node_groups)
             + bytes(&self.sorted_boxes)

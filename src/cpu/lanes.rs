@@ -412,7 +412,7 @@ impl Simd {
 ///
 /// # Safety
 /// Every index in `pairs` must be less than `bodies.len()` (as
-/// [`validate_pairs`](crate::validate::validate_pairs) checks): the AVX gather does not
+/// [`validate_pairs`](crate::low_level::validate_pairs) checks): the AVX gather does not
 /// check them again.
 pub(crate) unsafe fn sweep_block<const EXACT: bool>(
     bodies: &[BodyRecord],

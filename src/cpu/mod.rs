@@ -1,33 +1,36 @@
-//! The CPU paths in f32: the twin of each shader ([`sweep`](mod@sweep) mirrors
-//! `shaders/sweep.wgsl`, entry points included; [`broad_phase`] and [`contacts`](mod@contacts)
+//! The CPU paths in f32: the twin of each shader ([`sweep`](crate::low_level::sweep) mirrors
+//! `shaders/sweep.wgsl`, entry points included; [`broad_phase`](crate::low_level::broad_phase) and [`contacts`](crate::low_level::contacts)
 //! those of `shaders/broad_phase.wgsl` and `shaders/contacts.wgsl`), the shape-named
 //! single-pair queries built on it, the batched paths and the whole step.
 //!
 //! See also [`crate::reference`] for the f64 oracle and [`crate::gpu`] for the same sweep
 //! on the GPU.
 
-pub mod broad_phase;
+pub(crate) mod broad_phase;
 mod bvh;
-pub mod contacts;
-mod lanes;
-mod step;
-pub mod sweep;
-pub mod walls;
-mod world;
+pub(crate) mod contacts;
+mod frame;
+pub(crate) mod lanes;
+mod memory;
+mod scatter;
+mod sort;
+pub(crate) mod step;
+pub(crate) mod sweep;
+mod wall_contacts;
+pub(crate) mod walls;
+pub(crate) mod world;
 
-pub use crate::layout::TimeOfImpact;
-pub use lanes::{LANES, Simd};
-pub use step::{
-    Contact, ContactFinder, Contacts, DEFAULT_MAX_OUTPUT_BYTES, Earliest, MAX_BODIES,
-    MAX_OUTPUT_BYTES, OUTPUT_BYTES_PER_CANDIDATE, OUTPUT_BYTES_PER_CONTACT, StageTimes,
-    find_contacts,
-};
-pub use world::{SERIAL_PAIRS, World};
+pub use crate::contact_step::Earliest;
+pub(crate) use crate::contact_step::{Contact, Contacts};
+pub(crate) use lanes::Simd;
+pub use step::{ContactFinder, find_contacts};
+pub(crate) use wall_contacts::{wall_contact, wall_contacts_into, wall_records_into};
+pub use world::World;
 
 use std::cell::Cell;
 
 use crate::error::Error;
-use rayon::prelude::*;
+use crate::layout::TimeOfImpact;
 
 use crate::geometry::{Impact, MovingCircle, MovingSphere, Sphere, Wall};
 use crate::layout::{BodyRecord, SweepParams, WallContactRecord, WallParams, WallRecord};
@@ -46,8 +49,8 @@ use crate::options::SweepOptions;
 /// `None` when they stay apart for the whole step; otherwise the [`Impact`] at the first
 /// time they touch, or at t = 0 with [`ImpactStatus::Overlapping`](crate::ImpactStatus) when
 /// they already overlap. Inputs are not validated here: NaN gives `None`, and components
-/// beyond [`MAX_MAGNITUDE`](crate::MAX_MAGNITUDE) (or bodies too large for the periodic box)
-/// may give wrong answers. Use [`sweep_batch`] (or [`crate::validate_body`]) for checked
+/// beyond [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE) (or bodies too large for the periodic box)
+/// may give wrong answers. Use [`sweep_batch`] (or [`crate::low_level::validate_body`]) for checked
 /// input.
 ///
 /// # Example
@@ -148,15 +151,6 @@ where
     contact[0].impact.to_impact(&body, &BodyRecord::default())
 }
 
-/// A body's earliest impact on a wall in the step.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct WallContact {
-    /// The wall's index (the lowest among walls met at the same time).
-    pub wall: u32,
-    /// The body against the wall, as [`sweep_sphere_wall`] gives it.
-    pub impact: Impact,
-}
-
 /// Each body's earliest impact on any of `walls` during the step, in parallel on all cores:
 /// the twin of the walls shader's entry point (`walls::main`) on every body. In a periodic
 /// box, of the body's image in the box's primary cell, where the walls lie (see
@@ -165,7 +159,7 @@ pub struct WallContact {
 /// # Errors
 /// [`Error::NonFinite`], [`Error::TooLarge`] or [`Error::NegativeRadius`] for a bad body,
 /// [`Error::PeriodicBoxTooSmall`] or [`Error::OutsidePeriodicBox`] for a body that does not
-/// fit the options' periodic box ([`crate::validate_periodic_reach`]),
+/// fit the options' periodic box ([`crate::low_level::validate_periodic_reach`]),
 /// [`Error::InvalidWall`] for a bad wall (a non-finite or too large coordinate, a plane with
 /// a zero normal, or more walls than `u32` indices name), [`Error::TooManyBodies`] beyond
 /// `u32` indices. No walls, or no bodies, give no contacts.
@@ -182,7 +176,7 @@ pub struct WallContact {
 /// ];
 /// let contacts = cpu::earliest_wall_contacts(&balls, &table, SweepOptions::default())?;
 /// let first = contacts[0].expect("the first ball reaches the side x = 20");
-/// assert_eq!((first.wall, first.impact.time_of_impact), (1, 0.75));
+/// assert_eq!((first.wall(), first.impact.time_of_impact), (Some(1), 0.75));
 /// assert!(contacts[1].is_none());
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
@@ -190,13 +184,13 @@ pub fn earliest_wall_contacts<B>(
     bodies: &[B],
     walls: &[Wall],
     options: SweepOptions,
-) -> Result<Vec<Option<WallContact>>, Error>
+) -> Result<Vec<Option<Contact>>, Error>
 where
     B: Copy + Into<MovingSphere> + Sync,
 {
-    crate::validate_bodies(bodies)?;
+    crate::validate::validate_bodies(bodies)?;
     if let Some(periodic_box) = &options.periodic_box {
-        crate::validate_periodic_reach(bodies, periodic_box)?;
+        crate::validate::validate_periodic_reach(bodies, periodic_box)?;
     }
     let mut records = Vec::new();
     wall_records_into(walls, &mut records)?;
@@ -204,59 +198,6 @@ where
     let mut contacts = Vec::new();
     wall_contacts_into(&bodies, &records, &options, &mut contacts);
     Ok(contacts)
-}
-
-/// Validates `walls` and writes their records into `records`.
-///
-/// # Errors
-/// [`Error::InvalidWall`] for a bad wall, or more walls than `u32` indices name.
-pub(crate) fn wall_records_into(
-    walls: &[Wall],
-    records: &mut Vec<WallRecord>,
-) -> Result<(), Error> {
-    crate::validate_walls(walls)?;
-    if u32::try_from(walls.len()).is_err() {
-        return Err(Error::InvalidWall {
-            wall: u32::MAX as usize,
-            reason: "more walls than 32-bit indices name; split them",
-        });
-    }
-    records.clear();
-    records.extend(walls.iter().map(WallRecord::from));
-    Ok(())
-}
-
-/// Each of `bodies`' earliest impact on `walls`, by the twin's entry point on each body, in
-/// parallel, into `contacts`.
-pub(crate) fn wall_contacts_into(
-    bodies: &[BodyRecord],
-    walls: &[WallRecord],
-    options: &SweepOptions,
-    contacts: &mut Vec<Option<WallContact>>,
-) {
-    // One body a call of the entry point: the parameters say one body, and every wall.
-    let params = WallParams::new(options, 1, walls.len() as u32);
-    bodies
-        .par_iter()
-        .map(|body| {
-            let mut contact = [WallContactRecord::default()];
-            walls::main(0, std::slice::from_ref(body), walls, &mut contact, &params);
-            WallContact::from_record(&contact[0], body)
-        })
-        .collect_into_vec(contacts);
-}
-
-impl WallContact {
-    /// The contact of `body`'s record from the walls stage (or its twin), `None` for a miss.
-    pub(crate) fn from_record(record: &WallContactRecord, body: &BodyRecord) -> Option<Self> {
-        record
-            .impact
-            .to_impact(body, &BodyRecord::default())
-            .map(|impact| Self {
-                wall: record.wall,
-                impact,
-            })
-    }
 }
 
 /// Static proximity test: whether two stationary spheres (or circles) overlap or touch.
@@ -274,7 +215,7 @@ where
 }
 
 /// Sweeps every candidate pair, in parallel on all cores (rayon) above
-/// [`SERIAL_PAIRS`] pairs, giving exactly the answers of the shader's f32 twin
+/// [`SERIAL_PAIRS`](crate::low_level::SERIAL_PAIRS) pairs, giving exactly the answers of the shader's f32 twin
 /// ([`sweep_sphere_sphere`] on each pair).
 ///
 /// Each pair's hit or miss and time come from the branch-free lanes of
@@ -353,7 +294,7 @@ where
 }
 
 /// The fast batch: only the time and status of each pair, vectorised across blocks of up to
-/// [`LANES`] pairs (see [`Simd`]) and parallel on all cores.
+/// [`LANES`](crate::low_level::LANES) pairs (see [`Simd`]) and parallel on all cores.
 ///
 /// Same test and same typed errors as [`sweep_batch`], 4 bytes a pair out instead of an
 /// [`Impact`]. Where both report a contact the time is the same to the bit; at a contact
@@ -393,67 +334,4 @@ where
     with_world(bodies, options, |world| {
         world.times_of_impact_into(pairs, times)
     })
-}
-
-/// Writes every item of the `parts` to its place in `into`, whose length becomes `total`
-/// (the scatter of a counting sort), the parts in parallel. Each part gives its items with
-/// their buckets, and its places: where its next item of each bucket goes, counted out
-/// beforehand bucket by bucket, then part by part.
-///
-/// # Safety
-/// The places must have been counted out from these very items: over all the parts, every
-/// item's place is distinct and below `total`, and every place below `total` is some item's.
-pub(crate) unsafe fn scatter_to_places<'a, T, I>(
-    parts: impl rayon::iter::ParallelIterator<Item = (I, &'a mut [usize])>,
-    total: usize,
-    into: &mut Vec<T>,
-) where
-    T: Copy + Send + Sync,
-    I: Iterator<Item = (T, usize)>,
-{
-    /// The start of `into`'s spare capacity, shared by the parts.
-    struct Places<T>(*mut std::mem::MaybeUninit<T>);
-    // SAFETY: the parts write distinct places through it (the caller's contract).
-    unsafe impl<T: Send> Sync for Places<T> {}
-
-    into.clear();
-    into.reserve(total);
-    let base = Places(into.spare_capacity_mut().as_mut_ptr());
-    parts.for_each(|(items, places)| {
-        let base = &base;
-        for (item, bucket) in items {
-            let place = &mut places[bucket];
-            // SAFETY: the place is below `total`, which `into` has room for, and no other
-            // item has it (the caller's contract): no two threads write one place.
-            unsafe { base.0.add(*place).write(std::mem::MaybeUninit::new(item)) };
-            *place += 1;
-        }
-    });
-    // SAFETY: every place below `total` was written above, once (the caller's contract).
-    unsafe { into.set_len(total) };
-}
-
-/// Fills `into`, which holds exactly `parts` one after another, each part's place by `fill`
-/// (given the part, its place and the place's offset in `into` plus `offset`): halves of the
-/// parts in parallel, with no memory allocated.
-pub(crate) fn scatter<P: Sync, T: Send>(
-    parts: &[P],
-    len: &(impl Fn(&P) -> usize + Sync),
-    fill: &(impl Fn(&P, &mut [T], usize) + Sync),
-    into: &mut [T],
-    offset: usize,
-) {
-    match parts {
-        [] => {}
-        [part] => fill(part, into, offset),
-        _ => {
-            let (left, right) = parts.split_at(parts.len() / 2);
-            let split = left.iter().map(len).sum();
-            let (into_left, into_right) = into.split_at_mut(split);
-            rayon::join(
-                || scatter(left, len, fill, into_left, offset),
-                || scatter(right, len, fill, into_right, offset + split),
-            );
-        }
-    }
 }

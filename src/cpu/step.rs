@@ -1,188 +1,30 @@
 //! The whole collision step on the CPU, from the bodies alone: the broad phase ([`bvh`]),
-//! the time of impact of every candidate pair on lanes, a sort of the hits by time, the full
-//! answer of each hit in that order ([`World::sweep_into`]), and the step's contacts,
-//! earliest impact per body and earliest contact.
+//! the time of impact of every candidate pair on lanes, a sort of the hits by time ([`sort`]),
+//! the full answer of each hit in that order ([`World::sweep_into`]), and the step's
+//! contacts, earliest impact per body and earliest contact.
 //!
 //! [`bvh`]: super::bvh
+//! [`sort`]: super::sort
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rayon::prelude::*;
 
 use glam::Vec3;
 
 use super::bvh::{Bvh, PACKET};
+use super::memory::bytes;
+use super::sort::{Key, Sorting, Task, key, pair_of, sort_keys};
 use super::sweep::nearest_image;
-use super::{WallContact, World, scatter_to_places, wall_contacts_into, wall_records_into};
+use super::{World, wall_contacts_into, wall_records_into};
+use crate::contact_step::{Contact, Contacts, Earliest, StageTimes};
 use crate::error::{Counted, Error};
-use crate::geometry::{Impact, MovingSphere, Wall};
-use crate::groups::{CollisionGroups, check_length};
-use crate::layout::{EarliestImpact, FLAG_PERIODIC, Partner, TimeOfImpact, WallRecord};
+use crate::geometry::{MovingSphere, Wall};
+use crate::groups::CollisionGroups;
+use crate::layout::{EarliestImpact, FLAG_PERIODIC, TimeOfImpact, WallRecord};
 use crate::options::SweepOptions;
-
-/// One contact of the step: a pair of bodies that touch during it (or overlap at its start).
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct Contact {
-    /// The two bodies' indices, the lower first; the [`Impact`] is the sweep of the first
-    /// against the second.
-    pub pair: [u32; 2],
-    /// In a periodic box, the image of the second body that the first met, in periods per
-    /// axis: the second body's centre was taken at `center - image · period` (the nearest
-    /// image, as the sweep picks it: `round((b - a) / period)` per axis, in f32). `[0, 0, 0]`
-    /// without a periodic box. For centres more than 2³¹ periods apart (far outside the box,
-    /// where the sweep's guarantees do not hold) it saturates at the limits of `i32`.
-    pub image: [i32; 3],
-    /// When, where and how they touch.
-    pub impact: Impact,
-}
-
-/// A body's earliest impact in the step.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Earliest {
-    /// The contact's index in [`Contacts::contacts`].
-    pub contact: u32,
-    /// The other body.
-    pub partner: u32,
-}
-
-/// The contacts of one step, as [`find_contacts`] and [`ContactFinder::find`] give them.
-#[derive(Clone, Debug, Default)]
-pub struct Contacts {
-    contacts: Vec<Contact>,
-    earliest: Vec<Option<Earliest>>,
-    candidates: usize,
-    walls: Vec<Option<WallContact>>,
-}
-
-impl Contacts {
-    /// Each body's earliest contact with a body or a wall, as the GPU step's
-    /// [`StepBuffers::earliest`](crate::gpu::StepBuffers::earliest) records say it
-    /// ([`EarliestRecord::decode`](crate::layout::EarliestRecord::decode)): the body's
-    /// earliest pair contact (the lowest partner among equal times), replaced by its earliest
-    /// wall only where that is strictly earlier; `None` for a body that meets nothing.
-    #[must_use]
-    pub fn earliest_impacts(&self) -> Vec<Option<EarliestImpact>> {
-        let bodies = self.earliest.len().max(self.walls.len());
-        (0..bodies)
-            .map(|body| {
-                let pair = self.earliest_of(body as u32).map(|contact| {
-                    let first = contact.pair[0] == body as u32;
-                    let image = if first {
-                        contact.image
-                    } else {
-                        contact.image.map(i32::wrapping_neg)
-                    };
-                    EarliestImpact {
-                        time_of_impact: contact.impact.time_of_impact,
-                        status: contact.impact.status,
-                        partner: Partner::Body {
-                            index: contact.pair[usize::from(first)],
-                            image,
-                        },
-                    }
-                });
-                let wall = self
-                    .walls
-                    .get(body)
-                    .copied()
-                    .flatten()
-                    .map(|wall| EarliestImpact {
-                        time_of_impact: wall.impact.time_of_impact,
-                        status: wall.impact.status,
-                        partner: Partner::Wall { index: wall.wall },
-                    });
-                match (pair, wall) {
-                    (Some(pair), Some(wall)) if wall.time_of_impact < pair.time_of_impact => {
-                        Some(wall)
-                    }
-                    (pair, wall) => pair.or(wall),
-                }
-            })
-            .collect()
-    }
-
-    /// Every contact of the step, ordered by time of impact, then by the pair's indices:
-    /// the same order on every run and on every path.
-    #[must_use]
-    pub fn contacts(&self) -> &[Contact] {
-        &self.contacts
-    }
-
-    /// The earliest contact of the whole step (the lowest pair first among equal times), or
-    /// `None` when nothing touches.
-    #[must_use]
-    pub fn earliest(&self) -> Option<&Contact> {
-        self.contacts.first()
-    }
-
-    /// Per body (by index), its earliest contact and partner, the lowest partner index first
-    /// among contacts at the same time; `None` for a body that touches nothing.
-    #[must_use]
-    pub fn earliest_per_body(&self) -> &[Option<Earliest>] {
-        &self.earliest
-    }
-
-    /// The earliest contact of `body`, or `None` (also for an index out of range).
-    #[must_use]
-    pub fn earliest_of(&self, body: u32) -> Option<&Contact> {
-        let earliest = (*self.earliest.get(body as usize)?)?;
-        Some(&self.contacts[earliest.contact as usize])
-    }
-
-    /// Per body (by index), its earliest impact on the step's walls (the lowest wall index
-    /// among equal times), as [`super::earliest_wall_contacts`] gives it; `None` for a body
-    /// that meets no wall. Empty when the step had no walls.
-    #[must_use]
-    pub fn earliest_walls(&self) -> &[Option<WallContact>] {
-        &self.walls
-    }
-
-    /// How many candidate pairs the broad phase gave the narrow phase (at least the number
-    /// of contacts).
-    #[must_use]
-    pub fn candidates(&self) -> usize {
-        self.candidates
-    }
-
-    /// The contacts of a step from their parts (the GPU pipeline's decoding).
-    pub(crate) fn from_parts(
-        contacts: Vec<Contact>,
-        earliest: Vec<Option<Earliest>>,
-        candidates: usize,
-    ) -> Self {
-        Self {
-            contacts,
-            earliest,
-            candidates,
-            walls: Vec::new(),
-        }
-    }
-
-    /// These contacts with each body's earliest wall (the GPU pipeline's decoding).
-    pub(crate) fn with_walls(mut self, walls: Vec<Option<WallContact>>) -> Self {
-        self.walls = walls;
-        self
-    }
-
-    /// Empties these contacts for a step of `candidates` candidates to refill, keeping
-    /// their memory: the contacts, each body's earliest and each body's earliest wall.
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn refill(
-        &mut self,
-        candidates: usize,
-    ) -> (
-        &mut Vec<Contact>,
-        &mut Vec<Option<Earliest>>,
-        &mut Vec<Option<WallContact>>,
-    ) {
-        self.contacts.clear();
-        self.earliest.clear();
-        self.walls.clear();
-        self.candidates = candidates;
-        (&mut self.contacts, &mut self.earliest, &mut self.walls)
-    }
-}
+use crate::validate::check_length;
 
 /// The most sorted leaves per rayon task of the queries and the narrow phase (a multiple of
 /// [`PACKET`]).
@@ -208,7 +50,7 @@ const _: () = assert!(TASK_BODIES.is_multiple_of(PACKET) && MIN_TASK_BODIES.is_m
 /// let contacts = finder.find(&bodies, SweepOptions::default())?;
 /// assert_eq!(contacts.contacts().len(), 1);
 /// let first = contacts.earliest().expect("bodies 0 and 1 meet");
-/// assert_eq!(first.pair, [0, 1]);
+/// assert_eq!(first.pair(), Some([0, 1]));
 /// assert_eq!(first.impact.time_of_impact, 0.3);
 /// assert_eq!(contacts.earliest_per_body()[1].map(|e| e.partner), Some(0));
 /// assert!(contacts.earliest_of(2).is_none());
@@ -235,20 +77,20 @@ pub struct ContactFinder {
 
 /// Bytes a candidate pair holds, as [`ContactFinder::with_max_output_bytes`] counts them: the
 /// pair (8), its time of impact (4) and the room for its key (16).
-pub const OUTPUT_BYTES_PER_CANDIDATE: usize = 8 + 4 + size_of::<Key>();
+pub(crate) const OUTPUT_BYTES_PER_CANDIDATE: usize = 8 + 4 + size_of::<Key>();
 
 /// Bytes a contact holds besides its candidate's, as
 /// [`ContactFinder::with_max_output_bytes`] counts them: its bucket in the sort (2), its key
 /// in bucket order (16) and the [`Contact`] (76).
-pub const OUTPUT_BYTES_PER_CONTACT: usize = 2 + size_of::<Key>() + size_of::<Contact>();
+pub(crate) const OUTPUT_BYTES_PER_CONTACT: usize = 2 + size_of::<Key>() + size_of::<Contact>();
 
 /// The limit on a step's output that [`find_contacts`] and a new [`ContactFinder`] keep:
 /// 2 GiB, some 77 million candidates with no contact or 17 million that are all contacts.
-pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 31;
+pub(crate) const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 31;
 
 /// The highest limit on a step's output: the bytes of 2³² − 1 contacts (the step numbers
 /// them in 32 bits), or all of memory where that is less.
-pub const MAX_OUTPUT_BYTES: usize = {
+pub(crate) const MAX_OUTPUT_BYTES: usize = {
     let contacts = u32::MAX as u64 * OUTPUT_BYTES_PER_CONTACT as u64;
     if contacts < usize::MAX as u64 {
         contacts as usize
@@ -257,7 +99,7 @@ pub const MAX_OUTPUT_BYTES: usize = {
     }
 };
 
-/// A [`ContactFinder`]'s limit on its output, from 1 to [`MAX_OUTPUT_BYTES`].
+/// A [`ContactFinder`]'s limit on its output, from 1 to [`MAX_OUTPUT_BYTES`](ContactFinder::MAX_OUTPUT_BYTES).
 #[derive(Copy, Clone, Debug)]
 struct MaxOutputBytes(usize);
 
@@ -294,52 +136,58 @@ impl OutputBudget {
     }
 }
 
-/// The wall-clock time of each stage of the last [`ContactFinder::find`].
-#[derive(Copy, Clone, Debug, Default, PartialEq)]
-pub struct StageTimes {
-    /// Validating and packing the bodies ([`World::update`]).
-    pub validate: Duration,
-    /// The broad phase's tree: swept boxes, Morton codes, sort, hierarchy and its boxes.
-    pub build: Duration,
-    /// Each body's query of the tree and the time of impact of its candidates.
-    pub candidates_and_sweep: Duration,
-    /// Sorting the hits' keys, the full answer of each hit, written in order, and the
-    /// earliest contact per body.
-    pub order: Duration,
-}
-
-/// One task's candidates and their answers, kept for the next step.
-#[derive(Clone, Debug, Default)]
-struct Task {
-    /// The queries' stack.
-    stack: Vec<u32>,
-    pairs: Vec<[u32; 2]>,
-    /// Each candidate's time of impact, or a miss.
-    times: Vec<TimeOfImpact>,
-    /// The [`Key`] of each hit.
-    keys: Vec<Key>,
-    /// Each key's bucket in the sort.
-    buckets: Vec<u16>,
-    /// Per bucket, where the task's next key in it goes.
-    places: Vec<usize>,
-}
+// The CPU step through the trait both steps share, with the finder's output limit lowered to
+// `max_bytes` for a bounded step.
+crate::contact_step::contact_step_by_inherent!(
+    ContactFinder,
+    ContactFinder,
+    fn find_within_into(
+        &mut self,
+        bodies: &[MovingSphere],
+        options: SweepOptions,
+        max_bytes: usize,
+        out: &mut Contacts,
+    ) -> Result<(), Error> {
+        let own = self.max_output_bytes;
+        self.max_output_bytes = MaxOutputBytes(own.0.min(max_bytes.max(1)));
+        let found = ContactFinder::find_into(self, bodies, &[], options, out);
+        self.max_output_bytes = own;
+        found
+    }
+);
 
 impl ContactFinder {
+    /// The most bodies a step may hold: the tree's references keep one bit for leaves.
+    pub const MAX_BODIES: usize = MAX_BODIES;
+    /// The limit on a step's output that [`find_contacts`] and a new finder keep: 2 GiB, some
+    /// 77 million candidates with no contact or 17 million that are all contacts.
+    pub const DEFAULT_MAX_OUTPUT_BYTES: usize = DEFAULT_MAX_OUTPUT_BYTES;
+    /// The highest limit on a step's output: the bytes of 2³² − 1 contacts (the step numbers
+    /// them in 32 bits), or all of memory where that is less.
+    pub const MAX_OUTPUT_BYTES: usize = MAX_OUTPUT_BYTES;
+    /// Bytes a candidate pair holds, as [`with_max_output_bytes`](Self::with_max_output_bytes)
+    /// counts them: the pair (8), its time of impact (4) and the room for its key (16).
+    pub const OUTPUT_BYTES_PER_CANDIDATE: usize = OUTPUT_BYTES_PER_CANDIDATE;
+    /// Bytes a contact holds besides its candidate's, as
+    /// [`with_max_output_bytes`](Self::with_max_output_bytes) counts them: its bucket in the
+    /// sort (2), its key in bucket order (16) and the [`Contact`].
+    pub const OUTPUT_BYTES_PER_CONTACT: usize = OUTPUT_BYTES_PER_CONTACT;
+
     /// A finder with no memory yet, whose steps' output may take up to
-    /// [`DEFAULT_MAX_OUTPUT_BYTES`].
+    /// [`DEFAULT_MAX_OUTPUT_BYTES`](ContactFinder::DEFAULT_MAX_OUTPUT_BYTES).
     #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Limits the memory of each step's output: its candidate pairs
-    /// ([`OUTPUT_BYTES_PER_CANDIDATE`] each) and contacts ([`OUTPUT_BYTES_PER_CONTACT`] each
+    /// ([`OUTPUT_BYTES_PER_CANDIDATE`](ContactFinder::OUTPUT_BYTES_PER_CANDIDATE) each) and contacts ([`OUTPUT_BYTES_PER_CONTACT`](ContactFinder::OUTPUT_BYTES_PER_CONTACT) each
     /// besides). The queries count their pairs as they append them, and every query stops
     /// soon after the count passes the limit (within some 16,000 pairs a thread), so that a
     /// step whose bodies all overlap returns [`Error::OutputLimit`] rather than exhausting
     /// memory; the finder then releases that memory and stays usable.
     ///
-    /// Any value is accepted: 0 counts as 1 and values above [`MAX_OUTPUT_BYTES`] as that.
+    /// Any value is accepted: 0 counts as 1 and values above [`MAX_OUTPUT_BYTES`](ContactFinder::MAX_OUTPUT_BYTES) as that.
     /// The step's vectors grow by doubling, so its memory may reach about twice the limit,
     /// besides what each body holds (see [`memory_bytes`](Self::memory_bytes)).
     ///
@@ -394,24 +242,6 @@ impl ContactFinder {
     #[must_use]
     pub fn max_output_bytes(&self) -> usize {
         self.max_output_bytes.0
-    }
-
-    /// [`find`](Self::find) with the output limit lowered to `bytes` for this step alone
-    /// (the event loop's partner limit).
-    pub(crate) fn find_within<B>(
-        &mut self,
-        bodies: &[B],
-        options: SweepOptions,
-        bytes: usize,
-    ) -> Result<&Contacts, Error>
-    where
-        B: Copy + Into<MovingSphere>,
-    {
-        let own = self.max_output_bytes;
-        self.max_output_bytes = MaxOutputBytes(own.0.min(bytes.max(1)));
-        let found = self.find_with_walls(bodies, &[], options).map(|_| ());
-        self.max_output_bytes = own;
-        found.map(|()| &self.contacts)
     }
 
     /// The contacts of the step of `bodies` with `options`: see [`find_contacts`].
@@ -495,7 +325,7 @@ impl ContactFinder {
     /// let mut finder = cpu::ContactFinder::new();
     /// let contacts = finder.find_with_walls(&balls, &table, SweepOptions::default())?;
     /// assert_eq!(contacts.earliest().map(|c| c.impact.time_of_impact), Some(1.0 / 6.0));
-    /// assert_eq!(contacts.earliest_walls()[0].map(|w| w.wall), Some(1)); // x = 20, at 0.75
+    /// assert_eq!(contacts.earliest_walls()[0].and_then(|w| w.wall()), Some(1)); // x = 20, at 0.75
     /// assert!(contacts.earliest_walls()[1].is_none());
     /// # Ok::<(), sweepcast::Error>(())
     /// ```
@@ -618,12 +448,11 @@ impl ContactFinder {
             &mut self.contacts.contacts,
         );
         earliest_per_body(first, &mut self.contacts.earliest);
-        self.stage_times = StageTimes {
-            validate: validated - start,
-            build: built - validated,
-            candidates_and_sweep: swept - built,
-            order: swept.elapsed(),
-        };
+        self.stage_times.clear();
+        self.stage_times.push("validate", validated - start);
+        self.stage_times.push("build", built - validated);
+        self.stage_times.push("candidates_and_sweep", swept - built);
+        self.stage_times.push("order", swept.elapsed());
         Ok(())
     }
 
@@ -650,10 +479,14 @@ impl ContactFinder {
         }
     }
 
-    /// The time each stage of the last [`find`](Self::find) took.
+    /// The time each stage of the last [`find`](Self::find) took: `validate` (validating and
+    /// packing the bodies), `build` (the tree: swept boxes, Morton codes, sort, hierarchy and
+    /// its boxes), `candidates_and_sweep` (each body's query and the times of impact of its
+    /// candidates) and `order` (the hits' keys sorted, the full answers in order, the earliest
+    /// contact per body).
     #[must_use]
     pub fn stage_times(&self) -> StageTimes {
-        self.stage_times
+        self.stage_times.clone()
     }
 
     /// The bytes of memory the finder holds (its vectors' capacities), which it keeps from
@@ -721,345 +554,9 @@ fn keys_of_hits(pairs: &[[u32; 2]], times: &[TimeOfImpact], keys: &mut Vec<Key>)
     unsafe { keys.set_len(count) };
 }
 
-/// Keys per bucket of the sort, about: a bucket's keys sort within a core's L2 cache.
-const BUCKET_CONTACTS: usize = 4096;
-
-/// Buckets per thread where the keys allow it, of at least this many keys each.
-const BUCKETS_PER_THREAD: usize = 8;
-const MIN_BUCKET_CONTACTS: usize = 256;
-
-/// The most buckets: every task keeps a place per bucket, and the places are counted out
-/// bucket by bucket, task by task, on one thread (a million bodies, 490 tasks, make half a
-/// million places).
-const MAX_BUCKETS: usize = 1024;
-
-/// Samples of the keys per bucket, from which the buckets' bounds are drawn.
-const SAMPLES_PER_BUCKET: usize = 32;
-
 /// Contacts per batch of [`write_contacts`]'s second sweep: its pairs and impacts stay in
 /// the core's L1 cache.
 const SWEEP_CHUNK: usize = 256;
-
-/// The memory of the contacts' sort ([`sort_keys`]), kept from step to step.
-#[derive(Clone, Debug, Default)]
-struct Sorting {
-    /// The first halves of the sampled keys.
-    sample: Vec<u64>,
-    /// The bounds of the buckets, drawn from the sample.
-    splitters: Splitters,
-    /// Where each bucket starts in `unordered`, and the end of the last.
-    starts: Vec<usize>,
-    /// The tasks' keys by bucket; each bucket's first `kept` are its keys in order.
-    unordered: Vec<Key>,
-    /// Per bucket, how many of its keys are kept (all, or one of each run of equal ones).
-    kept: Vec<usize>,
-}
-
-#[cfg(test)]
-impl Sorting {
-    /// Every kept key, in order.
-    fn ordered(&self) -> impl Iterator<Item = &Key> {
-        self.starts
-            .windows(2)
-            .zip(&self.kept)
-            .flat_map(|(bounds, &kept)| &self.unordered[bounds[0]..bounds[0] + kept])
-    }
-}
-
-/// The tasks' keys in order, in `sorting` (see [`Sorting::ordered`]), one of each run of
-/// equal keys if `dedup`: a sample sort.
-///
-/// The keys are split into buckets of consecutive keys, bounded by splitters drawn from a
-/// sample of them; each task copies each of its keys to its bucket's next place in
-/// `sorting.unordered`; then each bucket, in parallel, sorts its keys in cache. Only the
-/// 16-byte keys move: [`write_contacts`] makes the contacts once, in order.
-fn sort_keys(tasks: &mut [Task], sorting: &mut Sorting, dedup: bool) {
-    let Sorting {
-        sample,
-        splitters,
-        starts,
-        unordered,
-        kept,
-    } = sorting;
-    let total: usize = tasks.iter().map(|task| task.keys.len()).sum();
-    // Contacts are numbered in 32 bits (`Earliest::contact`): the limit on the output,
-    // at most `MAX_OUTPUT_BYTES`, stops a step before 2³² of them.
-    assert!(
-        u32::try_from(total).is_ok(),
-        "more than 2^32 contacts in one step"
-    );
-    // A small step still makes a few buckets a thread, so that the sort and the contacts'
-    // second sweep run on every core.
-    let few = (total / MIN_BUCKET_CONTACTS).min(BUCKETS_PER_THREAD * rayon::current_num_threads());
-    let buckets = (total / BUCKET_CONTACTS).max(few).clamp(1, MAX_BUCKETS);
-    draw_splitters(tasks, total, buckets, sample, splitters);
-    let splitters = &*splitters;
-    // Each key's bucket, and how many each task has in each.
-    tasks.par_iter_mut().for_each(|task| {
-        task.places.clear();
-        task.places.resize(buckets, 0);
-        task.buckets.clear();
-        for &key in &task.keys {
-            let bucket = splitters.bucket(first_half(key));
-            task.places[bucket] += 1;
-            task.buckets.push(bucket as u16);
-        }
-    });
-    // Bucket by bucket, then task by task: where each task's first key in each goes.
-    starts.clear();
-    let mut place = 0;
-    for bucket in 0..buckets {
-        starts.push(place);
-        for task in tasks.iter_mut() {
-            let count = task.places[bucket];
-            task.places[bucket] = place;
-            place += count;
-        }
-    }
-    starts.push(place);
-    let parts = tasks.par_iter_mut().map(|task| {
-        let items = task.keys.iter().copied();
-        let buckets = task.buckets.iter().map(|&bucket| usize::from(bucket));
-        (items.zip(buckets), &mut task.places[..])
-    });
-    // SAFETY: the places were counted out just above from each task's keys and their
-    // buckets, which the scatter gives back unchanged.
-    unsafe { scatter_to_places(parts, total, unordered) };
-    let mut spans = Vec::with_capacity(buckets);
-    let mut rest = &mut unordered[..];
-    for bounds in starts.windows(2) {
-        let (span, after) = rest.split_at_mut(bounds[1] - bounds[0]);
-        spans.push(span);
-        rest = after;
-    }
-    spans
-        .into_par_iter()
-        .map_init(BucketSort::default, |scratch, keys| {
-            // A bucket far beyond its share (keys whose first half repeats, such as one body
-            // that overlaps thousands at the start of the step) sorts on all cores.
-            if keys.len() > 8 * BUCKET_CONTACTS {
-                keys.par_sort_unstable();
-            } else {
-                scratch.sort(keys);
-            }
-            if dedup {
-                dedup_sorted(keys)
-            } else {
-                keys.len()
-            }
-        })
-        .collect_into_vec(kept);
-}
-
-/// The memory of one thread's bucket sorts.
-#[derive(Default)]
-struct BucketSort {
-    /// Per first half, from the bucket's least, how many keys have it, then where the next
-    /// goes.
-    counts: Vec<u32>,
-    keys: Vec<Key>,
-}
-
-impl BucketSort {
-    /// Sorts `keys`: a counting sort into about two cells a key by the top bits of their
-    /// first halves above the least (the first body alone for keys at time 0, whose bucket
-    /// covers a range of bodies each with a few partners; the time's top bits for the rest),
-    /// then each cell's few keys by an insertion sort. A comparison sort of a bucket takes
-    /// `log₂` of its length in rounds of compares, each a guess for the branch predictor.
-    fn sort(&mut self, keys: &mut [Key]) {
-        let Some((low, high)) = keys.iter().fold(None, |bounds, &key| {
-            let half = first_half(key);
-            let (low, high) = bounds.unwrap_or((half, half));
-            Some((low.min(half), high.max(half)))
-        }) else {
-            return;
-        };
-        // The fewest bits of shift that leave fewer cells than twice the keys.
-        let cells_bits = (2 * keys.len()).ilog2();
-        let shift = (u64::BITS - (high - low).leading_zeros()).saturating_sub(cells_bits);
-        let cells = ((high - low) >> shift) as usize + 1;
-        let cell = |key: Key| ((first_half(key) - low) >> shift) as usize;
-        self.counts.clear();
-        self.counts.resize(cells + 1, 0);
-        for &key in keys.iter() {
-            self.counts[cell(key) + 1] += 1;
-        }
-        for k in 1..self.counts.len() {
-            self.counts[k] += self.counts[k - 1];
-        }
-        // `counts[k]` is now where cell `k` starts, and `counts[k + 1]` its end.
-        self.keys.clear();
-        self.keys.extend_from_slice(keys);
-        for &key in &self.keys {
-            let next = &mut self.counts[cell(key)];
-            keys[*next as usize] = key;
-            *next += 1;
-        }
-        // Each `counts[k]` has moved on to the end of its cell, the start of the next.
-        let mut start = 0;
-        for &end in &self.counts[..cells] {
-            insertion_sort(&mut keys[start..end as usize]);
-            start = end as usize;
-        }
-    }
-}
-
-/// Sorts `keys`, a few of them: shorter runs than the standard library's sort is made for
-/// (it costs a call and its checks a run, where most runs here hold one to four keys).
-fn insertion_sort(keys: &mut [Key]) {
-    if keys.len() > 16 {
-        keys.sort_unstable();
-        return;
-    }
-    for next in 1..keys.len() {
-        let key = keys[next];
-        let mut place = next;
-        while place > 0 && keys[place - 1] > key {
-            keys[place] = keys[place - 1];
-            place -= 1;
-        }
-        keys[place] = key;
-    }
-}
-
-/// Moves one of each run of equal values of `values` (ordered) to its front, in order, and
-/// returns how many there are.
-fn dedup_sorted(values: &mut [Key]) -> usize {
-    let mut kept = usize::from(!values.is_empty());
-    for read in 1..values.len() {
-        if values[read] != values[kept - 1] {
-            values[kept] = values[read];
-            kept += 1;
-        }
-    }
-    kept
-}
-
-/// Draws `buckets - 1` bounds of the buckets from an even sample of the tasks' `total`
-/// keys, as their [first halves](first_half), into `splitters`.
-fn draw_splitters(
-    tasks: &[Task],
-    total: usize,
-    buckets: usize,
-    sample: &mut Vec<u64>,
-    splitters: &mut Splitters,
-) {
-    splitters.bounds.clear();
-    if buckets >= 2 {
-        let samples = (buckets * SAMPLES_PER_BUCKET).min(total);
-        sample.clear();
-        let (mut task, mut first) = (0, 0);
-        for k in 0..samples {
-            let index = k * total / samples;
-            while index >= first + tasks[task].keys.len() {
-                first += tasks[task].keys.len();
-                task += 1;
-            }
-            sample.push(first_half(tasks[task].keys[index - first]));
-        }
-        sample.sort_unstable();
-        splitters
-            .bounds
-            .extend((1..buckets).map(|k| sample[k * samples / buckets]));
-    }
-    splitters.index();
-}
-
-/// Cells of [`Splitters`]' table per bucket, about.
-const CELLS_PER_BUCKET: usize = 4;
-
-/// The first halves of keys at a time above 0 start here: below are those at time 0 (most
-/// contacts in a dense scene overlap at the start), ordered by their first body alone.
-const TIMED: u64 = 1 << 32;
-
-/// The bounds of the sort's buckets, and a table that finds a key's bucket with one load
-/// and, mostly, a compare or two.
-///
-/// The table cuts the keys into cells of equal width (a power of two), about four a bucket,
-/// and holds for each how many bounds lie below it: a key's bucket lies between its cell's
-/// count and the next cell's. It has two parts, each over its own bounds' span: the keys at
-/// time 0, by their first body, and the keys after it, by their time's bits. Where the
-/// keys crowd within a part (times near 1, whose bits are dense) a cell holds more than a
-/// few bounds, and a binary search among them finishes the job; it never takes more steps
-/// than one among all the bounds.
-#[derive(Clone, Debug, Default)]
-struct Splitters {
-    /// Ordered: bucket `k` holds the keys from `bounds[k - 1]` up to (not including)
-    /// `bounds[k]`.
-    bounds: Vec<u64>,
-    /// The table's parts: the keys below [`TIMED`], then the others.
-    parts: [Part; 2],
-    /// Per cell of each part, how many bounds lie below its start; then how many lie below
-    /// the part's end.
-    cells: Vec<u32>,
-    /// The bounds, then four more that no key reaches, so that four compares from any
-    /// bound stay within it.
-    padded: Vec<u64>,
-}
-
-/// One part of [`Splitters`]' table: its cell `i` starts at `low + (i << shift)`, and is
-/// `cells[first + i]`.
-#[derive(Copy, Clone, Debug, Default)]
-struct Part {
-    low: u64,
-    shift: u32,
-    first: usize,
-    /// Its last cell (`i`), which also holds every key beyond it.
-    last: usize,
-}
-
-impl Splitters {
-    /// Builds the table of `bounds`.
-    fn index(&mut self) {
-        self.cells.clear();
-        let split = self.bounds.partition_point(|&bound| bound < TIMED);
-        let (zero, timed) = self.bounds.split_at(split);
-        for (part, (bounds, below, start)) in [(zero, 0, 0), (timed, split, TIMED)]
-            .into_iter()
-            .enumerate()
-        {
-            let low = bounds.first().copied().unwrap_or(start);
-            let high = bounds.last().copied().unwrap_or(low);
-            let cells = (CELLS_PER_BUCKET * (bounds.len() + 1)).next_power_of_two();
-            // The fewest bits of shift that leave every key up to `high` within the part's
-            // cells: `(high - low) >> shift < cells`.
-            let span_bits = u64::BITS - (high - low).leading_zeros();
-            let shift = span_bits.saturating_sub(cells.trailing_zeros());
-            self.parts[part] = Part {
-                low,
-                shift,
-                first: self.cells.len(),
-                last: cells - 1,
-            };
-            let count = |start: u64| (below + bounds.partition_point(|&b| b < start)) as u32;
-            self.cells
-                .extend((0..cells as u64).map(|i| count(low.saturating_add(i << shift))));
-            self.cells.push((below + bounds.len()) as u32);
-        }
-        self.padded.clear();
-        self.padded.extend(&self.bounds);
-        self.padded.extend([u64::MAX; 4]);
-    }
-
-    /// The bucket of `key`: how many bounds are at most `key`.
-    fn bucket(&self, key: u64) -> usize {
-        let part = &self.parts[usize::from(key >= TIMED)];
-        let cell =
-            part.first + ((key.saturating_sub(part.low) >> part.shift) as usize).min(part.last);
-        let (below, end) = (self.cells[cell] as usize, self.cells[cell + 1] as usize);
-        if end - below > 4 {
-            return below + self.bounds[below..end].partition_point(|&bound| bound <= key);
-        }
-        // At most four bounds in the cell: four compares, those past the cell's bounds
-        // masked (the padding keeps their loads within the vector), with no branch on how
-        // many there are.
-        let within = &self.padded[below..below + 4];
-        (0..4)
-            .map(|j| usize::from((below + j < end) & (within[j] <= key)))
-            .sum::<usize>()
-            + below
-    }
-}
 
 /// The contacts of the keys that `sorting` holds in order, written into `contacts`, and
 /// each body's first contact among them into `first`, with its partner there (an atomic
@@ -1113,11 +610,7 @@ fn write_contacts(
                     let impact = impact.expect("the second sweep hits as the first did");
                     debug_assert_eq!(key, self::key(impact.time_of_impact, pair_of(key)));
                     let pair = pair_of(key);
-                    place.write(Contact {
-                        pair,
-                        image: image_of(world, pair),
-                        impact,
-                    });
+                    place.write(Contact::of_pair(pair, image_of(world, pair), impact));
                     let [a, b] = pair;
                     for (body, partner) in [(a, b), (b, a)] {
                         let entry = ((index + k) as u64) << 32 | u64::from(partner);
@@ -1151,33 +644,8 @@ fn earliest_per_body(first: &[AtomicU64], earliest: &mut Vec<Option<Earliest>>) 
         .collect_into_vec(earliest);
 }
 
-/// The bytes `vector` holds.
-pub(crate) fn bytes<T>(vector: &Vec<T>) -> usize {
-    vector.capacity() * std::mem::size_of::<T>()
-}
-
 /// The most bodies a step may hold: the tree's references keep one bit for leaves.
-pub const MAX_BODIES: usize = (1 << 31) - 1;
-
-/// A contact's place in the contacts' order, as one integer: the bits of its time of impact
-/// (never negative, so that they order it), then its pair; the lowest 32 bits are 0.
-type Key = u128;
-
-/// The [`Key`] of a contact of `pair` at `time`.
-fn key(time: f32, [a, b]: [u32; 2]) -> Key {
-    (u128::from(time.to_bits()) << 96) | (u128::from(a) << 64) | (u128::from(b) << 32)
-}
-
-/// The pair of a [`Key`].
-fn pair_of(key: Key) -> [u32; 2] {
-    [(key >> 64) as u32, (key >> 32) as u32]
-}
-
-/// The first half of a [`Key`] (the time and the first body), from which the sort's
-/// buckets are drawn.
-fn first_half(key: Key) -> u64 {
-    (key >> 64) as u64
-}
+pub(crate) const MAX_BODIES: usize = (1 << 31) - 1;
 
 /// The image of `pair`'s second body that the sweep met ([`nearest_image`]), in periods.
 fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
@@ -1195,8 +663,8 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
 /// its start), each pair's earliest contact per body, and the earliest of the step; with
 /// [`SweepOptions`] as every path takes them (the separating option, a periodic box).
 ///
-/// No candidate pairs are needed: a broad phase (a linear BVH over the bodies' swept boxes,
-/// see the README) finds them, and the answer of each is the f32 sweep's on lanes, exactly
+/// No candidate pairs are needed: a broad phase (a linear BVH over the bodies' swept boxes;
+/// the repository's `docs/step.md` has its design) finds them, and the answer of each is the f32 sweep's on lanes, exactly
 /// the twin's (the times of all, then the full answer of the hits, in order). Both run on
 /// all cores (rayon). The contacts are exactly those of
 /// sweeping every pair with [`World::sweep_into`]: the boxes are widened so that no pair the
@@ -1206,12 +674,12 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
 ///
 /// # Memory
 /// Besides what each body holds, the step's output is limited to
-/// [`DEFAULT_MAX_OUTPUT_BYTES`] (2 GiB, as [`ContactFinder::with_max_output_bytes`] counts
+/// [`DEFAULT_MAX_OUTPUT_BYTES`](ContactFinder::DEFAULT_MAX_OUTPUT_BYTES) (2 GiB, as [`ContactFinder::with_max_output_bytes`] counts
 /// it); a [`ContactFinder`] sets its own limit.
 ///
 /// # Errors
 /// The typed errors of [`World::update`] for a bad body or a periodic box too small for one;
-/// [`Error::TooManyBodies`] beyond [`MAX_BODIES`]; [`Error::OutputLimit`] when the candidates
+/// [`Error::TooManyBodies`] beyond [`MAX_BODIES`](ContactFinder::MAX_BODIES); [`Error::OutputLimit`] when the candidates
 /// and contacts outgrow the limit (bodies that all overlap: every pair is a contact). No
 /// bodies, or one, give no contacts.
 ///
@@ -1229,10 +697,10 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
 ///     })
 ///     .collect();
 /// let contacts = cpu::find_contacts(&bodies, SweepOptions::default())?;
-/// let pairs: Vec<[u32; 2]> = contacts.contacts().iter().map(|c| c.pair).collect();
+/// let pairs: Vec<[u32; 2]> = contacts.contacts().iter().filter_map(|c| c.pair()).collect();
 /// assert_eq!(pairs, [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]);
 /// assert!(contacts.contacts().iter().all(|c| c.impact.time_of_impact == 0.5));
-/// assert_eq!(contacts.earliest().map(|c| c.pair), Some([0, 1]));
+/// assert_eq!(contacts.earliest().and_then(|c| c.pair()), Some([0, 1]));
 /// assert_eq!(contacts.earliest_per_body()[3].map(|e| e.partner), Some(2));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
@@ -1248,148 +716,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A 64-bit linear congruential generator's high bits.
-    fn random(state: &mut u64) -> u64 {
-        *state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        *state >> 33
-    }
-
-    /// A first half of a key as the step makes them: a time's bits (0 for a quarter of them,
-    /// as for overlapping pairs; else spread over [0, 1] and crowded near 1) and a body.
-    fn first_half_of(state: &mut u64, bodies: u64) -> u64 {
-        let time = match random(state) % 4 {
-            0 => 0.0,
-            1 => 1.0 - (random(state) % 1000) as f32 * 1e-6,
-            _ => (random(state) % 1_000_000) as f32 / 1e6,
-        };
-        (u64::from(f32::to_bits(time)) << 32) | (random(state) % bodies)
-    }
-
-    /// The table finds the bucket a plain binary search does, for every number of bounds up
-    /// to a few hundred and 1,023: bounds in a narrow range with runs of equal ones, and
-    /// bounds as the step draws them; keys below, between, on and beyond them.
-    #[test]
-    fn splitters_find_every_keys_bucket() {
-        let mut state = 7;
-        for len in (0..300).chain([1023]) {
-            for narrow in [true, false] {
-                let mut bounds: Vec<u64> = (0..len)
-                    .map(|_| {
-                        if narrow {
-                            100 + random(&mut state) % 64
-                        } else {
-                            first_half_of(&mut state, 1000)
-                        }
-                    })
-                    .collect();
-                bounds.sort_unstable();
-                let mut splitters = Splitters {
-                    bounds,
-                    ..Splitters::default()
-                };
-                splitters.index();
-                let mut keys: Vec<u64> = (0..200)
-                    .map(|k| {
-                        if narrow {
-                            90 + k % 80
-                        } else {
-                            first_half_of(&mut state, 1000)
-                        }
-                    })
-                    .collect();
-                for &bound in &splitters.bounds {
-                    keys.extend([bound.saturating_sub(1), bound, bound + 1]);
-                }
-                keys.extend([0, u64::MAX >> 1, u64::MAX]);
-                for key in keys {
-                    let expected = splitters.bounds.partition_point(|&s| s <= key);
-                    assert_eq!(
-                        splitters.bucket(key),
-                        expected,
-                        "{len} bounds (narrow: {narrow}), key {key:#x}"
-                    );
-                }
-            }
-        }
-    }
-
-    /// The tasks' keys by [`sort_keys`], then by a plain sort (and `dedup`), and the bounds
-    /// the first drew.
-    fn sort_both_ways(tasks: &mut [Task], dedup: bool) -> (Vec<Key>, Vec<Key>, Vec<u64>) {
-        let mut expected: Vec<Key> = tasks.iter().flat_map(|task| task.keys.clone()).collect();
-        expected.sort_unstable();
-        if dedup {
-            expected.dedup();
-        }
-        let mut sorting = Sorting::default();
-        sort_keys(tasks, &mut sorting, dedup);
-        let ordered = sorting.ordered().copied().collect();
-        (ordered, expected, sorting.splitters.bounds)
-    }
-
-    /// The sample sort gives the keys in order, with every one kept (or one of each run of
-    /// equal ones), from tasks of every size (empty ones too) and keys with many ties in
-    /// their first half (time 0, as for overlapping pairs, and one body with many
-    /// partners), in one bucket and in hundreds.
-    #[test]
-    fn sort_keys_orders_every_key() {
-        let mut state = 11;
-        for total_wanted in [0, 1, 5, 4000, 300_000] {
-            let mut tasks = Vec::new();
-            let mut made = 0;
-            while made < total_wanted {
-                let size = (random(&mut state) as usize % 5000).min(total_wanted - made);
-                let size = if random(&mut state).is_multiple_of(5) {
-                    0
-                } else {
-                    size
-                };
-                let mut task = Task::default();
-                for _ in 0..size {
-                    let r = random(&mut state);
-                    let time = if r.is_multiple_of(3) {
-                        0.0
-                    } else {
-                        (r % 1000) as f32 / 1000.0
-                    };
-                    let first = if r.is_multiple_of(7) {
-                        5
-                    } else {
-                        (random(&mut state) % 1000) as u32
-                    };
-                    let second = first + 1 + (random(&mut state) % 100) as u32;
-                    task.keys.push(key(time, [first, second]));
-                }
-                made += size;
-                tasks.push(task);
-            }
-            for dedup in [false, true] {
-                let (ordered, expected, bounds) = sort_both_ways(&mut tasks, dedup);
-                assert_eq!(ordered, expected, "{total_wanted} keys, dedup {dedup}");
-                assert!(total_wanted < 300_000 || bounds.len() > 50);
-                // Times 0 to 0.999 in steps of 0.001, bodies 0 to 1,099: runs of equal keys.
-                assert!(!dedup || total_wanted < 4000 || expected.len() < made);
-            }
-        }
-    }
-
-    /// One body that overlaps 40,000 others at the start: every key's first half is the
-    /// same, so every key falls in one bucket, which sorts on all cores, in order.
-    #[test]
-    fn sort_keys_orders_one_full_bucket() {
-        let mut state = 3;
-        let mut tasks: Vec<Task> = (0..4).map(|_| Task::default()).collect();
-        for k in 0..40_000 {
-            let second = 1 + (random(&mut state) % 1_000_000) as u32;
-            tasks[k % 4].keys.push(key(0.0, [0, second]));
-        }
-        let (ordered, expected, bounds) = sort_both_ways(&mut tasks, false);
-        assert!(bounds.iter().all(|&s| s == 0), "one bucket holds them all");
-        assert_eq!(ordered, expected);
-    }
 
     /// The hits' keys are those of the times that [`TimeOfImpact::time`] calls hits, in
     /// order: overlaps at time 0, contacts at their time (0 and 1 included), misses (above
@@ -1418,16 +744,5 @@ mod tests {
         keys_of_hits(&pairs, &times, &mut keys);
         assert_eq!(keys, expected);
         assert_eq!(keys.len(), 6);
-    }
-
-    /// A key gives back its pair, and orders by time, then by the pair.
-    #[test]
-    fn keys_order_by_time_then_pair() {
-        let k = key(0.25, [7, 9]);
-        assert_eq!(pair_of(k), [7, 9]);
-        assert_eq!(first_half(k), (u64::from(0.25f32.to_bits()) << 32) | 7);
-        assert!(key(0.0, [u32::MAX - 1, u32::MAX]) < key(f32::from_bits(1), [0, 1]));
-        assert!(key(0.5, [3, u32::MAX]) < key(0.5, [4, 5]));
-        assert!(key(0.5, [3, 4]) < key(0.5, [3, 5]));
     }
 }

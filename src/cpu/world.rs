@@ -32,7 +32,7 @@ pub const SERIAL_PAIRS: usize = 16_384;
 ///
 /// Every body is validated, referenced by a pair or not: a world is a whole step's bodies,
 /// and a bad body is reported when the world is built (with the typed errors of
-/// [`validate_body`](crate::validate_body) and, with a periodic box,
+/// [`validate_body`](crate::low_level::validate_body) and, with a periodic box,
 /// [`Error::PeriodicBoxTooSmall`]), not when a pair first names it.
 ///
 /// # Example
@@ -104,7 +104,7 @@ impl World {
 
     /// The bytes of memory the world holds.
     pub(crate) fn memory_bytes(&self) -> usize {
-        super::step::bytes(&self.bodies)
+        super::memory::bytes(&self.bodies)
     }
 
     /// The number of bodies.

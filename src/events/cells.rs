@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 use super::BroadPhase;
 use crate::error::Error;
 use crate::geometry::MovingSphere;
-use crate::groups::{CollisionGroups, check_length, interact};
+use crate::groups::{CollisionGroups, interact};
 use crate::options::SweepOptions;
+use crate::validate::check_length;
 
 /// The cells of one axis: how many, how wide, and whether they wrap around.
 #[derive(Copy, Clone, Debug, Default)]
@@ -523,7 +524,7 @@ impl BroadPhase for Cells {
         if spheres.is_empty() {
             return Ok(0);
         }
-        crate::validate_bodies(spheres)?;
+        crate::validate::validate_bodies(spheres)?;
         self.lay_out(spheres, &options);
         self.fill(spheres, groups);
         let layers = self.axes[2].count;

@@ -70,13 +70,34 @@
 //! # Ok::<(), sweepcast::Error>(())
 //! ```
 
+// This file is the loop itself (`EventLoop`: each body's next event, its walls and skins,
+// the steps). Its parts: the bodies, events and a body at an event in body.rs, responses in
+// response.rs, the broad phases in broad_phase.rs and cells.rs, the pair predictions in
+// predict.rs, the queue of events in queue.rs, each body's partners in partners.rs, the
+// periodic box's images in images.rs, the checks of the bodies in checks.rs.
+mod body;
+mod broad_phase;
 mod cells;
+mod checks;
+mod images;
+mod partners;
 mod predict;
 mod queue;
+mod response;
 
+pub use body::{Event, EventBody, Moment};
+use body::{MAX_MAGNITUDE, MIN_LENGTH};
+use body::{Motion, groups_of};
+pub use broad_phase::{AllPairs, BroadPhase};
+use broad_phase::{too_many_pairs, within_work};
 pub use cells::Cells;
 use cells::SkinGrid;
+use checks::{beyond, check_response, validate};
+use images::{Images, wrap};
+use partners::Partners;
+use predict::Prediction;
 use queue::EventQueue;
+pub use response::{Elastic, Response};
 
 use std::cmp::Ordering;
 
@@ -85,180 +106,9 @@ use glam::DVec3;
 use crate::cpu::Simd;
 use crate::error::{BodyField, Error};
 use crate::geometry::{MovingSphere, Wall};
-use crate::groups::{CollisionGroups, check_length, interact};
+use crate::groups::{CollisionGroups, interact};
 use crate::options::{PeriodicBox, SweepOptions};
 use crate::reference::{self, Body};
-
-/// The largest magnitude of a component of an event body's position or velocity, of its
-/// radius and of a skin: 2¹²² (about 5.3 × 10³⁶), a power of two below a quarter of
-/// [`crate::MAX_MAGNITUDE`], so that a body grown by twice the skin still fits the f32
-/// spheres every broad phase is given. In open space a body's path over the step must stay
-/// within it too. Within it the predictions' largest products (the square of a relative
-/// speed times the square of a radius sum, about 2⁵⁰⁰ at most) are far from overflowing f64.
-pub const MAX_MAGNITUDE: f64 = f64::from_bits((1023 + 122) << 52);
-
-/// The smallest radius above 0 and the smallest skin: 2⁻¹²⁶ (`f32::MIN_POSITIVE`, the
-/// smallest normal f32). A radius sum of at least that has a square of at least 2⁻²⁵², so
-/// the predictions' squares do not underflow at any distance where two bodies can touch;
-/// what a tinier relative speed loses to underflow moves the bodies less than 2⁻²⁵⁹ of their
-/// radii a unit of time.
-pub const MIN_LENGTH: f64 = f64::from_bits((1023 - 126) << 52);
-
-/// A body of an event loop, in f64.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct EventBody {
-    /// The centre now.
-    pub position: DVec3,
-    /// Distance a unit of time.
-    pub velocity: DVec3,
-    /// Radius (at least 0).
-    pub radius: f64,
-    /// Mass (above 0; `f64::INFINITY` for a body that nothing moves).
-    pub mass: f64,
-    /// Its collision groups: the loop never pairs two bodies whose groups do not interact
-    /// (they pass through each other). [`CollisionGroups::ALL`] by default. Walls are not
-    /// filtered. A response's change to them is not taken (they change between steps).
-    pub groups: CollisionGroups,
-}
-
-impl EventBody {
-    /// A body at `position` moving at `velocity`, in every collision group
-    /// ([`CollisionGroups::ALL`]).
-    #[must_use]
-    pub const fn new(position: DVec3, velocity: DVec3, radius: f64, mass: f64) -> Self {
-        Self {
-            position,
-            velocity,
-            radius,
-            mass,
-            groups: CollisionGroups::ALL,
-        }
-    }
-
-    /// The body with collision groups `groups`.
-    #[must_use]
-    pub const fn with_groups(mut self, groups: CollisionGroups) -> Self {
-        self.groups = groups;
-        self
-    }
-
-    /// Its kinetic energy, `m v² / 2` (0 for a body of infinite mass at rest).
-    #[must_use]
-    pub fn kinetic_energy(&self) -> f64 {
-        let speed_squared = self.velocity.length_squared();
-        if speed_squared == 0.0 {
-            0.0
-        } else {
-            0.5 * self.mass * speed_squared
-        }
-    }
-}
-
-/// One resolved impact of a step.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub enum Event {
-    /// Two bodies met.
-    Pair {
-        /// When, from the start of the step.
-        time: f64,
-        /// The two bodies, the lower index first.
-        bodies: [usize; 2],
-        /// The first body's surface point facing the second.
-        point: DVec3,
-        /// Unit normal from the first body's centre towards the second's.
-        normal: DVec3,
-    },
-    /// A body met a wall.
-    Wall {
-        /// When, from the start of the step.
-        time: f64,
-        /// The body.
-        body: usize,
-        /// The wall's index.
-        wall: usize,
-        /// The body's surface point facing the wall.
-        point: DVec3,
-        /// Unit normal from the body's centre towards the wall.
-        normal: DVec3,
-    },
-}
-
-impl Event {
-    /// When it happened, from the start of the step.
-    #[must_use]
-    pub fn time(&self) -> f64 {
-        match *self {
-            Self::Pair { time, .. } | Self::Wall { time, .. } => time,
-        }
-    }
-}
-
-/// What happens at an impact: the velocities (or anything else of the bodies) after it. The
-/// loop calls it with the bodies touching, at the impact's time.
-pub trait Response {
-    /// Two bodies touch; `normal` points from `a`'s centre towards `b`'s.
-    fn pair(&mut self, a: &mut EventBody, b: &mut EventBody, normal: DVec3);
-    /// A body touches a wall; `normal` points from its centre towards the wall.
-    fn wall(&mut self, body: &mut EventBody, normal: DVec3);
-}
-
-/// The impulse of smooth rigid spheres: along the normal, the approach speed comes back
-/// times `restitution` (1: elastic, energy conserved; 0: perfectly inelastic), momentum
-/// conserved; walls are of infinite mass. Bodies that are not approaching are left alone.
-/// Two bodies of infinite mass, or a moving body of infinite mass against a wall, are left
-/// approaching: the loop then returns [`Error::UnresolvedImpact`].
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct Elastic {
-    restitution: f64,
-}
-
-impl Elastic {
-    /// Restitution 1: energy is conserved.
-    #[must_use]
-    pub const fn perfect() -> Self {
-        Self { restitution: 1.0 }
-    }
-
-    /// The coefficient of restitution `restitution`, from 0 to 1.
-    ///
-    /// # Errors
-    /// [`Error::InvalidRestitution`] for NaN or a value outside 0 to 1 (above 1 every impact
-    /// would add energy, and a walled body would speed up without bound; below 0 the bodies
-    /// would go on approaching).
-    pub fn new(restitution: f64) -> Result<Self, Error> {
-        if (0.0..=1.0).contains(&restitution) {
-            Ok(Self { restitution })
-        } else {
-            Err(Error::InvalidRestitution { restitution })
-        }
-    }
-
-    /// Its coefficient of restitution.
-    #[must_use]
-    pub const fn restitution(&self) -> f64 {
-        self.restitution
-    }
-}
-
-impl Response for Elastic {
-    fn pair(&mut self, a: &mut EventBody, b: &mut EventBody, normal: DVec3) {
-        let approach = (a.velocity - b.velocity).dot(normal);
-        let inverse_masses = a.mass.recip() + b.mass.recip();
-        if approach <= 0.0 || inverse_masses == 0.0 {
-            return;
-        }
-        let impulse = (1.0 + self.restitution) * approach / inverse_masses;
-        a.velocity -= normal * (impulse / a.mass);
-        b.velocity += normal * (impulse / b.mass);
-    }
-
-    fn wall(&mut self, body: &mut EventBody, normal: DVec3) {
-        let approach = body.velocity.dot(normal);
-        if approach > 0.0 && body.mass.is_finite() {
-            body.velocity -= normal * ((1.0 + self.restitution) * approach);
-        }
-    }
-}
 
 /// What a body's next event is: a pair, a wall, leaving its skin (the pairs must then be
 /// asked for again), or nothing (it is at rest, no partner coming).
@@ -297,17 +147,6 @@ impl Kind {
             Self::Nothing => (5, 0),
         }
     }
-}
-
-/// What a pair's sweep found: an impact at a time, a time from which the pair must be
-/// looked at again (a periodic box's nearest image may change), or neither.
-#[derive(Copy, Clone, Debug, PartialEq)]
-enum Prediction {
-    Impact(f64),
-    /// Looked at again after the square root of this, from the prediction's time (its
-    /// square, so that the common case takes no square root).
-    Recheck(f64),
-    Never,
 }
 
 /// A body's next event: the earliest of its collisions with its partners, its walls and its
@@ -350,10 +189,6 @@ const _: () = assert!(std::mem::size_of::<Plan>() == 64);
 /// The default work limit of a step ([`EventLoop::with_max_work`]).
 const DEFAULT_MAX_WORK: u64 = 1 << 32;
 
-/// The work a broad phase is charged for each body it is asked about (besides a unit a pair):
-/// a grid's cells, up to two a body, each visited with its neighbours.
-const WORK_PER_BODY: u64 = 32;
-
 /// The default limit of partner slots ([`EventLoop::with_max_partners`]).
 const DEFAULT_MAX_PARTNERS: u64 = 1 << 27;
 
@@ -365,343 +200,6 @@ impl Plan {
     };
 }
 
-/// What a sweep reads of a body, in one cache line: where it is at its own time (from the
-/// start of the step), its velocity and its radius.
-#[derive(Copy, Clone, Debug, PartialEq)]
-#[repr(C, align(64))]
-struct Motion {
-    position: DVec3,
-    time: f64,
-    velocity: DVec3,
-    radius: f64,
-}
-
-impl Motion {
-    /// Where it is at `time` (not wrapped).
-    fn at(&self, time: f64) -> DVec3 {
-        self.position + self.velocity * (time - self.time)
-    }
-}
-
-/// A body's state at the moment of an event: what the loop hands to the callback of
-/// [`EventLoop::advance`]. The loop moves only the bodies an event involves (each keeps the
-/// time it was last moved to); this view gives any body where it is at the event's time.
-#[derive(Copy, Clone, Debug)]
-pub struct Moment<'a> {
-    motions: &'a [Motion],
-    masses: &'a [f64],
-    /// Per body, its groups (empty: all [`CollisionGroups::ALL`]).
-    groups: &'a [CollisionGroups],
-    /// The event's time on the loop's clock, and the step's start on it.
-    time: f64,
-    start: f64,
-}
-
-impl Moment<'_> {
-    /// The event's time, from the start of the step.
-    #[must_use]
-    pub fn time(&self) -> f64 {
-        self.time - self.start
-    }
-
-    /// How many bodies there are.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.motions.len()
-    }
-
-    /// Whether there are none.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.motions.is_empty()
-    }
-
-    /// Body `index` at the event's time (its position moved along its velocity to it; in a
-    /// periodic box not wrapped back into it).
-    ///
-    /// # Panics
-    /// If `index` is out of range.
-    #[must_use]
-    pub fn body(&self, index: usize) -> EventBody {
-        let motion = &self.motions[index];
-        EventBody {
-            position: motion.at(self.time),
-            velocity: motion.velocity,
-            radius: motion.radius,
-            mass: self.masses[index],
-            groups: groups_of(self.groups, index),
-        }
-    }
-
-    /// Every body at the event's time.
-    pub fn bodies(&self) -> impl Iterator<Item = EventBody> + '_ {
-        (0..self.motions.len()).map(|index| self.body(index))
-    }
-}
-
-/// Where the event loop gets the pairs of bodies that may meet: the loop asks for the pairs
-/// of spheres (centred on the bodies, at rest, each grown by the skin and a hair for f32's
-/// rounding) that touch or overlap; only those pairs are swept until a body leaves its skin.
-/// A broad phase may give more pairs than that (every pair, say): never fewer.
-pub trait BroadPhase {
-    /// Writes into `pairs` every pair of `spheres` that touch or overlap and whose collision
-    /// groups interact (each once, in any order), with `options`' periodic box. `groups` is
-    /// empty (every pair interacts) or holds one a sphere; a pair that does not interact may
-    /// be written too (the loop drops it), but a broad phase that leaves it out saves the
-    /// loop that work and counts it against no limit.
-    ///
-    /// # Errors
-    /// The broad phase's own (validation, the device), and [`Error::GroupsLength`] for
-    /// `groups` of another length.
-    fn touching_pairs(
-        &mut self,
-        spheres: &[MovingSphere],
-        groups: &[CollisionGroups],
-        options: SweepOptions,
-        pairs: &mut Vec<[u32; 2]>,
-    ) -> Result<(), Error>;
-
-    /// [`touching_pairs`](Self::touching_pairs) within limits: [`Error::TooManyPartners`]
-    /// where there are more than `max_pairs`, [`Error::WorkLimit`] where it would take more
-    /// than `max_work` units of work (about a pair tested each); else the work it took. What
-    /// the event loop calls, with its partner and work limits
-    /// ([`EventLoop::with_max_partners`], [`EventLoop::with_max_work`]). The default finds
-    /// every pair, then counts them, and takes 32 units a body and one a pair; a broad phase
-    /// whose pairs or tests could outgrow the limits (every pair of many bodies, a grid under
-    /// a huge skin) stops soon after it passes one ([`AllPairs`], [`Cells`] and the CPU step
-    /// do).
-    ///
-    /// # Errors
-    /// As [`touching_pairs`](Self::touching_pairs), [`Error::TooManyPartners`] and
-    /// [`Error::WorkLimit`].
-    fn touching_pairs_within(
-        &mut self,
-        spheres: &[MovingSphere],
-        groups: &[CollisionGroups],
-        options: SweepOptions,
-        pairs: &mut Vec<[u32; 2]>,
-        max_pairs: usize,
-        max_work: u64,
-    ) -> Result<u64, Error> {
-        self.touching_pairs(spheres, groups, options, pairs)?;
-        too_many_pairs(pairs.len() as u64, max_pairs)?;
-        within_work(
-            WORK_PER_BODY * spheres.len() as u64 + pairs.len() as u64,
-            max_work,
-        )
-    }
-}
-
-/// `work`, or [`Error::WorkLimit`] where it exceeds `max_work`.
-pub(crate) fn within_work(work: u64, max_work: u64) -> Result<u64, Error> {
-    if work > max_work {
-        return Err(Error::WorkLimit { limit: max_work });
-    }
-    Ok(work)
-}
-
-/// [`Error::TooManyPartners`] (each pair two partners) where `pairs` exceed `max_pairs`.
-pub(crate) fn too_many_pairs(pairs: u64, max_pairs: usize) -> Result<(), Error> {
-    if pairs > max_pairs as u64 {
-        return Err(Error::TooManyPartners {
-            at_least: 2 * pairs,
-            limit: 2 * max_pairs as u64,
-        });
-    }
-    Ok(())
-}
-
-/// A broad phase behind a mutable reference (a `&mut dyn BroadPhase` chosen at run time).
-impl<B: BroadPhase + ?Sized> BroadPhase for &mut B {
-    fn touching_pairs(
-        &mut self,
-        spheres: &[MovingSphere],
-        groups: &[CollisionGroups],
-        options: SweepOptions,
-        pairs: &mut Vec<[u32; 2]>,
-    ) -> Result<(), Error> {
-        (**self).touching_pairs(spheres, groups, options, pairs)
-    }
-
-    fn touching_pairs_within(
-        &mut self,
-        spheres: &[MovingSphere],
-        groups: &[CollisionGroups],
-        options: SweepOptions,
-        pairs: &mut Vec<[u32; 2]>,
-        max_pairs: usize,
-        max_work: u64,
-    ) -> Result<u64, Error> {
-        (**self).touching_pairs_within(spheres, groups, options, pairs, max_pairs, max_work)
-    }
-}
-
-/// A boxed broad phase.
-impl<B: BroadPhase + ?Sized> BroadPhase for Box<B> {
-    fn touching_pairs(
-        &mut self,
-        spheres: &[MovingSphere],
-        groups: &[CollisionGroups],
-        options: SweepOptions,
-        pairs: &mut Vec<[u32; 2]>,
-    ) -> Result<(), Error> {
-        (**self).touching_pairs(spheres, groups, options, pairs)
-    }
-
-    fn touching_pairs_within(
-        &mut self,
-        spheres: &[MovingSphere],
-        groups: &[CollisionGroups],
-        options: SweepOptions,
-        pairs: &mut Vec<[u32; 2]>,
-        max_pairs: usize,
-        max_work: u64,
-    ) -> Result<u64, Error> {
-        (**self).touching_pairs_within(spheres, groups, options, pairs, max_pairs, max_work)
-    }
-}
-
-/// Every pair: no broad phase, for a few hundred bodies or fewer.
-#[derive(Copy, Clone, Debug, Default)]
-pub struct AllPairs;
-
-impl BroadPhase for AllPairs {
-    fn touching_pairs(
-        &mut self,
-        spheres: &[MovingSphere],
-        groups: &[CollisionGroups],
-        options: SweepOptions,
-        pairs: &mut Vec<[u32; 2]>,
-    ) -> Result<(), Error> {
-        self.touching_pairs_within(spheres, groups, options, pairs, usize::MAX, u64::MAX)
-            .map(|_| ())
-    }
-
-    /// Counts the pairs that interact before it makes them (a unit of work a pair of
-    /// bodies, whether their groups interact or not).
-    fn touching_pairs_within(
-        &mut self,
-        spheres: &[MovingSphere],
-        groups: &[CollisionGroups],
-        _: SweepOptions,
-        pairs: &mut Vec<[u32; 2]>,
-        max_pairs: usize,
-        max_work: u64,
-    ) -> Result<u64, Error> {
-        pairs.clear();
-        check_length(groups, spheres.len())?;
-        let n = spheres.len() as u64;
-        let all = n * n.saturating_sub(1) / 2;
-        if groups.is_empty() {
-            too_many_pairs(all, max_pairs)?;
-        }
-        within_work(all, max_work)?;
-        if !groups.is_empty() {
-            too_many_pairs(interacting_pairs(groups), max_pairs)?;
-        }
-        let n = spheres.len() as u32;
-        pairs.extend(
-            (0..n)
-                .flat_map(|a| (a + 1..n).map(move |b| [a, b]))
-                .filter(|&[a, b]| interact(groups, a as usize, b as usize)),
-        );
-        Ok(all)
-    }
-}
-
-/// How many pairs of bodies of `groups` interact, from the count of each distinct groups
-/// value (at most as many steps as there are pairs of bodies).
-fn interacting_pairs(groups: &[CollisionGroups]) -> u64 {
-    let mut counts = std::collections::HashMap::<CollisionGroups, u64>::new();
-    for &own in groups {
-        *counts.entry(own).or_default() += 1;
-    }
-    let counts: Vec<(CollisionGroups, u64)> = counts.into_iter().collect();
-    let mut pairs = 0;
-    for (k, &(own, count)) in counts.iter().enumerate() {
-        if own.interacts_with(own) {
-            pairs += count * (count - 1) / 2;
-        }
-        for &(other, others) in &counts[k + 1..] {
-            if own.interacts_with(other) {
-                pairs += count * others;
-            }
-        }
-    }
-    pairs
-}
-
-/// The CPU step's broad phase and sweep: the pairs of its contacts.
-///
-/// The step runs with the spheres' groups ([`ContactFinder::set_groups`](crate::cpu::ContactFinder::set_groups));
-/// the finder's own groups are put back after it.
-impl BroadPhase for crate::cpu::ContactFinder {
-    fn touching_pairs(
-        &mut self,
-        spheres: &[MovingSphere],
-        groups: &[CollisionGroups],
-        options: SweepOptions,
-        pairs: &mut Vec<[u32; 2]>,
-    ) -> Result<(), Error> {
-        let own = self.swap_groups(groups.to_vec());
-        let found = self
-            .find(spheres, options)
-            .map(|contacts| contact_pairs(contacts, pairs));
-        self.swap_groups(own);
-        found
-    }
-
-    /// With the step's output limit lowered to what `max_pairs` touching pairs take (each
-    /// a candidate and a contact): [`Error::OutputLimit`] soon after it is passed.
-    fn touching_pairs_within(
-        &mut self,
-        spheres: &[MovingSphere],
-        groups: &[CollisionGroups],
-        options: SweepOptions,
-        pairs: &mut Vec<[u32; 2]>,
-        max_pairs: usize,
-        max_work: u64,
-    ) -> Result<u64, Error> {
-        let per_pair =
-            crate::cpu::OUTPUT_BYTES_PER_CANDIDATE + crate::cpu::OUTPUT_BYTES_PER_CONTACT;
-        let bytes = max_pairs.saturating_add(1).saturating_mul(per_pair);
-        let own = self.swap_groups(groups.to_vec());
-        let found = self.find_within(spheres, options, bytes).map(|contacts| {
-            contact_pairs(contacts, pairs);
-            WORK_PER_BODY * spheres.len() as u64 + contacts.candidates() as u64
-        });
-        self.swap_groups(own);
-        let work = found?;
-        too_many_pairs(pairs.len() as u64, max_pairs)?;
-        within_work(work, max_work)
-    }
-}
-
-/// The GPU step: the pairs of its contacts. The step runs with the spheres' groups
-/// ([`ContactPipeline::set_groups`](crate::gpu::ContactPipeline::set_groups)); the
-/// pipeline's own are put back after it.
-impl BroadPhase for &crate::gpu::ContactPipeline {
-    fn touching_pairs(
-        &mut self,
-        spheres: &[MovingSphere],
-        groups: &[CollisionGroups],
-        options: SweepOptions,
-        pairs: &mut Vec<[u32; 2]>,
-    ) -> Result<(), Error> {
-        let own = self.swap_groups(groups.to_vec());
-        let found = self.find(spheres, options);
-        self.swap_groups(own);
-        contact_pairs(&found?, pairs);
-        Ok(())
-    }
-}
-
-/// The pairs of a step's contacts, into `pairs`.
-fn contact_pairs(contacts: &crate::cpu::Contacts, pairs: &mut Vec<[u32; 2]>) {
-    pairs.clear();
-    pairs.extend(contacts.contacts().iter().map(|contact| contact.pair));
-}
-
 /// The event loop's memory, kept from step to step: the bodies as it knows them (each at its
 /// own time), each body's next event and the queue of them, the skins and the pairs. See the
 /// [module](self).
@@ -710,6 +208,9 @@ pub struct EventLoop {
     periodic_box: Option<PeriodicBox>,
     /// Per axis, the period, infinite where the axis does not wrap.
     period: DVec3,
+    /// The largest difference between a period and its f32 rounding, which the broad phases
+    /// take (0 without a box).
+    period_rounding: f64,
     box_: Images,
     /// The instruction set of the pair predictions.
     simd: Simd,
@@ -770,12 +271,25 @@ impl Default for EventLoop {
 }
 
 impl EventLoop {
+    /// The largest magnitude of a component of an event body's position or velocity, of its
+    /// radius and of a skin: 2¹²² (about 5.3 × 10³⁶), a power of two below a quarter of
+    /// [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE), so that a body grown by twice the
+    /// skin still fits the f32 spheres every broad phase is given. In open space a body's
+    /// path over the step must stay within it too.
+    pub const MAX_MAGNITUDE: f64 = MAX_MAGNITUDE;
+
+    /// The smallest radius above 0 and the smallest skin: 2⁻¹²⁶ (`f32::MIN_POSITIVE`), so
+    /// that the predictions' squares do not underflow at any distance where two bodies can
+    /// touch.
+    pub const MIN_LENGTH: f64 = MIN_LENGTH;
+
     /// A loop that allows up to 1,000,000 events a step, in open space, with the default skin.
     #[must_use]
     pub fn new() -> Self {
         Self {
             periodic_box: None,
             period: DVec3::INFINITY,
+            period_rounding: 0.0,
             box_: Images::new(DVec3::INFINITY),
             simd: Simd::active(),
             skin_setting: None,
@@ -849,10 +363,24 @@ impl EventLoop {
     /// wall when its image in the box (its centre wrapped into it) touches it, after any
     /// number of wraps; each piece of its path between two crossings of the box's faces is
     /// swept on its own.
+    ///
+    /// The loop keeps the period in f64: a box made with
+    /// [`PeriodicBox::new_f64`](crate::PeriodicBox::new_f64) keeps a side such as
+    /// 80.59959770082348 exactly (positions wrap by it, pairs meet at its nearest image). The
+    /// broad phases, which take f32 spheres, see the period rounded to f32; the spheres they
+    /// are given are grown by that rounding besides their own (a pair that meets across a face
+    /// has a body at least a quarter period from the origin, whose 2⁻²⁰ relative slack already
+    /// exceeds the period's rounding of at most 2⁻²⁴ of it).
     #[must_use]
     pub fn with_periodic_box(mut self, periodic_box: PeriodicBox) -> Self {
         self.periodic_box = Some(periodic_box);
-        self.period = periodic_box.period().as_dvec3();
+        self.period = periodic_box.period_f64();
+        self.period_rounding = (periodic_box.period().as_dvec3() - self.period)
+            .abs()
+            .to_array()
+            .into_iter()
+            .filter(|rounding| rounding.is_finite())
+            .fold(0.0, f64::max);
         self.box_ = Images::new(self.period);
         self
     }
@@ -928,8 +456,8 @@ impl EventLoop {
     ///
     /// # Errors
     /// [`Error::NonFinite`] or [`Error::NegativeRadius`] for a bad position, velocity or
-    /// radius, [`Error::OutOfRange`] for one beyond the loop's range ([`MAX_MAGNITUDE`],
-    /// [`MIN_LENGTH`]; in open space along the whole step), [`Error::InvalidMass`],
+    /// radius, [`Error::OutOfRange`] for one beyond the loop's range ([`EventLoop::MAX_MAGNITUDE`],
+    /// [`EventLoop::MIN_LENGTH`]; in open space along the whole step), [`Error::InvalidMass`],
     /// [`Error::InvalidStep`], [`Error::InvalidWall`], [`Error::InvalidSkin`],
     /// [`Error::PeriodicBoxTooSmall`], [`Error::SkinTooThin`] where the fastest body would
     /// renew its skin more times than the work limit (the bodies are unchanged). Then, with
@@ -951,7 +479,7 @@ impl EventLoop {
         if !(step.is_finite() && step >= 0.0 && (self.clock + step).is_finite()) {
             return Err(Error::InvalidStep { step });
         }
-        crate::validate_walls(walls)?;
+        crate::validate::validate_walls(walls)?;
         if let Some(skin) = self.skin_setting
             && !(MIN_LENGTH..=MAX_MAGNITUDE).contains(&skin)
         {
@@ -1262,9 +790,13 @@ impl EventLoop {
             let position = wrap(motion.at(now), self.period);
             self.centres[index] = position;
             // Grown by the skin, and a little more for the spheres' rounding to f32 (a
-            // relative 2⁻²⁰ of their coordinates). The displacement of twice the skin is
-            // only for the check below.
-            let slack = position.abs().max_element().max(motion.radius + skin) * 1e-6;
+            // relative 2⁻²⁰ of their coordinates) and for the period's (the broad phases
+            // take the nearest image with the f32 period, at most one period away: each
+            // sphere grown by the largest rounding of a period grows a pair's radius sum by
+            // twice it, beyond the √3 times it that the offset can move). The displacement
+            // of twice the skin is only for the check below.
+            let slack = position.abs().max_element().max(motion.radius + skin) * 1e-6
+                + self.period_rounding;
             self.spheres.push(MovingSphere::new(
                 position.as_vec3(),
                 (motion.radius + skin + slack) as f32,
@@ -1275,7 +807,7 @@ impl EventLoop {
         // stays in its skin, a pair that can touch is nearest at the image that touches,
         // whatever the broad phase (every pair checks nothing itself).
         if let Some(periodic_box) = &self.periodic_box {
-            crate::validate_periodic_reach(&self.spheres, periodic_box)?;
+            crate::validate::validate_periodic_reach(&self.spheres, periodic_box)?;
         }
         for sphere in &mut self.spheres {
             sphere.displacement = glam::Vec3::ZERO;
@@ -1833,11 +1365,6 @@ impl EventLoop {
     }
 }
 
-/// Body `index`'s groups among `groups` (empty: every body's are [`CollisionGroups::ALL`]).
-fn groups_of(groups: &[CollisionGroups], index: usize) -> CollisionGroups {
-    groups.get(index).copied().unwrap_or(CollisionGroups::ALL)
-}
-
 /// A piece of a body's path in a periodic box: its motion from the piece's start (the centre
 /// in the box), and when it leaves the box.
 #[derive(Copy, Clone, Debug)]
@@ -1868,7 +1395,7 @@ fn wall_impact(wall: &Wall, motion: &Motion) -> Option<(f64, DVec3, DVec3)> {
         radius: motion.radius,
         displacement: motion.velocity * horizon,
     };
-    let impact = reference::sweep_sphere_wall(&swept, wall, &SweepOptions::event_driven())?;
+    let impact = reference::sweep_sphere_wall(&swept, wall, SweepOptions::event_driven())?;
     // Touching at once, the body approaches only beyond what a response's rounding leaves
     // of its speed (as a pair's, [`predict::SETTLED`]).
     let speed = motion.velocity.abs().element_sum();
@@ -1914,165 +1441,6 @@ fn wall_horizon(wall: &Wall, motion: &Motion) -> Option<f64> {
     (speed > 0.0).then(|| (2.0 * travel + 1.0) / speed)
 }
 
-/// Each body's partners, side by side in one array: body `i`'s are
-/// `slots[i * capacity..][..degree[i]]` (one read where a list of its own would take two);
-/// the capacity doubles when a body has more, up to `limit` slots in all.
-#[derive(Clone, Debug, Default)]
-struct Partners {
-    capacity: usize,
-    degree: Vec<u32>,
-    slots: Vec<u32>,
-    limit: u64,
-}
-
-impl Partners {
-    /// `n` bodies with no partners, room for `degree` each (at least 16), within `limit`
-    /// slots in all.
-    fn clear(&mut self, n: usize, degree: usize, limit: u64) -> Result<(), Error> {
-        self.limit = limit;
-        self.degree.clear();
-        self.degree.resize(n, 0);
-        // Laid out anew for the most partners now, so that a burst does not stay.
-        let capacity = degree.max(16).next_power_of_two();
-        self.fits(n, capacity)?;
-        self.capacity = capacity;
-        self.slots.resize(n * capacity, 0);
-        Ok(())
-    }
-
-    /// Whether `n` bodies of `capacity` slots fit the limit ([`Error::TooManyPartners`]).
-    fn fits(&self, n: usize, capacity: usize) -> Result<(), Error> {
-        let slots = (n as u64).saturating_mul(capacity as u64);
-        if slots > self.limit {
-            return Err(Error::TooManyPartners {
-                at_least: slots,
-                limit: self.limit,
-            });
-        }
-        Ok(())
-    }
-
-    fn of(&self, body: usize) -> &[u32] {
-        &self.slots[body * self.capacity..][..self.degree[body] as usize]
-    }
-
-    fn push(&mut self, body: usize, other: u32) -> Result<(), Error> {
-        let degree = self.degree[body] as usize;
-        if degree == self.capacity {
-            self.grow()?;
-        }
-        self.slots[body * self.capacity + degree] = other;
-        self.degree[body] += 1;
-        Ok(())
-    }
-
-    /// Takes `other` out of `body`'s partners (the last one takes its place).
-    fn remove(&mut self, body: usize, other: u32) {
-        let start = body * self.capacity;
-        let degree = self.degree[body] as usize;
-        if let Some(at) = self.slots[start..start + degree]
-            .iter()
-            .position(|&partner| partner == other)
-        {
-            self.slots[start + at] = self.slots[start + degree - 1];
-            self.degree[body] -= 1;
-        }
-    }
-
-    fn replace(&mut self, body: usize, partners: &[u32]) -> Result<(), Error> {
-        while partners.len() > self.capacity {
-            self.grow()?;
-        }
-        self.slots[body * self.capacity..][..partners.len()].copy_from_slice(partners);
-        self.degree[body] = partners.len() as u32;
-        Ok(())
-    }
-
-    /// Doubles the capacity, each body's partners moved to their new place.
-    fn grow(&mut self) -> Result<(), Error> {
-        let (old, capacity) = (self.capacity, 2 * self.capacity);
-        let n = self.degree.len();
-        self.fits(n, capacity)?;
-        self.slots.resize(n * capacity, 0);
-        for body in (0..n).rev() {
-            let degree = self.degree[body] as usize;
-            self.slots
-                .copy_within(body * old..body * old + degree, body * capacity);
-        }
-        self.capacity = capacity;
-        Ok(())
-    }
-}
-
-/// Nearest images in a box: per axis the period and its inverse, 0 where the axis does not
-/// wrap; whether any does, and half the smallest period.
-#[derive(Copy, Clone, Debug)]
-struct Images {
-    period: DVec3,
-    inverse: DVec3,
-    wraps: bool,
-    half: f64,
-}
-
-impl Images {
-    fn new(period: DVec3) -> Self {
-        let wraps = period.is_finite_mask();
-        Self {
-            period: DVec3::select(wraps, period, DVec3::ZERO),
-            inverse: DVec3::select(wraps, period.recip(), DVec3::ZERO),
-            wraps: wraps.any(),
-            half: period.min_element() / 2.0,
-        }
-    }
-
-    /// The whole periods to take from `offset` for its nearest image, `L round(s / L)`, the
-    /// rounding done by adding and taking away 1.5 × 2⁵² (round to nearest, exact for
-    /// quotients below 2⁵¹ periods, far beyond any offset of two bodies in the box or of a
-    /// body from its skin's centre), with no call to a rounding function: one multiplication
-    /// and three additions an axis.
-    #[inline(always)]
-    fn shift(&self, offset: DVec3) -> DVec3 {
-        DVec3::from_array(self.shift_each(offset.to_array()))
-    }
-
-    /// [`Images::shift`] on the axes one by one (for the lanes of [`predict`]).
-    #[inline(always)]
-    fn shift_each(&self, offset: [f64; 3]) -> [f64; 3] {
-        const ROUND: f64 = 6_755_399_441_055_744.0;
-        std::array::from_fn(|axis| {
-            let quotient = offset[axis] * self.inverse[axis];
-            debug_assert!(quotient.abs() < ROUND / 3.0);
-            self.period[axis] * ((quotient + ROUND) - ROUND)
-        })
-    }
-
-    /// `offset` at its nearest image.
-    #[inline(always)]
-    fn nearest(&self, offset: DVec3) -> DVec3 {
-        offset - self.shift(offset)
-    }
-}
-
-/// `position` wrapped into the box of `period` (infinite where an axis does not wrap): a
-/// period added or taken away where it is within one of the box (the usual case: two
-/// comparisons an axis), else the remainder.
-fn wrap(position: DVec3, period: DVec3) -> DVec3 {
-    let mut wrapped = position;
-    for axis in 0..3 {
-        let (x, period) = (position[axis], period[axis]);
-        if (0.0..period).contains(&x) || !period.is_finite() {
-            continue;
-        }
-        let shifted = if x < 0.0 { x + period } else { x - period };
-        wrapped[axis] = if (0.0..period).contains(&shifted) {
-            shifted
-        } else {
-            x.rem_euclid(period)
-        };
-    }
-    wrapped
-}
-
 /// Half the largest radius; where every radius is 0, the distance the fastest body covers in
 /// the step (1 if nothing moves). In a periodic box, shrunk so that every radius plus twice
 /// the skin stays within 90% of a quarter period.
@@ -2101,98 +1469,4 @@ fn default_skin(bodies: &[EventBody], step: f64, period: DVec3) -> f64 {
 /// along an axis; a head-on one leaves nothing else).
 fn still_approaching(approach: f64, speeds: f64) -> bool {
     approach > predict::SETTLED * speeds
-}
-
-/// Checks what a response made of body `index` at `event` as [`validate`] checks a body
-/// handed in: finite, within the range, a radius of at least 0, a valid mass
-/// ([`Error::InvalidResponse`] naming the first field that is not).
-fn check_response(event: &Event, index: usize, body: &EventBody) -> Result<(), Error> {
-    // The checks of a body handed in (its path over no time is its position).
-    let field = match validate(std::slice::from_ref(body), 0.0, DVec3::INFINITY) {
-        Ok(()) => return Ok(()),
-        Err(Error::NonFinite { field, .. } | Error::OutOfRange { field, .. }) => field,
-        Err(Error::NegativeRadius { .. }) => BodyField::Radius,
-        Err(_) => BodyField::Mass,
-    };
-    Err(Error::InvalidResponse {
-        event: *event,
-        body: index,
-        field,
-    })
-}
-
-/// Checks every body: finite, within the loop's range ([`MAX_MAGNITUDE`], [`MIN_LENGTH`])
-/// and, in open space (along each axis that does not wrap), along its whole path over `step`;
-/// a radius of at least 0; a valid mass.
-fn validate(bodies: &[EventBody], step: f64, period: DVec3) -> Result<(), Error> {
-    for (index, body) in bodies.iter().enumerate() {
-        let fields = [
-            (BodyField::Center, body.position.is_finite()),
-            (BodyField::Velocity, body.velocity.is_finite()),
-            (BodyField::Radius, body.radius.is_finite()),
-        ];
-        for (field, finite) in fields {
-            if !finite {
-                return Err(Error::NonFinite { body: index, field });
-            }
-        }
-        if body.radius < 0.0 {
-            return Err(Error::NegativeRadius {
-                body: index,
-                radius: body.radius as f32,
-            });
-        }
-        check_range(index, body)?;
-        // Where it would be at the end of the step, along the axes that do not wrap.
-        if let Some(value) = beyond(body.position + body.velocity * step, period) {
-            return Err(Error::OutOfRange {
-                body: index,
-                field: BodyField::Center,
-                value,
-            });
-        }
-        if !valid_mass(body.mass) {
-            return Err(Error::InvalidMass {
-                body: index,
-                mass: body.mass,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// `point`'s largest coordinate along the axes that do not wrap (those of `period` that are
-/// infinite), where it is beyond [`MAX_MAGNITUDE`] or NaN.
-fn beyond(point: DVec3, period: DVec3) -> Option<f64> {
-    let largest = DVec3::select(period.is_finite_mask(), DVec3::ZERO, point.abs()).max_element();
-    (largest.is_nan() || largest > MAX_MAGNITUDE).then_some(largest)
-}
-
-/// A mass above 0 whose inverse is finite, or infinity.
-fn valid_mass(mass: f64) -> bool {
-    mass > 0.0 && (mass == f64::INFINITY || mass.recip().is_finite())
-}
-
-/// Checks a body's finite position, velocity and radius against the loop's range.
-fn check_range(index: usize, body: &EventBody) -> Result<(), Error> {
-    let out = |field, value| {
-        Err(Error::OutOfRange {
-            body: index,
-            field,
-            value,
-        })
-    };
-    for (field, vector) in [
-        (BodyField::Center, body.position),
-        (BodyField::Velocity, body.velocity),
-    ] {
-        let largest = vector.abs().max_element();
-        if largest > MAX_MAGNITUDE {
-            return out(field, largest);
-        }
-    }
-    if body.radius > MAX_MAGNITUDE || (body.radius > 0.0 && body.radius < MIN_LENGTH) {
-        return out(BodyField::Radius, body.radius);
-    }
-    Ok(())
 }

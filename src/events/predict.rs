@@ -11,8 +11,19 @@
 //! lane does the same operations in the same order (no fused multiply-adds: Rust never
 //! contracts `a * b + c` on its own).
 
-use super::{Images, Motion, Prediction};
+use super::{Images, Motion};
 use crate::cpu::Simd;
+
+/// What a pair's sweep found: an impact at a time, a time from which the pair must be
+/// looked at again (a periodic box's nearest image may change), or neither.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(super) enum Prediction {
+    Impact(f64),
+    /// Looked at again after the square root of this, from the prediction's time (its
+    /// square, so that the common case takes no square root).
+    Recheck(f64),
+    Never,
+}
 
 /// What a touching pair's approach (`s · w`) must pass, over its radius sum times the sum
 /// of the two speeds (each as the sum of its components' magnitudes, at least its length):

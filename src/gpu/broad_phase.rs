@@ -1,7 +1,7 @@
 //! The broad phase stage: `shaders/broad_phase.wgsl` recorded into the caller's command
 //! encoder, from a body buffer on the device to a counted buffer of candidate pairs, with no
 //! host read between. Its f32 twin, one function per entry point, is
-//! [`crate::cpu::broad_phase`]; [`StepStage`](super::StepStage) composes it with the sweep
+//! [`crate::low_level::broad_phase`]; [`StepStage`](super::StepStage) composes it with the sweep
 //! and the outputs.
 //!
 //! ```text
@@ -14,10 +14,10 @@
 
 use super::buffers::{BufferSet, COUNTED};
 use super::kernel::{
-    Access, Bindings, Kernel, StageEnd, check_count, clear, compile_checked, module,
-    most_storage_buffers, new_sorter, record_sort,
+    Access, Bindings, Kernel, StageEnd, Workgroups, check_binding, check_count, clear,
+    compile_checked, module, most_storage_buffers, new_sorter, record_sort,
 };
-use super::sweep::{BODY_SIZE, Workgroups, check_binding};
+use super::sweep::BODY_SIZE;
 use crate::cpu::broad_phase::{BOUNDS_WORDS, STACK_SIZE};
 use crate::error::Error;
 use crate::layout::{MORTON_BITS, StepParams, SweepDispatch};
@@ -152,7 +152,7 @@ pub(super) const COUNTER_SAVED_OVERFLOWED: u64 = 2;
 /// it with the sweep and the outputs; it is usable alone as a broad phase.
 ///
 /// # Buffers
-/// It binds the caller's bodies ([`BodyRecord`](crate::layout::BodyRecord)s, 32 bytes,
+/// It binds the caller's bodies ([`BodyRecord`](crate::low_level::layout::BodyRecord)s, 32 bytes,
 /// usage `STORAGE`) and makes the rest ([`BroadPhaseStage::create_buffers`]): the candidate
 /// pairs (`[u32; 2]`, lower index first, `STORAGE`) and the counters (three `u32`: the
 /// candidates counted, also past the capacity; a flag set when a candidate was counted
@@ -323,21 +323,21 @@ impl BroadPhaseStage {
     /// # Errors
     /// [`Error::InvalidBuffer`] for a body buffer without `STORAGE`, of a size that is not a
     /// whole number of records, or beyond one binding; [`Error::TooManyBodies`] beyond
-    /// [`MAX_BODIES`](crate::cpu::MAX_BODIES); [`Error::Device`] when the device cannot make
+    /// [`MAX_BODIES`](crate::cpu::ContactFinder::MAX_BODIES); [`Error::Device`] when the device cannot make
     /// the buffers.
     ///
-    /// [`BodyRecord`]: crate::layout::BodyRecord
+    /// [`BodyRecord`]: crate::low_level::layout::BodyRecord
     pub fn create_buffers(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         bodies: &wgpu::Buffer,
-        options: &SweepOptions,
+        options: SweepOptions,
         capacities: BroadPhaseCapacities,
     ) -> Result<BroadPhaseBuffers, Error> {
         let mut buffers =
             self.create_buffers_with(device, bodies, capacities, self.sorter(device, queue))?;
-        buffers.options = *options;
+        buffers.options = options;
         buffers.body_count_set = buffers.body_capacity as u32;
         buffers.write_input(queue);
         Ok(buffers)
@@ -368,10 +368,10 @@ impl BroadPhaseStage {
         check_binding("bodies", bodies, BODY_SIZE, largest_binding)?;
         let body_capacity = bodies.size() / BODY_SIZE;
         // A leaf's position shares its word with the tree's LEAF bit.
-        if body_capacity > crate::cpu::MAX_BODIES as u64 {
+        if body_capacity > crate::cpu::ContactFinder::MAX_BODIES as u64 {
             return Err(Error::TooManyBodies {
                 count: usize::try_from(body_capacity).unwrap_or(usize::MAX),
-                max: crate::cpu::MAX_BODIES,
+                max: crate::cpu::ContactFinder::MAX_BODIES,
             });
         }
         use wgpu::BufferUsages as Usage;
@@ -608,8 +608,8 @@ impl BroadPhaseBuffers {
 
     /// Sets the options of the steps recorded from now on (written with `queue`: they take
     /// effect at the next submission, for every step recorded in it).
-    pub fn set_options(&mut self, queue: &wgpu::Queue, options: &SweepOptions) {
-        self.options = *options;
+    pub fn set_options(&mut self, queue: &wgpu::Queue, options: SweepOptions) {
+        self.options = options;
         self.write_input(queue);
     }
 
@@ -693,7 +693,7 @@ impl BroadPhaseBuffers {
     }
 
     /// The scene's bounds as `scene_bounds` gathers them (word
-    /// [`INVALID_BODIES`](crate::cpu::broad_phase::INVALID_BODIES): 1 when a body is one the
+    /// [`INVALID_BODIES`](crate::low_level::broad_phase::INVALID_BODIES): 1 when a body is one the
     /// step cannot sweep).
     pub(super) fn bounds(&self) -> &wgpu::Buffer {
         &self.bounds

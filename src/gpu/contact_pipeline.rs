@@ -13,14 +13,15 @@ use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload, create_bu
 use super::context::GpuContext;
 use super::pipeline::DEFAULT_POLL_TIMEOUT;
 use super::step::{StepBuffers, StepCapacities, StepStage};
-use crate::cpu::{Contact, Contacts, Earliest, WallContact, wall_contacts_into, wall_records_into};
+use crate::cpu::{Contact, Contacts, Earliest, wall_contacts_into, wall_records_into};
 use crate::error::Error;
 use crate::geometry::{MovingSphere, Wall};
-use crate::groups::{CollisionGroups, check_length};
+use crate::groups::CollisionGroups;
 use crate::layout::{
     BodyRecord, ContactRecord, EarliestImpact, EarliestRecord, StepCounts, WallContactRecord,
 };
 use crate::options::SweepOptions;
+use crate::validate::check_length;
 use crate::validate::pack_batch;
 
 /// Bytes of a [`WallContactRecord`].
@@ -34,19 +35,6 @@ const EARLIEST_SIZE: u64 = size_of::<EarliestRecord>() as u64;
 /// The usage of a readback buffer.
 const READBACK: wgpu::BufferUsages =
     wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
-
-/// Bytes per body the pipeline holds on the device: the body (32), the broad phase's buffers
-/// ([`BROAD_PHASE_BYTES_PER_BODY`](super::BROAD_PHASE_BYTES_PER_BODY), 152), the earliest
-/// contact's ([`EARLIEST_BYTES_PER_BODY`](super::EARLIEST_BYTES_PER_BODY), 40) and each
-/// body's earliest position in the order (4); the body's upload (32) and the readback of its
-/// earliest position (4).
-pub const DEVICE_BYTES_PER_BODY: u64 =
-    32 + super::BROAD_PHASE_BYTES_PER_BODY + super::EARLIEST_BYTES_PER_BODY + 4 + 32 + 4;
-/// Bytes per candidate pair: the pair (8) and its impact record (32).
-pub const DEVICE_BYTES_PER_CANDIDATE: u64 = 8 + 32;
-/// Bytes per contact: the ordered contacts' buffers
-/// ([`ORDERED_BYTES_PER_CONTACT`](super::ORDERED_BYTES_PER_CONTACT), 144) and the readback (64).
-pub const DEVICE_BYTES_PER_CONTACT: u64 = super::ORDERED_BYTES_PER_CONTACT + 64;
 
 /// The whole collision step on the GPU from the bodies alone: every pair that touches during
 /// the step (or overlaps at its start), ordered by time and pair, each body's earliest
@@ -106,7 +94,7 @@ pub const DEVICE_BYTES_PER_CONTACT: u64 = super::ORDERED_BYTES_PER_CONTACT + 64;
 /// ];
 /// let contacts = pipeline.find(&bodies, SweepOptions::default())?;
 /// assert_eq!(contacts.contacts().len(), 1);
-/// assert_eq!(contacts.earliest().map(|c| c.pair), Some([0, 1]));
+/// assert_eq!(contacts.earliest().and_then(|c| c.pair()), Some([0, 1]));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
 pub struct ContactPipeline {
@@ -145,7 +133,7 @@ struct State {
     elapsed: Duration,
     /// Whether `find` submits and times each stage on its own.
     profiling: bool,
-    stage_times: Vec<(&'static str, Duration)>,
+    stage_times: crate::StageTimes,
     wall_records: Vec<crate::layout::WallRecord>,
     /// Per body, its collision groups; empty where every pair interacts.
     groups: Vec<CollisionGroups>,
@@ -155,7 +143,7 @@ impl State {
     /// With stage times on, records the readback's, from `start`.
     fn readback_took(&mut self, start: Instant) {
         if self.profiling {
-            self.stage_times.push(("readback", start.elapsed()));
+            self.stage_times.push("readback", start.elapsed());
         }
     }
 }
@@ -180,7 +168,29 @@ impl ReadbackLayout {
     }
 }
 
+// The GPU step through the trait both steps share, also on a shared reference (the pipeline's
+// calls take `&self`, so threads can share one).
+crate::contact_step::contact_step_by_inherent!(ContactPipeline, ContactPipeline);
+crate::contact_step::contact_step_by_inherent!(&ContactPipeline, ContactPipeline);
+
 impl ContactPipeline {
+    /// Bytes per body the pipeline holds on the device: the body (32), the broad phase's buffers
+    /// ([`BROAD_PHASE_BYTES_PER_BODY`](crate::low_level::BROAD_PHASE_BYTES_PER_BODY), 152), the earliest
+    /// contact's ([`EARLIEST_BYTES_PER_BODY`](crate::low_level::EARLIEST_BYTES_PER_BODY), 40) and each
+    /// body's earliest position in the order (4); the body's upload (32) and the readback of its
+    /// earliest position (4).
+    pub const DEVICE_BYTES_PER_BODY: u64 = 32
+        + super::broad_phase::BROAD_PHASE_BYTES_PER_BODY
+        + super::contacts::EARLIEST_BYTES_PER_BODY
+        + 4
+        + 32
+        + 4;
+    /// Bytes per candidate pair: the pair (8) and its impact record (32).
+    pub const DEVICE_BYTES_PER_CANDIDATE: u64 = 8 + 32;
+    /// Bytes per contact: the ordered contacts' buffers
+    /// ([`ORDERED_BYTES_PER_CONTACT`](crate::low_level::ORDERED_BYTES_PER_CONTACT), 144) and the readback (64).
+    pub const DEVICE_BYTES_PER_CONTACT: u64 = super::contacts::ORDERED_BYTES_PER_CONTACT + 64;
+
     /// Compiles the step's shaders on the context's device.
     ///
     /// # Errors
@@ -217,7 +227,7 @@ impl ContactPipeline {
                 reruns: 0,
                 elapsed: Duration::ZERO,
                 profiling: false,
-                stage_times: Vec::new(),
+                stage_times: crate::StageTimes::default(),
                 wall_records: Vec::new(),
                 groups: Vec::new(),
             }),
@@ -321,13 +331,13 @@ impl ContactPipeline {
     /// `contacts` (compaction, three sorts, order and earliest per body), `counts` and
     /// `readback` (copies, mapping, decoding).
     #[must_use]
-    pub fn stage_times(&self) -> Vec<(&'static str, Duration)> {
+    pub fn stage_times(&self) -> crate::StageTimes {
         self.lock().stage_times.clone()
     }
 
     /// Bytes of device memory the pipeline holds now (its buffers at their present
-    /// capacities: see [`DEVICE_BYTES_PER_BODY`], [`DEVICE_BYTES_PER_CANDIDATE`] and
-    /// [`DEVICE_BYTES_PER_CONTACT`]), besides the sorter's own workspace.
+    /// capacities: see [`Self::DEVICE_BYTES_PER_BODY`], [`Self::DEVICE_BYTES_PER_CANDIDATE`] and
+    /// [`Self::DEVICE_BYTES_PER_CONTACT`]), besides the sorter's own workspace.
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
         let state = self.lock();
@@ -363,8 +373,13 @@ impl ContactPipeline {
     /// The contacts of the step of `bodies` with `options`, as [`crate::cpu::find_contacts`]
     /// gives them: the same contacts in the same order, the same earliest contact per body
     /// (the lowest partner among equal times) and the same earliest of the step, where the
-    /// GPU's sweep gives the CPU's times (see the README on parity); the candidate count is
-    /// the GPU broad phase's.
+    /// GPU's sweep gives the CPU's times; the candidate count is the GPU broad phase's. On
+    /// Mesa's lavapipe the contacts' pairs, images, times and statuses, the earliest partners
+    /// and the earliest contact equal the CPU's to the bit, and normals and points differ by
+    /// an ulp or two (WGSL's `normalize` is `v · inverseSqrt(v · v)`). Where division and
+    /// square root are not correctly rounded (llvmpipe's GL), some times differ from the
+    /// CPU's within the GPU's [parity bound](crate::parity::GPU_BOUND), and two contacts so
+    /// reordered may give a different earliest partner.
     ///
     /// # Errors
     /// The input errors of the batch paths ([`Error::NonFinite`], [`Error::TooLarge`],
@@ -608,14 +623,11 @@ impl ContactPipeline {
                 let records: &[ContactRecord] = bytemuck::cast_slice(view);
                 out_contacts.par_extend(records.par_iter().map(|record| {
                     let [a, b] = record.pair;
-                    Contact {
-                        pair: record.pair,
-                        image: record.image,
-                        impact: record
-                            .impact
-                            .to_impact(&packed[a as usize], &packed[b as usize])
-                            .expect("only hits are compacted"),
-                    }
+                    let impact = record
+                        .impact
+                        .to_impact(&packed[a as usize], &packed[b as usize])
+                        .expect("only hits are compacted");
+                    Contact::of_pair(record.pair, record.image, impact)
                 }));
             })?;
         }
@@ -626,7 +638,9 @@ impl ContactPipeline {
             out_earliest.par_extend(positions.par_iter().enumerate().map(|(body, &complement)| {
                 (complement != 0).then(|| {
                     let contact = !complement;
-                    let [a, b] = out_contacts[contact as usize].pair;
+                    let [a, b] = out_contacts[contact as usize]
+                        .pair()
+                        .expect("the ordered contacts are pairs");
                     Earliest {
                         contact,
                         partner: if a == body as u32 { b } else { a },
@@ -637,12 +651,9 @@ impl ContactPipeline {
                 let records: &[WallContactRecord] = bytemuck::cast_slice(
                     &view[layout.walls as usize..][..(WALL_CONTACT_SIZE * n) as usize],
                 );
-                out_walls.par_extend(
-                    records
-                        .par_iter()
-                        .zip(packed)
-                        .map(|(record, body)| WallContact::from_record(record, body)),
-                );
+                out_walls.par_extend(records.par_iter().zip(packed).enumerate().map(
+                    |(index, (record, body))| crate::cpu::wall_contact(record, index as u32, body),
+                ));
             }
         })?;
         state.readback_took(readback_start);
@@ -698,7 +709,7 @@ impl ContactPipeline {
                 self.queue.submit([done.finish()]);
                 self.waiter.wait()?;
                 let now = Instant::now();
-                times.push((stage, now - last));
+                times.push(stage, now - last);
                 last = now;
                 Ok(())
             };
@@ -772,7 +783,7 @@ impl ContactPipeline {
         }
         let buffers = match state.buffers.take() {
             Some(mut buffers) => {
-                buffers.set_options(&self.queue, options);
+                buffers.set_options(&self.queue, *options);
                 buffers
             }
             None => {
@@ -783,7 +794,7 @@ impl ContactPipeline {
                     &self.device,
                     &self.queue,
                     state.bodies.as_ref().expect("made above"),
-                    options,
+                    *options,
                     state.capacities,
                     ordered,
                 )?

@@ -2,15 +2,14 @@
 //! from the swept candidates to each body's earliest contact (no sort: order-preserving keys
 //! and `atomicMax`), the step's counts and validity word, and, when asked, every contact in
 //! the step's order (compaction and three stable radix sorts). Its f32 twin, one function per
-//! entry point, is [`crate::cpu::contacts`](mod@crate::cpu::contacts).
+//! entry point, is [`crate::low_level::contacts`](crate::low_level::contacts).
 
 use super::broad_phase::lost_sorter;
 use super::buffers::{BufferSet, COUNTED};
 use super::kernel::{
-    Access, Bindings, Kernel, clear, compile_checked, module, most_storage_buffers, new_sorter,
-    record_sort,
+    Access, Bindings, Kernel, Workgroups, clear, compile_checked, module, most_storage_buffers,
+    new_sorter, record_sort,
 };
-use super::sweep::Workgroups;
 use crate::error::Error;
 use crate::layout::{ContactRecord, StepCounts};
 
@@ -117,7 +116,7 @@ pub const EARLIEST_BYTES_PER_BODY: u64 = 8 + 32;
 ///
 /// # Buffers
 /// It binds the [`ContactInputs`] and makes ([`ContactStage::create_buffers`]) each body's
-/// earliest contact ([`EarliestRecord`](crate::layout::EarliestRecord)s, 32 bytes a body,
+/// earliest contact ([`EarliestRecord`](crate::low_level::layout::EarliestRecord)s, 32 bytes a body,
 /// `STORAGE | COPY_SRC | COPY_DST`, and two key words a body), the hit count (a `u32`), and,
 /// with ordered contacts, the [`ContactRecord`]s in order (64 bytes each, `STORAGE |
 /// COPY_SRC | COPY_DST`), their count and each body's earliest position in them, with
@@ -139,10 +138,10 @@ pub struct ContactStage {
 }
 
 /// The device buffers the outputs read (each with usage `STORAGE`, the parameters
-/// `UNIFORM`): the step's parameters ([`StepParams`](crate::layout::StepParams): the options
+/// `UNIFORM`): the step's parameters ([`StepParams`](crate::low_level::layout::StepParams): the options
 /// and the contact capacity), the bodies, the candidate pairs, their
-/// [`ImpactRecord`](crate::layout::ImpactRecord)s and the sweep's
-/// [`SweepDispatch`](crate::layout::SweepDispatch) (its `pair_count` swept candidates, and
+/// [`ImpactRecord`](crate::low_level::layout::ImpactRecord)s and the sweep's
+/// [`SweepDispatch`](crate::low_level::layout::SweepDispatch) (its `pair_count` swept candidates, and
 /// an indirect dispatch of them).
 #[derive(Debug, Clone, Copy)]
 pub struct ContactInputs<'a> {
@@ -478,7 +477,7 @@ impl ContactStage {
         }
     }
 
-    /// Binds the walls stage's output (its [`WallContactRecord`](crate::layout::WallContactRecord)s,
+    /// Binds the walls stage's output (its [`WallContactRecord`](crate::low_level::layout::WallContactRecord)s,
     /// `STORAGE`) for [`ContactStage::record_earliest`] to merge, or none.
     pub fn bind_walls(
         &self,
@@ -516,7 +515,7 @@ impl OrderedBuffers {
 }
 
 impl ContactBuffers {
-    /// Each body's earliest contact ([`EarliestRecord`](crate::layout::EarliestRecord)s,
+    /// Each body's earliest contact ([`EarliestRecord`](crate::low_level::layout::EarliestRecord)s,
     /// `STORAGE | COPY_SRC | COPY_DST`).
     #[must_use]
     pub fn earliest(&self) -> &wgpu::Buffer {

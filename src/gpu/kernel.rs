@@ -1,13 +1,118 @@
 //! One entry point of a stage's shader as the stages record it: its pipeline, with a bind
 //! group layout of exactly the bindings it uses, so that no entry point binds more storage
-//! buffers than wgpu's default limits allow (8 a stage), however many its shader declares.
+//! buffers than wgpu's default limits allow (8 a stage), however many its shader declares;
+//! and the helpers every stage builds and records its entry points with (a binding's layout
+//! and entry, a pipeline, a dispatch, the check of a caller's buffer).
 //! Also what a benchmark observes of the commands a step records ([`observed`]): wgpu cannot
 //! list an encoder's commands, so the step's own recording helpers say what they record.
 
-use std::cell::RefCell;
+/// The data contract every stage's source begins with (`shaders/shared.wgsl`).
+pub const SHARED_WGSL: &str = include_str!("../../shaders/shared.wgsl");
 
-use super::sweep::{Workgroups, compute_pipeline, dispatch, group_entry, layout_entry};
+use std::cell::RefCell;
+use std::num::NonZeroU64;
+
 use crate::error::Error;
+
+/// One binding of a stage's bind group layout, visible to compute.
+pub(super) fn layout_entry(
+    binding: u32,
+    ty: wgpu::BufferBindingType,
+    min_size: u64,
+) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty,
+            has_dynamic_offset: false,
+            min_binding_size: NonZeroU64::new(min_size),
+        },
+        count: None,
+    }
+}
+
+/// The compute pipeline of `entry_point` of `module`, with one bind group of `layout`.
+pub(super) fn compute_pipeline(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    layout: &wgpu::BindGroupLayout,
+    entry_point: &str,
+) -> wgpu::ComputePipeline {
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(entry_point),
+        bind_group_layouts: &[Some(layout)],
+        immediate_size: 0,
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry_point),
+        layout: Some(&pipeline_layout),
+        module,
+        entry_point: Some(entry_point),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+/// How many workgroups a dispatch runs: given by the host, or read on the device from the
+/// first three words of a buffer with usage `INDIRECT`.
+pub(super) enum Workgroups<'a> {
+    Direct(u32, u32),
+    Indirect(&'a wgpu::Buffer),
+}
+
+/// Records a compute pass of one dispatch: `pipeline` with `group` as bind group 0.
+pub(super) fn dispatch(
+    encoder: &mut wgpu::CommandEncoder,
+    label: &str,
+    pipeline: &wgpu::ComputePipeline,
+    group: &wgpu::BindGroup,
+    workgroups: Workgroups<'_>,
+) {
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(label),
+        timestamp_writes: None,
+    });
+    pass.set_pipeline(pipeline);
+    pass.set_bind_group(0, group, &[]);
+    match workgroups {
+        Workgroups::Direct(x, y) => pass.dispatch_workgroups(x, y, 1),
+        Workgroups::Indirect(buffer) => pass.dispatch_workgroups_indirect(buffer, 0),
+    }
+}
+
+/// Checks a caller's buffer for one binding of `element_size`-byte elements: usage
+/// `STORAGE`, a whole number (at least one) of elements, within the device's largest binding.
+pub(super) fn check_binding(
+    name: &'static str,
+    buffer: &wgpu::Buffer,
+    element_size: u64,
+    largest_binding: u64,
+) -> Result<(), Error> {
+    let reason = if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
+        format!("usage {:?} lacks STORAGE", buffer.usage())
+    } else if buffer.size() < element_size || !buffer.size().is_multiple_of(element_size) {
+        format!(
+            "{} bytes is not a whole number of {element_size}-byte elements",
+            buffer.size()
+        )
+    } else if buffer.size() > largest_binding {
+        format!(
+            "{} bytes exceed this device's largest storage binding of {largest_binding} bytes",
+            buffer.size()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidBuffer { name, reason })
+}
+
+pub(super) fn group_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
 
 /// How an entry point uses one of its bindings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

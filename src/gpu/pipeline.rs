@@ -22,7 +22,7 @@ use crate::validate::pack_batch;
 /// one dispatch of at most [`SweepPipeline::max_pairs_per_dispatch`] pairs: on Mesa's
 /// software adapters with 2 cores a whole call of the largest dispatch (4,194,240 pairs)
 /// took 0.8 to 1.6 s, so a minute is far above any honest wait.
-pub const DEFAULT_POLL_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_POLL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The swept test of every candidate pair on the GPU, blocking until the answers are back.
 ///
@@ -284,6 +284,11 @@ impl Decode for Times {
 }
 
 impl SweepPipeline {
+    /// How long a blocking call waits for the device by default (one minute); see
+    /// [`with_poll_timeout`](Self::with_poll_timeout). Finite so that a hung device turns into
+    /// an error instead of a thread blocked for ever.
+    pub const DEFAULT_POLL_TIMEOUT: Duration = DEFAULT_POLL_TIMEOUT;
+
     /// Compiles the stage and sizes the batch limits from the device's limits.
     ///
     /// # Errors
@@ -334,7 +339,7 @@ impl SweepPipeline {
 
     /// Sets how long one wait for the device may last: `Some(limit)` makes a wait that has not
     /// finished after `limit` return [`Error::Timeout`]; `None` waits for as long as it takes.
-    /// The default is [`DEFAULT_POLL_TIMEOUT`].
+    /// The default is [`Self::DEFAULT_POLL_TIMEOUT`].
     ///
     /// A call waits once per dispatch (for its results) and, from the second call on, once
     /// per upload buffer (for the previous call's copies to finish), so the limit bounds each
@@ -615,7 +620,7 @@ impl SweepPipeline {
         let count = chunk.len() as u32;
         let (queue, bound) = (&self.queue, &outputs.bound);
         self.stage
-            .record(queue, &mut encoder, bound, count, options)?;
+            .record(queue, &mut encoder, bound, count, *options)?;
         let readback = outputs.readback.buffer();
         encoder.copy_buffer_to_buffer(outputs.output.buffer(), 0, readback, 0, output_bytes);
         self.queue.submit([encoder.finish()]);

@@ -4,8 +4,8 @@
 //! `shaders/sweep.wgsl`) and the outputs (`shaders/contacts.wgsl`) into the caller's command
 //! encoder, from the caller's body buffer to device buffers of each body's earliest contact
 //! and the step's counts, with no host read between. The chain follows the CPU twins' entry
-//! points in the same order: [`crate::cpu::broad_phase`], [`crate::cpu::walls`],
-//! [`crate::cpu::sweep`](mod@crate::cpu::sweep) and [`crate::cpu::contacts`](mod@crate::cpu::contacts).
+//! points in the same order: [`crate::low_level::broad_phase`], [`crate::low_level::walls`],
+//! [`crate::low_level::sweep`](crate::low_level::sweep) and [`crate::low_level::contacts`](crate::low_level::contacts).
 
 use super::broad_phase::{
     BroadPhaseBuffers, BroadPhaseCapacities, BroadPhaseStage, CONTINUATION_SIZE,
@@ -90,7 +90,7 @@ pub enum StepDomain {
 pub enum StepCommand {
     /// One dispatch of an entry point of one of the step's shaders.
     Dispatch {
-        /// The shader file: `broad_phase.wgsl` ([`BROAD_PHASE_WGSL`](super::BROAD_PHASE_WGSL)),
+        /// The shader file: `broad_phase.wgsl` ([`BROAD_PHASE_WGSL`](crate::low_level::BROAD_PHASE_WGSL)),
         /// `sweep.wgsl`, `walls.wgsl` or `contacts.wgsl`.
         shader: &'static str,
         /// The entry point.
@@ -147,10 +147,13 @@ impl StepCapacities {
 
 /// The most dispatches of `resume_candidates` a step records: at 4,096 steps each (`BUDGET`
 /// in broad_phase.wgsl), enough for a query that meets 2²⁸ leaves.
-pub const MAX_RESUME_PASSES: u32 = 1 << 17;
+pub(crate) const MAX_RESUME_PASSES: u32 = 1 << 17;
 
-/// The whole collision step as one stage recorded into the caller's encoder: see the
-/// README's "Resident on the device: the step stage".
+/// The whole collision step as one stage recorded into the caller's encoder, from the
+/// caller's body buffer ([`BodyRecord`](super::BodyRecord)s, usage `STORAGE`) to
+/// device buffers of each body's earliest contact ([`StepBuffers::earliest`]) and the step's
+/// counts ([`StepBuffers::counts`]), with nothing mapped or read by the host within a step.
+/// (The repository's `docs/step.md` has the stage's design and a frame loop in full.)
 ///
 /// ```text
 ///  caller's bodies ─► broad phase ─► candidates ─► sweep ─► earliest ─► earliest per body
@@ -159,6 +162,40 @@ pub const MAX_RESUME_PASSES: u32 = 1 << 17;
 ///                      tree, queries)              └─► ordered contacts (when asked)
 ///  walls ─────────────────────────────────────────────────────► (merged into earliest)
 /// ```
+///
+/// # Several frames in one submission
+/// What changes from frame to frame reaches the device in the encoder: the body count
+/// (copied from the caller's buffer), the step's parameters (made by the `frame` pass from
+/// the bodies and copied into the uniform), the candidate and contact counts. What the host
+/// sets with `Queue::write_buffer` ([`StepBuffers::set_options`],
+/// [`StepBuffers::set_body_count`], [`StepStage::set_walls`]) applies to every frame of the
+/// next submission.
+///
+/// # Overflow, with no host round trip and no tunnelling
+/// Every count keeps counting past its buffer's capacity, and the step still runs to its
+/// end; [`StepCounts::valid`] is then 0. A consumer pass recorded after the step checks it
+/// and does nothing, so a partial answer is never applied: the bodies are as the frame found
+/// them. The caller reads the counts with whatever it reads (a few bytes a frame, or every
+/// few frames), calls [`StepStage::grow`] once (every capacity the counts prove short, to the
+/// next power of two; the resume dispatches doubled where queries were left unfinished), and
+/// records the frame again from the bodies it kept. A count that exceeds one binding is
+/// [`Error::CapacityExceeded`]; a body count past the body buffer, [`Error::TooManyBodies`].
+/// Frames recorded in one submission cannot grow between them: make the buffers with room
+/// ([`StepCapacities`]; the defaults, 16,384 candidates, overflow at a few thousand bodies of
+/// a scene with radii 100× apart) and keep the last valid frame's bodies until the counts are
+/// read.
+///
+/// # Bad bodies
+/// The host does not see the bodies, so the step checks them: a centre, displacement or
+/// radius that is NaN or infinite, or a negative radius, sets
+/// [`StepCounts::invalid_bodies`] and makes the step invalid (the consumer skips it,
+/// [`StepStage::grow`] returns [`Error::InvalidBuffer`]). Every pass's work is bounded
+/// whatever the buffer holds.
+///
+/// # Limits
+/// Each entry point binds at most 7 storage buffers, within wgpu's default limits (8 a
+/// stage); [`StepStage::required_limits`] says what to ask for, and a device below it gets
+/// [`Error::DeviceLimit`] from [`StepStage::new`], not a validation panic.
 ///
 /// **Collision groups.** The broad phase reads each body's groups from its record's spare
 /// word ([`BodyRecord::groups`](crate::layout::BodyRecord#structfield.groups), the
@@ -208,6 +245,10 @@ impl std::fmt::Debug for StepBuffers {
 }
 
 impl StepStage {
+    /// The most dispatches of `resume_candidates` a step records: at 4,096 steps each, enough
+    /// for a query that meets 2²⁸ leaves.
+    pub const MAX_RESUME_PASSES: u32 = MAX_RESUME_PASSES;
+
     /// Compiles every stage of the step on `device`. The radix sorter takes its portable
     /// path; [`StepStage::for_adapter`] lets it choose the adapter's fast one.
     ///
@@ -272,11 +313,11 @@ impl StepStage {
     /// records.
     #[must_use]
     pub fn max_bodies(&self) -> u64 {
-        (self.largest_binding / BODY_SIZE).min(crate::cpu::MAX_BODIES as u64)
+        (self.largest_binding / BODY_SIZE).min(crate::cpu::ContactFinder::MAX_BODIES as u64)
     }
 
     /// The step's buffers over the caller's `bodies` (usage `STORAGE`, a whole number of
-    /// [`BodyRecord`](crate::layout::BodyRecord)s: its size is the step's body capacity),
+    /// [`BodyRecord`](crate::low_level::layout::BodyRecord)s: its size is the step's body capacity),
     /// for `options` and `capacities` (each clamped to what one binding holds; rounded up
     /// to a power of two), with the ordered contacts' buffers when `ordered_contacts` is set.
     /// The body count is the body capacity until [`StepBuffers::set_body_count`] or a count
@@ -286,14 +327,14 @@ impl StepStage {
     /// # Errors
     /// [`Error::InvalidBuffer`] for a body buffer without `STORAGE` or of a size that is not
     /// a whole number of records or exceeds a binding; [`Error::TooManyBodies`] beyond
-    /// [`MAX_BODIES`](crate::cpu::MAX_BODIES); [`Error::Device`] when the device cannot make
+    /// [`MAX_BODIES`](crate::cpu::ContactFinder::MAX_BODIES); [`Error::Device`] when the device cannot make
     /// the buffers.
     pub fn create_buffers(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         bodies: &wgpu::Buffer,
-        options: &SweepOptions,
+        options: SweepOptions,
         capacities: StepCapacities,
         ordered_contacts: bool,
     ) -> Result<StepBuffers, Error> {
@@ -403,7 +444,7 @@ impl StepStage {
         buffers: &mut StepBuffers,
         walls: &[Wall],
     ) -> Result<(), Error> {
-        crate::validate_walls(walls)?;
+        crate::validate::validate_walls(walls)?;
         if walls.is_empty() {
             buffers.walls = None;
             let params = buffers.broad_phase.params();
@@ -711,7 +752,7 @@ impl StepStage {
                 return Err(error);
             }
         };
-        grown.broad_phase.set_options(queue, &options);
+        grown.broad_phase.set_options(queue, options);
         grown.broad_phase.set_body_count(queue, body_count);
         grown.write(queue);
         *buffers = grown;
@@ -815,7 +856,7 @@ impl StepBuffers {
 
     /// Sets the options of the steps recorded from now on (written with `queue`: they take
     /// effect at the next submission, for every step recorded in it).
-    pub fn set_options(&mut self, queue: &wgpu::Queue, options: &SweepOptions) {
+    pub fn set_options(&mut self, queue: &wgpu::Queue, options: SweepOptions) {
         self.broad_phase.set_options(queue, options);
         self.write(queue);
     }
@@ -854,8 +895,8 @@ impl StepBuffers {
 
     /// The options of the steps recorded now.
     #[must_use]
-    pub fn options(&self) -> &SweepOptions {
-        self.broad_phase.options()
+    pub fn options(&self) -> SweepOptions {
+        *self.broad_phase.options()
     }
 
     /// The step's [`StepCounts`] (`STORAGE | COPY_SRC | COPY_DST`, 48 bytes), written by
@@ -866,17 +907,17 @@ impl StepBuffers {
     }
 
     /// Each body's earliest contact, with a body or a wall, as an
-    /// [`EarliestRecord`](crate::layout::EarliestRecord) (`STORAGE | COPY_SRC`, 32 bytes a
+    /// [`EarliestRecord`](crate::low_level::layout::EarliestRecord) (`STORAGE | COPY_SRC`, 32 bytes a
     /// body): the least time, then the lowest partner; a wall only where strictly earlier
     /// than every body. An all-zero record (kind
-    /// [`EARLIEST_NONE`](crate::layout::EARLIEST_NONE)) for a body that meets nothing.
+    /// [`EARLIEST_NONE`](crate::low_level::layout::EARLIEST_NONE)) for a body that meets nothing.
     #[must_use]
     pub fn earliest(&self) -> &wgpu::Buffer {
         self.outputs.earliest()
     }
 
     /// The contacts in the step's order (by time, then pair), as
-    /// [`ContactRecord`](crate::layout::ContactRecord)s (`STORAGE | COPY_SRC`): the first
+    /// [`ContactRecord`](crate::low_level::layout::ContactRecord)s (`STORAGE | COPY_SRC`): the first
     /// [`StepCounts::contacts`] hold them. `None` unless the buffers were made with ordered
     /// contacts.
     #[must_use]

@@ -1,11 +1,12 @@
 //! The sweep stage: `shaders/sweep.wgsl` recorded into the caller's command encoder, on
-//! buffers the caller keeps. Its CPU twin is [`crate::cpu::sweep`](mod@crate::cpu::sweep);
+//! buffers the caller keeps. Its CPU twin is [`crate::low_level::sweep`](crate::low_level::sweep);
 //! [`SweepPipeline`](super::SweepPipeline) is the blocking convenience built on it.
 
-use std::num::NonZeroU64;
-
 use super::buffers::{ErrorScopes, create_buffer};
-use super::kernel::{Observed, observe};
+use super::kernel::{
+    Observed, Workgroups, check_binding, compute_pipeline, dispatch, group_entry, layout_entry,
+    observe,
+};
 use crate::error::{Counted, Error};
 use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams, TimeOfImpact};
 use crate::options::SweepOptions;
@@ -32,7 +33,7 @@ const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 ///
 /// # Buffers
 /// The stage reads bodies and pairs and writes one output a pair in the layout of
-/// [`crate::layout`]: [`BodyRecord`] (32 bytes a body), `[u32; 2]` (8 bytes a pair; both
+/// [`crate::low_level::layout`]: [`BodyRecord`] (32 bytes a body), `[u32; 2]` (8 bytes a pair; both
 /// indices must name bodies of the buffer: the stage does not check them, and the GPU's
 /// bounds-checked access makes a pair past the bodies an unspecified answer, never a fault)
 /// and, as the buffers' [`SweepOutput`] says, [`ImpactRecord`]s (32 bytes a pair: time,
@@ -46,7 +47,7 @@ const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 /// # Example
 /// ```no_run
 /// use sweepcast::gpu::{GpuContext, SweepStage};
-/// use sweepcast::layout::BodyRecord;
+/// use sweepcast::low_level::layout::BodyRecord;
 /// use sweepcast::{glam::Vec3, MovingSphere, SweepOptions};
 ///
 /// let context = GpuContext::new_blocking()?;
@@ -61,7 +62,7 @@ const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 /// queue.write_buffer(buffers.bodies(), 0, bytemuck::cast_slice(&records));
 /// queue.write_buffer(buffers.pairs(), 0, bytemuck::cast_slice(&[[0u32, 1]]));
 /// let mut encoder = device.create_command_encoder(&Default::default());
-/// stage.record(queue, &mut encoder, &buffers, 1, &SweepOptions::default())?;
+/// stage.record(queue, &mut encoder, &buffers, 1, SweepOptions::default())?;
 /// // ... the caller's own passes, and a copy of buffers.output() to read back ...
 /// queue.submit([encoder.finish()]);
 /// # Ok::<(), sweepcast::Error>(())
@@ -140,106 +141,6 @@ pub struct SweepBuffers {
     prepare_group: wgpu::BindGroup,
     body_capacity: u64,
     pair_capacity: u64,
-}
-
-/// One binding of a stage's bind group layout, visible to compute.
-pub(super) fn layout_entry(
-    binding: u32,
-    ty: wgpu::BufferBindingType,
-    min_size: u64,
-) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty,
-            has_dynamic_offset: false,
-            min_binding_size: NonZeroU64::new(min_size),
-        },
-        count: None,
-    }
-}
-
-/// The compute pipeline of `entry_point` of `module`, with one bind group of `layout`.
-pub(super) fn compute_pipeline(
-    device: &wgpu::Device,
-    module: &wgpu::ShaderModule,
-    layout: &wgpu::BindGroupLayout,
-    entry_point: &str,
-) -> wgpu::ComputePipeline {
-    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(entry_point),
-        bind_group_layouts: &[Some(layout)],
-        immediate_size: 0,
-    });
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(entry_point),
-        layout: Some(&pipeline_layout),
-        module,
-        entry_point: Some(entry_point),
-        compilation_options: Default::default(),
-        cache: None,
-    })
-}
-
-/// How many workgroups a dispatch runs: given by the host, or read on the device from the
-/// first three words of a buffer with usage `INDIRECT`.
-pub(super) enum Workgroups<'a> {
-    Direct(u32, u32),
-    Indirect(&'a wgpu::Buffer),
-}
-
-/// Records a compute pass of one dispatch: `pipeline` with `group` as bind group 0.
-pub(super) fn dispatch(
-    encoder: &mut wgpu::CommandEncoder,
-    label: &str,
-    pipeline: &wgpu::ComputePipeline,
-    group: &wgpu::BindGroup,
-    workgroups: Workgroups<'_>,
-) {
-    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: Some(label),
-        timestamp_writes: None,
-    });
-    pass.set_pipeline(pipeline);
-    pass.set_bind_group(0, group, &[]);
-    match workgroups {
-        Workgroups::Direct(x, y) => pass.dispatch_workgroups(x, y, 1),
-        Workgroups::Indirect(buffer) => pass.dispatch_workgroups_indirect(buffer, 0),
-    }
-}
-
-/// Checks a caller's buffer for one binding of `element_size`-byte elements: usage
-/// `STORAGE`, a whole number (at least one) of elements, within the device's largest binding.
-pub(super) fn check_binding(
-    name: &'static str,
-    buffer: &wgpu::Buffer,
-    element_size: u64,
-    largest_binding: u64,
-) -> Result<(), Error> {
-    let reason = if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
-        format!("usage {:?} lacks STORAGE", buffer.usage())
-    } else if buffer.size() < element_size || !buffer.size().is_multiple_of(element_size) {
-        format!(
-            "{} bytes is not a whole number of {element_size}-byte elements",
-            buffer.size()
-        )
-    } else if buffer.size() > largest_binding {
-        format!(
-            "{} bytes exceed this device's largest storage binding of {largest_binding} bytes",
-            buffer.size()
-        )
-    } else {
-        return Ok(());
-    };
-    Err(Error::InvalidBuffer { name, reason })
-}
-
-pub(super) fn group_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: buffer.as_entire_binding(),
-    }
 }
 
 impl SweepStage {
@@ -547,7 +448,7 @@ impl SweepStage {
         encoder: &mut wgpu::CommandEncoder,
         buffers: &SweepBuffers,
         pair_count: u32,
-        options: &SweepOptions,
+        options: SweepOptions,
     ) -> Result<(), Error> {
         if u64::from(pair_count) > buffers.pair_capacity {
             return Err(Error::CapacityExceeded {
@@ -557,7 +458,7 @@ impl SweepStage {
             });
         }
         let dispatch = SweepDispatch::new(pair_count);
-        buffers.write_params(queue, options);
+        buffers.write_params(queue, &options);
         queue.write_buffer(&buffers.dispatch, 0, bytemuck::bytes_of(&dispatch));
         let workgroups = Workgroups::Direct(dispatch.workgroups_x, dispatch.workgroups_y);
         let (pipeline, group) = (self.pipeline(buffers), &buffers.sweep_group);
@@ -585,7 +486,7 @@ impl SweepStage {
         buffers: &SweepBuffers,
         count: &wgpu::Buffer,
         count_offset: u64,
-        options: &SweepOptions,
+        options: SweepOptions,
     ) -> Result<(), Error> {
         let reason = if !count.usage().contains(wgpu::BufferUsages::COPY_SRC) {
             Some(format!("usage {:?} lacks COPY_SRC", count.usage()))
@@ -607,7 +508,7 @@ impl SweepStage {
                 reason,
             });
         }
-        buffers.write_params(queue, options);
+        buffers.write_params(queue, &options);
         self.record_counted(encoder, buffers, count, count_offset);
         Ok(())
     }

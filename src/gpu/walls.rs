@@ -1,13 +1,14 @@
 //! The walls stage: `shaders/walls.wgsl` recorded into the caller's command encoder, on
 //! buffers the caller keeps: each body's earliest impact on a short list of static walls.
-//! Its CPU twin is [`crate::cpu::walls`]; [`crate::cpu::earliest_wall_contacts`] gives the
+//! Its CPU twin is [`crate::low_level::walls`]; [`crate::cpu::earliest_wall_contacts`] gives the
 //! same answers on the CPU.
 
 use super::buffers::{ErrorScopes, create_buffer};
-use super::kernel::{Observed, observe};
-use super::sweep::{
-    BODY_SIZE, Workgroups, check_binding, compute_pipeline, dispatch, group_entry, layout_entry,
+use super::kernel::{
+    Observed, Workgroups, check_binding, compute_pipeline, dispatch, group_entry, layout_entry,
+    observe,
 };
+use super::sweep::BODY_SIZE;
 use crate::error::Error;
 use crate::geometry::Wall;
 use crate::layout::{SweepDispatch, WallContactRecord, WallParams, WallRecord};
@@ -29,17 +30,17 @@ const PARAMS_SIZE: u64 = size_of::<WallParams>() as u64;
 /// passes, and nothing is read back unless the caller copies it.
 ///
 /// # Buffers
-/// Bodies as [`BodyRecord`](crate::layout::BodyRecord)s (32 bytes), walls as
+/// Bodies as [`BodyRecord`](crate::low_level::layout::BodyRecord)s (32 bytes), walls as
 /// [`WallRecord`]s (32 bytes; [`WallRecord::from`] a [`Wall`] normalises a plane's normal),
 /// and one [`WallContactRecord`] a body written (48 bytes: the body against the wall it
 /// meets first, the lowest wall index among equal times, or a record with
-/// [`STATUS_MISS`](crate::layout::STATUS_MISS)). [`WallStage::create_buffers`] makes them
+/// [`STATUS_MISS`](crate::low_level::layout::STATUS_MISS)). [`WallStage::create_buffers`] makes them
 /// with a small uniform buffer and the bind group, kept in [`WallBuffers`].
 ///
 /// # Example
 /// ```no_run
 /// use sweepcast::gpu::{GpuContext, WallStage};
-/// use sweepcast::layout::BodyRecord;
+/// use sweepcast::low_level::layout::BodyRecord;
 /// use sweepcast::{glam::Vec3, MovingSphere, SweepOptions, Wall};
 ///
 /// let context = GpuContext::new_blocking()?;
@@ -51,7 +52,7 @@ const PARAMS_SIZE: u64 = size_of::<WallParams>() as u64;
 /// let room = Wall::box_interior(Vec3::ZERO, Vec3::splat(10.0));
 /// buffers.write_walls(queue, &room)?;
 /// let mut encoder = device.create_command_encoder(&Default::default());
-/// stage.record(queue, &mut encoder, &buffers, 1, room.len() as u32, &SweepOptions::default())?;
+/// stage.record(queue, &mut encoder, &buffers, 1, room.len() as u32, SweepOptions::default())?;
 /// // ... a copy of buffers.contacts() to a MAP_READ buffer to read the records back ...
 /// queue.submit([encoder.finish()]);
 /// # Ok::<(), sweepcast::Error>(())
@@ -174,7 +175,7 @@ impl WallStage {
         self.bind_buffers(device, &bodies, &walls, &contacts)
     }
 
-    /// Binds the caller's own buffers: bodies as [`BodyRecord`](crate::layout::BodyRecord)s,
+    /// Binds the caller's own buffers: bodies as [`BodyRecord`](crate::low_level::layout::BodyRecord)s,
     /// walls as [`WallRecord`]s and contacts as [`WallContactRecord`]s, each with usage
     /// `STORAGE` (and `COPY_DST` on the walls for [`WallBuffers::write_walls`]). The
     /// capacity is what they hold: the smaller of `bodies.size() / 32` and
@@ -235,7 +236,7 @@ impl WallStage {
     /// submission of `encoder`. In a periodic box the walls lie in its primary cell and a
     /// body meets a wall when its image in the cell does, as
     /// [`crate::cpu::sweep_sphere_wall`] says; the stage trusts the bodies to fit the box
-    /// ([`crate::validate_periodic_reach`]: one crossing of a face an axis is followed).
+    /// ([`crate::low_level::validate_periodic_reach`]: one crossing of a face an axis is followed).
     ///
     /// # Errors
     /// [`Error::TooManyBodies`] or [`Error::InvalidWall`] when `body_count` or
@@ -247,7 +248,7 @@ impl WallStage {
         buffers: &WallBuffers,
         body_count: u32,
         wall_count: u32,
-        options: &SweepOptions,
+        options: SweepOptions,
     ) -> Result<(), Error> {
         if u64::from(body_count) > buffers.body_capacity {
             return Err(Error::TooManyBodies {
@@ -258,7 +259,7 @@ impl WallStage {
         if u64::from(wall_count) > buffers.wall_capacity {
             return Err(too_many_walls(wall_count as usize));
         }
-        buffers.write_params(queue, options, body_count, wall_count);
+        buffers.write_params(queue, &options, body_count, wall_count);
         // The same workgroups as a sweep of `body_count` pairs (along y beyond 65,535).
         let shape = SweepDispatch::new(body_count);
         let workgroups = Workgroups::Direct(shape.workgroups_x, shape.workgroups_y);
@@ -303,10 +304,10 @@ impl WallBuffers {
     /// [`WallStage::record`] of `walls.len()` walls.
     ///
     /// # Errors
-    /// [`Error::InvalidWall`] for a bad wall ([`crate::validate_walls`]) or more walls than
+    /// [`Error::InvalidWall`] for a bad wall ([`crate::low_level::validate_walls`]) or more walls than
     /// the buffers hold.
     pub fn write_walls(&self, queue: &wgpu::Queue, walls: &[Wall]) -> Result<(), Error> {
-        crate::validate_walls(walls)?;
+        crate::validate::validate_walls(walls)?;
         if walls.len() as u64 > self.wall_capacity {
             return Err(too_many_walls(walls.len()));
         }
@@ -317,7 +318,7 @@ impl WallBuffers {
         Ok(())
     }
 
-    /// The bodies, as [`BodyRecord`](crate::layout::BodyRecord)s (`STORAGE | COPY_DST`).
+    /// The bodies, as [`BodyRecord`](crate::low_level::layout::BodyRecord)s (`STORAGE | COPY_DST`).
     #[must_use]
     pub fn bodies(&self) -> &wgpu::Buffer {
         &self.bodies

@@ -7,7 +7,7 @@
 
 use glam::Vec3;
 
-use sweepcast::{MAX_MAGNITUDE, MovingSphere};
+use sweepcast::{MovingSphere, low_level::MAX_MAGNITUDE};
 
 /// Bodies and the candidate pairs to sweep among them.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -5,7 +5,7 @@ mod isolated;
 use std::sync::OnceLock;
 
 use sweepcast::gpu::{GpuContext, SweepPipeline};
-use sweepcast::layout::{StepParams, WORKGROUP_SIZE};
+use sweepcast::low_level::layout::{StepParams, WORKGROUP_SIZE};
 use wgpu::BufferUsages as Usage;
 use wgpu::util::DeviceExt;
 
@@ -387,7 +387,7 @@ pub fn judge_wall(
     let oracle_with = |extra: f64| {
         let mut widened = Body::from(*body);
         widened.radius = (radius_squared + extra).max(0.0).sqrt();
-        reference::sweep_sphere_wall(&widened, wall, options)
+        reference::sweep_sphere_wall(&widened, wall, *options)
     };
     let widest = images_at(body, options, 0.0)
         .into_iter()
@@ -395,8 +395,8 @@ pub fn judge_wall(
         .map(|shift| image_scale_of(body, shift, wall))
         .fold(0.0, f64::max);
     let bound = bound_at(widest);
-    let disagrees =
-        reference::sweep_sphere_wall(&Body::from(*body), wall, options).is_some() != time.is_some();
+    let disagrees = reference::sweep_sphere_wall(&Body::from(*body), wall, *options).is_some()
+        != time.is_some();
     let Some(t) = time else {
         if oracle_with(-bound).is_some() {
             return Err(

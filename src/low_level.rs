@@ -1,0 +1,72 @@
+//! What only someone extending or checking the shaders needs.
+//!
+//! The documented paths ([`crate::cpu`], [`crate::gpu`], [`crate::events`], the single-pair
+//! queries) are built from the pieces here; a user of those paths does not need them. They
+//! are public so that a test, a fuzz target or a new stage can run each shader's entry
+//! point on the CPU and diff it against the device, read the data contract byte for byte,
+//! or validate input the way the batched paths do. They follow the shaders, not semver
+//! ergonomics: an item here may change in any minor release.
+//!
+//! * [`sweep`], [`walls`], [`broad_phase`], [`contacts`]: the f32 twin of each shader
+//!   (`shaders/sweep.wgsl`, `walls.wgsl`, `broad_phase.wgsl`, `contacts.wgsl`), line for
+//!   line, entry points included (sources `src/cpu/sweep.rs`, `walls.rs`, `broad_phase.rs`,
+//!   `contacts.rs`).
+//! * [`layout`]: the data contract of `shaders/shared.wgsl`, every record and constant
+//!   (the records a stage's user binds are also at [`crate::gpu`]).
+//! * The validation the batched paths run ([`validate_bodies`], [`validate_pairs`],
+//!   [`validate_walls`], [`validate_periodic_reach`], [`validate_body`]) and its bounds
+//!   ([`MAX_MAGNITUDE`], [`MAX_PERIODS`]).
+//! * The CPU batch's tuning: [`LANES`], [`Simd`], [`SERIAL_PAIRS`].
+//! * With the `gpu` feature: the shaders' sources ([`SHARED_WGSL`], ...), the step's two
+//!   sub-stages ([`BroadPhaseStage`], [`ContactStage`]) that [`crate::gpu::StepStage`]
+//!   composes, and their memory per item.
+
+/// The f32 twin of `shaders/sweep.wgsl`, line for line: same names, same operations in the
+/// same order, entry points included (source `src/cpu/sweep.rs`).
+pub mod sweep {
+    pub use crate::cpu::sweep::*;
+}
+
+/// The f32 twin of `shaders/walls.wgsl`: each body's earliest impact on static walls
+/// (source `src/cpu/walls.rs`).
+pub mod walls {
+    pub use crate::cpu::walls::*;
+}
+
+/// The f32 twin of `shaders/broad_phase.wgsl`: the frame, the Morton codes, the linear BVH,
+/// its boxes and the queries that give the candidates (source `src/cpu/broad_phase.rs`).
+pub mod broad_phase {
+    pub use crate::cpu::broad_phase::*;
+}
+
+/// The f32 twin of `shaders/contacts.wgsl`: each body's earliest contact, the ordered
+/// contacts and the step's counts (source `src/cpu/contacts.rs`).
+pub mod contacts {
+    pub use crate::cpu::contacts::*;
+}
+
+/// The data contract: Rust copies of the structs and constants of `shaders/shared.wgsl`,
+/// byte for byte (source `src/layout.rs`; `tests/shaders.rs` checks each against the WGSL).
+pub mod layout {
+    pub use crate::layout::*;
+}
+
+pub use crate::cpu::lanes::{LANES, Simd};
+pub use crate::cpu::world::SERIAL_PAIRS;
+pub use crate::limits::MAX_MAGNITUDE;
+pub use crate::validate::{
+    MAX_PERIODS, validate_bodies, validate_body, validate_pairs, validate_periodic_reach,
+    validate_walls,
+};
+
+pub use crate::gpu::broad_phase::{
+    BROAD_PHASE_BYTES_PER_BODY, BROAD_PHASE_BYTES_PER_CANDIDATE, BROAD_PHASE_WGSL,
+    BroadPhaseBuffers, BroadPhaseCapacities, BroadPhaseStage,
+};
+pub use crate::gpu::contacts::{
+    CONTACTS_WGSL, ContactBuffers, ContactInputs, ContactStage, EARLIEST_BYTES_PER_BODY,
+    ORDERED_BYTES_PER_CONTACT,
+};
+pub use crate::gpu::kernel::SHARED_WGSL;
+pub use crate::gpu::sweep::SWEEP_WGSL;
+pub use crate::gpu::walls::WALLS_WGSL;
