@@ -2,7 +2,7 @@
 //! targets they hit. The step is run with and without groups, on the CPU
 //! (`cpu::ContactFinder`) and, where an adapter exists, on the GPU (`gpu::ContactPipeline`;
 //! skipped loudly otherwise), and the candidates, contacts and median step times are printed
-//! side by side.
+//! side by side (the two steps alternate, so that both see the same load on the machine).
 //!
 //! ```text
 //! cargo run --release --example bullets -- [--bullets N] [--targets M] [--repeats R]
@@ -23,8 +23,9 @@
 mod common;
 
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
-use common::{bad_options, machine, parse, time_runs};
+use common::{bad_options, machine, parse};
 use sweepcast::glam::Vec2;
 use sweepcast::{CollisionGroups, MovingCircle, SweepOptions, cpu};
 
@@ -63,21 +64,24 @@ fn main() -> ExitCode {
     let mut ok = true;
 
     let mut finder = cpu::ContactFinder::new();
-    let mut cpu_step = |groups: &[CollisionGroups]| {
+    let [ungrouped, grouped] = side_by_side(repeats, &groups, |groups| {
         finder.set_groups(groups);
-        let timings = time_runs(repeats, || {
-            finder
-                .find(&bodies, SweepOptions::default())
-                .expect("valid bodies");
-        });
+        let start = Instant::now();
         let contacts = finder
             .find(&bodies, SweepOptions::default())
-            .unwrap()
+            .expect("valid bodies")
             .clone();
-        (contacts, timings.median())
-    };
-    let ungrouped = cpu_step(&[]);
-    let grouped = cpu_step(&groups);
+        (contacts, start.elapsed())
+    });
+    let stages: Vec<String> = finder
+        .stage_times()
+        .iter()
+        .map(|(stage, time)| format!("{stage} {:.2} ms", time.as_secs_f64() * 1e3))
+        .collect();
+    println!(
+        "CPU  the last step's stages with groups: {}",
+        stages.join(", ")
+    );
     ok &= report("CPU", &ungrouped, &grouped, &is_bullet, check);
 
     ok &= gpu_steps(&bodies, &groups, repeats, &is_bullet, check);
@@ -103,18 +107,14 @@ fn gpu_steps(
         Ok(context) => {
             let pipeline = ContactPipeline::new(&context).expect("the step compiles");
             println!("GPU: {}", context.describe());
-            let gpu_step = |groups: &[CollisionGroups]| {
+            let [ungrouped, grouped] = side_by_side(repeats, groups, |groups| {
                 pipeline.set_groups(groups);
-                let timings = time_runs(repeats, || {
-                    pipeline
-                        .find(bodies, SweepOptions::default())
-                        .expect("valid bodies");
-                });
-                let contacts = pipeline.find(bodies, SweepOptions::default()).unwrap();
-                (contacts, timings.median())
-            };
-            let ungrouped = gpu_step(&[]);
-            let grouped = gpu_step(groups);
+                let start = Instant::now();
+                let contacts = pipeline
+                    .find(bodies, SweepOptions::default())
+                    .expect("valid bodies");
+                (contacts, start.elapsed())
+            });
             report("GPU", &ungrouped, &grouped, is_bullet, check)
         }
         Err(error) => {
@@ -135,6 +135,36 @@ fn gpu_steps(
 ) -> bool {
     eprintln!("\n!!!!!!!! SKIPPED the GPU step: built without the gpu feature\n");
     true
+}
+
+/// The step without groups and with `groups`, alternating (so that both see the same load
+/// on the machine), once to warm up and then `repeats` times each: the last contacts and the
+/// median time of each.
+fn side_by_side(
+    repeats: usize,
+    groups: &[CollisionGroups],
+    mut step: impl FnMut(&[CollisionGroups]) -> (sweepcast::Contacts, Duration),
+) -> [(sweepcast::Contacts, Duration); 2] {
+    let sets: [&[CollisionGroups]; 2] = [&[], groups];
+    for set in sets {
+        step(set);
+    }
+    let mut times = [Vec::new(), Vec::new()];
+    let mut last = [None, None];
+    for _ in 0..repeats {
+        for (k, set) in sets.iter().enumerate() {
+            let (contacts, time) = step(set);
+            times[k].push(time);
+            last[k] = Some(contacts);
+        }
+    }
+    std::array::from_fn(|k| {
+        times[k].sort();
+        (
+            last[k].take().expect("one run at least"),
+            times[k][repeats / 2],
+        )
+    })
 }
 
 /// The bullets (first) and targets of the scene, and their groups.
@@ -189,12 +219,12 @@ fn scene(bullets: usize, targets: usize, seed: u64) -> (Vec<MovingCircle>, Vec<C
 /// contacts are the ungrouped ones less the bullet–bullet pairs (false where not).
 fn report(
     path: &str,
-    (ungrouped, without): &(sweepcast::Contacts, std::time::Duration),
-    (grouped, with): &(sweepcast::Contacts, std::time::Duration),
+    (ungrouped, without): &(sweepcast::Contacts, Duration),
+    (grouped, with): &(sweepcast::Contacts, Duration),
     is_bullet: &impl Fn(u32) -> bool,
     check: bool,
 ) -> bool {
-    let ms = |d: &std::time::Duration| d.as_secs_f64() * 1e3;
+    let ms = |d: &Duration| d.as_secs_f64() * 1e3;
     println!(
         "{path}  without groups: {:>10} candidates {:>8} contacts {:>9.2} ms",
         ungrouped.candidates(),

@@ -42,7 +42,9 @@
 @group(0) @binding(9) var<storage, read_write> node_parents: array<u32>;
 @group(0) @binding(10) var<storage, read_write> leaf_parents: array<u32>;
 // Per internal node, its box as 8 words: lo and hi in the order-preserving encoding of
-// `ordered` (so that atomicMin and atomicMax grow it), then two unused.
+// `ordered` (so that atomicMin and atomicMax grow it), then the union of the collision groups
+// of the bodies under it (the OR of their bits, not complemented: atomicOr grows it), then one
+// unused.
 @group(0) @binding(11) var<storage, read_write> node_boxes: array<atomic<u32>>;
 // The candidate pairs, lower index first (those beyond the capacity are counted, not written).
 @group(0) @binding(12) var<storage, read_write> pairs: array<vec2<u32>>;
@@ -71,6 +73,9 @@
 // of the per-body passes.
 @group(0) @binding(24) var<storage, read_write> frame_output: StepParams;
 @group(0) @binding(25) var<storage, read_write> body_dispatch: SweepDispatch;
+
+// The word of a node's box (of 8) that holds the union of its bodies' collision groups.
+const GROUPS_WORD: u32 = 6u;
 
 const COUNTER_CANDIDATES: u32 = 0u;
 const COUNTER_CANDIDATES_OVERFLOWED: u32 = 1u;
@@ -347,6 +352,7 @@ fn hierarchy(
         atomicStore(&node_boxes[base + k], 0xffffffffu);
         atomicStore(&node_boxes[base + 3u + k], 0u);
     }
+    atomicStore(&node_boxes[base + GROUPS_WORD], 0u);
     if (index == 0u) {
         node_parents[0] = NO_PARENT;
     }
@@ -370,6 +376,7 @@ fn refit(
     let leaf = leaves[i];
     let lo = vec3<u32>(ordered(leaf.lo.x), ordered(leaf.lo.y), ordered(leaf.lo.z));
     let hi = vec3<u32>(ordered(leaf.hi.x), ordered(leaf.hi.y), ordered(leaf.hi.z));
+    let groups = ~leaf.groups;
     var node = leaf_parents[i];
     loop {
         let base = 8u * node;
@@ -379,7 +386,8 @@ fn refit(
         let grew_hi = vec3<bool>(atomicMax(&node_boxes[base + 3u], hi.x) < hi.x,
                                  atomicMax(&node_boxes[base + 4u], hi.y) < hi.y,
                                  atomicMax(&node_boxes[base + 5u], hi.z) < hi.z);
-        if (!(any(grew_lo) || any(grew_hi)) || node == 0u) {
+        let grew_groups = (atomicOr(&node_boxes[base + GROUPS_WORD], groups) & groups) != groups;
+        if (!(any(grew_lo) || any(grew_hi) || grew_groups) || node == 0u) {
             break;
         }
         node = node_parents[node];
@@ -496,7 +504,8 @@ fn visit(p: u32, own: Leaf, s: u32, query_lo: vec3<f32>, query_hi: vec3<f32>, ch
                 atomicStore(&counters[COUNTER_CANDIDATES_OVERFLOWED], 1u);
             }
         }
-    } else if (overlaps(query_lo, query_hi, node_lo(child), node_hi(child))) {
+    } else if (overlaps(query_lo, query_hi, node_lo(child), node_hi(child))
+               && interacts_bits(~own.groups, atomicLoad(&node_boxes[8u * child + GROUPS_WORD]))) {
         stack[depth] = child;
         depth = depth + 1u;
     }
@@ -506,8 +515,12 @@ fn visit(p: u32, own: Leaf, s: u32, query_lo: vec3<f32>, query_hi: vec3<f32>, ch
 // memberships (low 16 bits of the complement) meet the other's filter (high 16 bits).
 // `CollisionGroups::interacts_with` in src/groups.rs.
 fn interacts(a: u32, b: u32) -> bool {
-    let own = ~a;
-    let other = ~b;
+    return interacts_bits(~a, ~b);
+}
+
+// `interacts` on the groups' bits themselves, or on unions of them (a node's, whose bodies
+// may then interact): `CollisionGroups::interacts_with`.
+fn interacts_bits(own: u32, other: u32) -> bool {
     return (own & (other >> 16u)) != 0u && (other & (own >> 16u)) != 0u;
 }
 

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use crate::error::Error;
 use crate::geometry::Impact;
+use crate::geometry::Partner;
 use crate::geometry::{MovingSphere, Wall};
 use crate::groups::CollisionGroups;
-use crate::layout::{EarliestImpact, Partner};
+use crate::layout::EarliestImpact;
 use crate::options::SweepOptions;
 
 /// A whole collision step, on the CPU ([`ContactFinder`](crate::cpu::ContactFinder)) or on

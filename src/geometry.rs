@@ -374,3 +374,22 @@ const _: () = assert!(size_of::<Circle>() == 12 && align_of::<Circle>() == 4);
 const _: () = assert!(size_of::<Sphere>() == 16 && align_of::<Sphere>() == 4);
 const _: () = assert!(size_of::<MovingCircle>() == 20 && align_of::<MovingCircle>() == 4);
 const _: () = assert!(size_of::<MovingSphere>() == 28 && align_of::<MovingSphere>() == 4);
+
+/// What a body met: another body (and, in a periodic box, which image of it) or a wall; the
+/// other side of a [`Contact`](crate::Contact), an [`Event`](crate::events::Event) and an
+/// [`EarliestImpact`](crate::EarliestImpact).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Partner {
+    /// Another body, met through its image `image` (see [`EarliestRecord::image`](crate::gpu::EarliestRecord::image)).
+    Body {
+        /// The body's index.
+        index: u32,
+        /// The image met, in periods per axis (0 without a periodic box).
+        image: [i32; 3],
+    },
+    /// A static wall.
+    Wall {
+        /// The wall's index in the step's walls.
+        index: u32,
+    },
+}

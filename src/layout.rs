@@ -11,7 +11,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
-use crate::geometry::{Impact, ImpactStatus, MovingSphere, Wall};
+use crate::geometry::{Impact, ImpactStatus, MovingSphere, Partner, Wall};
 use crate::groups::CollisionGroups;
 use crate::options::SweepOptions;
 
@@ -312,23 +312,6 @@ pub struct EarliestImpact {
     pub status: ImpactStatus,
     /// The other body or the wall.
     pub partner: Partner,
-}
-
-/// The other side of an [`EarliestImpact`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Partner {
-    /// Another body, met through its image `image` (see [`EarliestRecord::image`]).
-    Body {
-        /// The body's index.
-        index: u32,
-        /// The image met, in periods per axis (0 without a periodic box).
-        image: [i32; 3],
-    },
-    /// A static wall.
-    Wall {
-        /// The wall's index in the step's walls.
-        index: u32,
-    },
 }
 
 impl EarliestRecord {

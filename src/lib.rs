@@ -125,9 +125,11 @@ pub use glam;
 
 pub use contact_step::{Contact, ContactStep, Contacts, StageTimes};
 pub use error::{BodyField, Counted, Error};
-pub use geometry::{Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Sphere, Wall};
+pub use geometry::{
+    Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Partner, Sphere, Wall,
+};
 pub use groups::CollisionGroups;
-pub use layout::{EarliestImpact, Partner, TimeOfImpact};
+pub use layout::{EarliestImpact, TimeOfImpact};
 pub use options::{PeriodicBox, SweepOptions};
 
 /// The README's Rust examples, compiled and run as doctests.

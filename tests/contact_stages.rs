@@ -28,10 +28,10 @@ use sweepcast::low_level::broad_phase::sort_by_key;
 use sweepcast::low_level::contacts as twin;
 use sweepcast::low_level::layout::{
     BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_WALL, EarliestImpact, EarliestRecord,
-    FLAG_PERIODIC, ImpactRecord, KeyValue, Partner, STATUS_MISS, StepCounts, StepParams,
-    SweepDispatch, SweepParams, WallContactRecord, WallParams, WallRecord,
+    FLAG_PERIODIC, ImpactRecord, KeyValue, STATUS_MISS, StepCounts, StepParams, SweepDispatch,
+    SweepParams, WallContactRecord, WallParams, WallRecord,
 };
-use sweepcast::{MovingSphere, PeriodicBox, SweepOptions, Wall, cpu};
+use sweepcast::{MovingSphere, Partner, PeriodicBox, SweepOptions, Wall, cpu};
 use testkit::Scene;
 
 /// `bodies`' candidates and their impacts: every pair whose swept boxes can meet (per axis,

@@ -790,12 +790,7 @@ fn each_bodys_earliest_without_sorting_is_the_ordered_steps() {
                 walls_won += earliest
                     .iter()
                     .flatten()
-                    .filter(|e| {
-                        matches!(
-                            e.partner,
-                            sweepcast::low_level::layout::Partner::Wall { .. }
-                        )
-                    })
+                    .filter(|e| matches!(e.partner, sweepcast::Partner::Wall { .. }))
                     .count();
             }
         }

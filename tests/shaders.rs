@@ -148,7 +148,8 @@ fn the_broad_phase_structs_match_their_twins_mirrors() {
 #[test]
 fn the_broad_phase_constants_match_their_twins_mirrors() {
     use sweepcast::low_level::broad_phase::{
-        BOUNDS_WORDS, BUDGET, FRAME_BINS, FRAME_WORDS, INVALID_BODIES, OCCUPANCY, STACK_SIZE,
+        BOUNDS_WORDS, BUDGET, FRAME_BINS, FRAME_WORDS, GROUPS_WORD, INVALID_BODIES, OCCUPANCY,
+        STACK_SIZE,
     };
     let module = parse_and_validate("broad_phase.wgsl", sweepcast::low_level::BROAD_PHASE_WGSL);
     let mirrors = [
@@ -159,6 +160,7 @@ fn the_broad_phase_constants_match_their_twins_mirrors() {
         ("OCCUPANCY", OCCUPANCY as u32),
         ("INVALID_BODIES", INVALID_BODIES as u32),
         ("BOUNDS_WORDS", BOUNDS_WORDS as u32),
+        ("GROUPS_WORD", GROUPS_WORD as u32),
     ];
     for (name, rust) in mirrors {
         let (_, constant) = module

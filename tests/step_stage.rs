@@ -28,9 +28,9 @@ use sweepcast::glam::Vec3;
 use sweepcast::gpu::{ContactPipeline, GpuContext, StepBuffers, StepCapacities, StepStage};
 use sweepcast::low_level::SHARED_WGSL;
 use sweepcast::low_level::layout::{
-    BodyRecord, ContactRecord, EarliestImpact, EarliestRecord, Partner, StepCounts,
+    BodyRecord, ContactRecord, EarliestImpact, EarliestRecord, StepCounts,
 };
-use sweepcast::{Error, MovingSphere, SweepOptions, Wall, cpu};
+use sweepcast::{Error, MovingSphere, Partner, SweepOptions, Wall, cpu};
 use testkit::Scene;
 use wgpu::BufferUsages as Usage;
 use wgpu::util::DeviceExt;

@@ -333,7 +333,8 @@ pub struct Tree {
     /// Each sorted leaf's parent.
     pub leaf_parents: Vec<u32>,
     /// Per internal node, its box as 8 words: lo and hi in the order-preserving encoding of
-    /// [`ordered`], then two unused.
+    /// [`ordered`], then the union of the collision groups of the bodies under it (the OR
+    /// of their bits, not complemented; at [`GROUPS_WORD`]), then one unused.
     pub node_boxes: Vec<u32>,
 }
 
@@ -406,6 +407,7 @@ pub fn hierarchy(
         tree.node_boxes[base + k] = u32::MAX;
         tree.node_boxes[base + 3 + k] = 0;
     }
+    tree.node_boxes[base + GROUPS_WORD] = 0;
     if index == 0 {
         tree.node_parents[0] = NO_PARENT;
     }
@@ -422,9 +424,10 @@ pub fn ordered(x: f32) -> u32 {
     }
 }
 
-/// `refit`, invocation `i`: leaf `i` climbs, growing each ancestor's box to hold its own,
-/// and stops at the first that already held it. The shader's atomic minima and maxima
-/// commute, so invocations one after another give what the device gives in any order.
+/// `refit`, invocation `i`: leaf `i` climbs, growing each ancestor's box to hold its own and
+/// its groups' union to hold its groups, and stops at the first that already held both. The
+/// shader's atomic minima, maxima and ORs commute, so invocations one after another give
+/// what the device gives in any order.
 pub fn refit(i: usize, params: &StepParams, leaves: &[Leaf], tree: &mut Tree) {
     if i >= params.body_count as usize || params.body_count < 2 {
         return;
@@ -432,6 +435,7 @@ pub fn refit(i: usize, params: &StepParams, leaves: &[Leaf], tree: &mut Tree) {
     let leaf = leaves[i];
     let lo = leaf.lo.map(|bits| ordered(f32::from_bits(bits)));
     let hi = leaf.hi.map(|bits| ordered(f32::from_bits(bits)));
+    let groups = !leaf.groups;
     let mut node = tree.leaf_parents[i];
     loop {
         let base = 8 * node as usize;
@@ -444,6 +448,9 @@ pub fn refit(i: usize, params: &StepParams, leaves: &[Leaf], tree: &mut Tree) {
             grew |= *hi_word < hi[k];
             *hi_word = (*hi_word).max(hi[k]);
         }
+        let union = &mut tree.node_boxes[base + GROUPS_WORD];
+        grew |= *union & groups != groups;
+        *union |= groups;
         if !grew || node == 0 {
             break;
         }
@@ -564,9 +571,19 @@ fn image_exists(params: &StepParams, s: u32) -> bool {
 /// complements).
 #[must_use]
 pub fn interacts(a: u32, b: u32) -> bool {
-    let (own, other) = (!a, !b);
+    interacts_bits(!a, !b)
+}
+
+/// `interacts_bits`: [`interacts`] on the groups' bits themselves, or on unions of them (a
+/// node's, whose bodies may then interact).
+#[must_use]
+pub fn interacts_bits(own: u32, other: u32) -> bool {
     (own & (other >> 16)) != 0 && (other & (own >> 16)) != 0
 }
+
+/// `GROUPS_WORD` of the shader: the word of a node's box (of 8) that holds the union of its
+/// bodies' collision groups.
+pub const GROUPS_WORD: usize = 6;
 
 fn overlaps(a_lo: Vec3, a_hi: Vec3, b_lo: Vec3, b_hi: Vec3) -> bool {
     a_lo.cmple(b_hi).all() && b_lo.cmple(a_hi).all()
@@ -678,7 +695,12 @@ impl Walk<'_> {
                     found.candidates_overflowed = 1;
                 }
             }
-        } else if overlaps(query_lo, query_hi, self.node_lo(child), self.node_hi(child)) {
+        } else if overlaps(query_lo, query_hi, self.node_lo(child), self.node_hi(child))
+            && interacts_bits(
+                !own.groups,
+                self.queried.node_boxes[8 * child as usize + GROUPS_WORD],
+            )
+        {
             self.stack[self.depth as usize] = child;
             self.depth += 1;
         }

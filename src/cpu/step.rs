@@ -374,6 +374,7 @@ impl ContactFinder {
     fn find_in_pool(&mut self, start: Instant) -> Result<(), Error> {
         let validated = Instant::now();
         self.bvh.build(self.world.bodies(), &self.world.params);
+        self.bvh.set_groups(&self.groups);
         let built = Instant::now();
         // At least eight tasks a thread where the bodies allow, so that a small step keeps
         // every core busy to its end.

@@ -8,8 +8,9 @@ use rayon::prelude::*;
 use super::walls;
 use crate::contact_step::Contact;
 use crate::error::Error;
+use crate::geometry::Partner;
 use crate::geometry::Wall;
-use crate::layout::{BodyRecord, Partner, WallContactRecord, WallParams, WallRecord};
+use crate::layout::{BodyRecord, WallContactRecord, WallParams, WallRecord};
 use crate::options::SweepOptions;
 
 /// Validates `walls` and writes their records into `records`.

@@ -4,8 +4,8 @@
 
 use glam::DVec3;
 
+use crate::geometry::Partner;
 use crate::groups::CollisionGroups;
-use crate::layout::Partner;
 
 /// The largest magnitude of a component of an event body's position or velocity, of its
 /// radius and of a skin: 2¹²² (about 5.3 × 10³⁶), a power of two below a quarter of

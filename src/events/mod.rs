@@ -27,7 +27,9 @@
 //!   the CPU step ([`crate::cpu::ContactFinder`]) or the GPU step
 //!   ([`crate::gpu::ContactPipeline`]). When a body leaves its skin, the broad phase is asked
 //!   again for every body; or, with [`EventLoop::with_local_skins`], only that body renews
-//!   its skin and finds its new partners in the loop's own grid of skin centres.
+//!   its skin and finds its new partners in the loop's own grid of skin centres. Two bodies
+//!   whose [`CollisionGroups`] do not interact ([`EventBody::groups`]) are never partners,
+//!   whatever the broad phase gives: they pass through each other.
 //! * **One event a body.** Each body keeps its next event (the earliest of its impacts with
 //!   its partners and walls and its leaving its skin) in a queue ordered by time. A pair's
 //!   event stays right until either body is struck again: each body's impact count, noted
@@ -103,9 +105,9 @@ use glam::DVec3;
 
 use crate::cpu::Simd;
 use crate::error::{BodyField, Error};
+use crate::geometry::Partner;
 use crate::geometry::{MovingSphere, Wall};
 use crate::groups::{CollisionGroups, interact};
-use crate::layout::Partner;
 use crate::options::{PeriodicBox, SweepOptions};
 use crate::reference::{self, Body};
 
@@ -439,8 +441,8 @@ impl EventLoop {
     /// right after it ([`Moment`]); at the end every body has moved to the end of the step
     /// (wrapped into the periodic box, if there is one). Only the pairs that `broad_phase`
     /// gives are swept: those of the bodies grown by the skin, asked for where the loop
-    /// starts and again whenever a body has left its skin. Returns how many impacts there
-    /// were.
+    /// starts and again whenever a body has left its skin, less those whose collision groups
+    /// do not interact ([`EventBody::groups`]). Returns how many impacts there were.
     ///
     /// The loop goes on from where the last step left it (its predictions, its pairs) when
     /// it gets back the bodies and walls it handed out, to the bit; bodies changed between

@@ -25,6 +25,8 @@ pub(super) struct Packet {
     union: Aabb,
     /// The first member's sorted position; member `k` is at `least + k`.
     least: u32,
+    /// The union of the members' collision groups (every bit where the tree has none).
+    groups: CollisionGroups,
 }
 
 /// Sorted leaves per [`Packet`] (a multiple of four, the SSE lanes).
@@ -40,6 +42,7 @@ impl Packet {
             members: [[f32::NEG_INFINITY; PACKET]; 6],
             union: Aabb::EMPTY,
             least: first as u32,
+            groups: CollisionGroups::ALL,
         };
         for (lane, own) in boxes.iter().enumerate() {
             let own = own.shifted(shift);
@@ -179,10 +182,16 @@ impl Bvh {
         let avx = Simd::active() >= Simd::Avx;
         let wraps = self.period.map(|p| p > 0.0);
         let mut member_groups = [CollisionGroups::NONE; PACKET];
+        let mut union = CollisionGroups::ALL;
         if !groups.is_empty() {
             for (own, &body) in member_groups.iter_mut().zip(&bodies[..end - first]) {
                 *own = groups[body as usize];
             }
+            union = CollisionGroups::from_bits(
+                member_groups
+                    .iter()
+                    .fold(0, |bits, member| bits | member.bits()),
+            );
         }
         let mut found = PairsOf {
             bodies,
@@ -194,7 +203,8 @@ impl Bvh {
             stopped: false,
         };
         for image in images(wraps) {
-            let packet = self.packet(first, std::array::from_fn(|k| image[k] * self.period[k]));
+            let mut packet = self.packet(first, std::array::from_fn(|k| image[k] * self.period[k]));
+            packet.groups = union;
             if !packet.union.overlaps(&bounds) {
                 continue;
             }
@@ -257,6 +267,7 @@ impl Bvh {
         let limits = Limits::new(&packet.union);
         // Nodes with a leaf after the first member's.
         let first = packet.least;
+        let groups = (!self.node_groups.is_empty()).then_some(packet.groups);
         if stack.len() < 3 * MAX_DEPTH + 4 {
             stack.resize(3 * MAX_DEPTH + 4, 0);
         }
@@ -266,7 +277,10 @@ impl Bvh {
             top -= 1;
             let index = stack[top];
             let node = &self.nodes[index as usize];
-            let hits = node.hits(&limits, first);
+            let mut hits = node.hits(&limits, first);
+            if let Some(own) = groups {
+                hits &= self.interacting_children(index, own);
+            }
             let leaves = node.leaves();
             let inner = hits & !leaves;
             for lane in 0..4 {
@@ -298,6 +312,19 @@ impl Bvh {
                 }
             }
         }
+    }
+}
+
+impl Bvh {
+    /// The children of node `index` under which some body may interact with a body of
+    /// groups `own` (a union of groups: see [`Bvh::set_groups`]), as bits.
+    #[inline(always)]
+    fn interacting_children(&self, index: u32, own: CollisionGroups) -> u32 {
+        let unions = &self.node_groups[index as usize];
+        (0..4).fold(0, |bits, lane| {
+            let below = CollisionGroups::from_bits(unions[lane]);
+            bits | u32::from(own.interacts_with(below)) << lane
+        })
     }
 }
 

@@ -2,6 +2,7 @@
 //! tree's four-wide nodes with their four-lane box tests ([`Node`], [`Limits`]), and the
 //! broad phase's memory ([`Bvh`]) with what it holds.
 
+use crate::groups::CollisionGroups;
 use crate::layout::LEAF;
 
 /// An axis-aligned box.
@@ -207,6 +208,10 @@ pub(crate) struct Bvh {
     /// it), and the parts.
     pub(super) deferred: Vec<(u32, u32, u32)>,
     pub(super) parts: Vec<Vec<Node>>,
+    /// Per node, per child: the union of the collision groups under it (the OR of their bits:
+    /// every membership and every filter of a body below), so that a query skips a subtree
+    /// none of whose bodies its members interact with. Empty where every pair interacts.
+    pub(super) node_groups: Vec<[u32; 4]>,
     /// The box of every body.
     pub(super) bounds: Option<Aabb>,
     /// Per periodic axis, the period (0 where the axis does not wrap).
@@ -214,6 +219,32 @@ pub(crate) struct Bvh {
 }
 
 impl Bvh {
+    /// Sets the bodies' collision groups for the queries (one a body, or none: every pair
+    /// interacts): each node's children's unions of them, from the leaves up (a child's
+    /// index is above its parent's, the top and each part being depth first).
+    pub(crate) fn set_groups(&mut self, groups: &[CollisionGroups]) {
+        self.node_groups.clear();
+        if groups.is_empty() {
+            return;
+        }
+        self.node_groups.resize(self.nodes.len(), [0; 4]);
+        for index in (0..self.nodes.len()).rev() {
+            let node = &self.nodes[index];
+            let unions: [u32; 4] = std::array::from_fn(|lane| {
+                let child = node.child[lane];
+                if node.bounds[0][lane] == f32::INFINITY {
+                    0
+                } else if child & LEAF != 0 {
+                    groups[(child & !LEAF) as usize].bits()
+                } else {
+                    let below = &self.node_groups[child as usize];
+                    below[0] | below[1] | below[2] | below[3]
+                }
+            });
+            self.node_groups[index] = unions;
+        }
+    }
+
     /// The bytes of memory the tree holds.
     pub(crate) fn memory_bytes(&self) -> usize {
         use crate::cpu::memory::bytes;
@@ -225,6 +256,7 @@ impl Bvh {
             + bytes(&self.binary)
             + bytes(&self.nodes)
             + bytes(&self.deferred)
+            + bytes(&self.node_groups)
             + self.parts.iter().map(bytes).sum::<usize>()
     }
 
