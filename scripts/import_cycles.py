@@ -557,4 +557,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except BrokenPipeError:
+        # Piped into `head` or the like: the reader has what it wanted.
+        sys.stderr.close()
+        sys.exit(1)
