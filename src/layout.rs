@@ -8,9 +8,9 @@
 //! [`SweepStage`](crate::gpu::SweepStage)) writes bodies as [`BodyRecord`], pairs as
 //! `[u32; 2]` and reads [`ImpactRecord`]s.
 
+use crate::par::prelude::*;
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
-use rayon::prelude::*;
 
 use crate::cpu::broad_phase::{BOUNDS_WORDS, OCCUPANCY, frame, scene_bounds};
 use crate::geometry::{Impact, ImpactStatus, MovingSphere, Wall};

@@ -746,6 +746,7 @@ fn bodies_meet_across_the_periodic_box() {
 }
 
 #[test]
+#[cfg(feature = "gpu")]
 fn the_gpu_step_as_the_broad_phase_gives_the_cpu_steps_events() {
     let Some(context) =
         common::gpu_context("the_gpu_step_as_the_broad_phase_gives_the_cpu_steps_events")

@@ -47,7 +47,7 @@
 use glam::Vec3;
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
+use crate::par::{self, prelude::*};
 
 use super::sweep::largest_component;
 use super::{Simd, scatter_to_places};
@@ -618,7 +618,7 @@ fn sort_by_code(
     }
     std::mem::swap(keys, unsorted);
     let chunk = n
-        .div_ceil(SORT_CHUNKS_PER_THREAD * rayon::current_num_threads())
+        .div_ceil(SORT_CHUNKS_PER_THREAD * par::current_num_threads())
         .max(1);
     // Per chunk, each digit's count; then, counted out digit by digit and chunk by chunk,
     // where the chunk's first key of that digit goes.
@@ -668,7 +668,7 @@ fn sort_runs(keys: &mut [(u64, u32)], ends: &[usize], offset: usize) {
         let (left, right) = ends.split_at(ends.len() / 2);
         let split = left[left.len() - 1] - offset;
         let (left_keys, right_keys) = keys.split_at_mut(split);
-        rayon::join(
+        par::join(
             || sort_runs(left_keys, left, offset),
             || sort_runs(right_keys, right, offset + split),
         );
@@ -820,7 +820,7 @@ impl Bvh {
     /// so its box is made then. The prefixes of a range's gaps have one least (the bit where
     /// the sorted keys change), so the tree is Karras's.
     fn link(&mut self) {
-        let parts = (self.keys.len() / LINK_PART_LEAVES).clamp(1, rayon::current_num_threads());
+        let parts = (self.keys.len() / LINK_PART_LEAVES).clamp(1, par::current_num_threads());
         self.link_in_parts(parts);
     }
 
@@ -847,7 +847,7 @@ impl Bvh {
             last: 0,
             bounds: Aabb::EMPTY,
         };
-        self.binary.par_extend(rayon::iter::repeat_n(empty, gaps));
+        self.binary.par_extend(par::repeat_n(empty, gaps));
         let sorted_boxes = &self.sorted_boxes[..];
         let mut runs: Vec<LinkRun> = Vec::new();
         let starts: Vec<usize> = (0..=parts).map(|p| p * gaps / parts).collect();
@@ -919,7 +919,7 @@ impl Bvh {
     /// The top of the tree is folded here; each subtree below it of fewer than a grain of
     /// leaves is folded on its own, in parallel, and placed after the top, in order.
     fn fold(&mut self) {
-        let grain = (self.keys.len() / (FOLD_PARTS_PER_THREAD * rayon::current_num_threads()))
+        let grain = (self.keys.len() / (FOLD_PARTS_PER_THREAD * par::current_num_threads()))
             .max(FOLD_GRAIN_MIN);
         self.fold_in_parts(grain as u32);
     }

@@ -27,7 +27,7 @@ pub use world::{SERIAL_PAIRS, World};
 use std::cell::Cell;
 
 use crate::error::Error;
-use rayon::prelude::*;
+use crate::par::{self, prelude::*};
 
 use crate::geometry::{Impact, MovingCircle, MovingSphere, Sphere, Wall};
 use crate::layout::{BodyRecord, SweepParams, WallContactRecord, WallParams, WallRecord};
@@ -400,7 +400,7 @@ where
 /// The places must have been counted out from these very items: over all the parts, every
 /// item's place is distinct and below `total`, and every place below `total` is some item's.
 pub(crate) unsafe fn scatter_to_places<'a, T, I>(
-    parts: impl rayon::iter::ParallelIterator<Item = (I, &'a mut [usize])>,
+    parts: impl ParallelIterator<Item = (I, &'a mut [usize])>,
     total: usize,
     into: &mut Vec<T>,
 ) where
@@ -446,7 +446,7 @@ pub(crate) fn scatter<P: Sync, T: Send>(
             let (left, right) = parts.split_at(parts.len() / 2);
             let split = left.iter().map(len).sum();
             let (into_left, into_right) = into.split_at_mut(split);
-            rayon::join(
+            par::join(
                 || scatter(left, len, fill, into_left, offset),
                 || scatter(right, len, fill, into_right, offset + split),
             );

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
+use crate::par::{self, prelude::*};
 
 use glam::Vec3;
 
@@ -144,6 +144,7 @@ impl Contacts {
         self.candidates
     }
 
+    #[cfg(feature = "gpu")]
     /// The contacts of a step from their parts (the GPU pipeline's decoding).
     pub(crate) fn from_parts(
         contacts: Vec<Contact>,
@@ -158,6 +159,7 @@ impl Contacts {
         }
     }
 
+    #[cfg(feature = "gpu")]
     /// These contacts with each body's earliest wall (the GPU pipeline's decoding).
     pub(crate) fn with_walls(mut self, walls: Vec<Option<WallContact>>) -> Self {
         self.walls = walls;
@@ -498,7 +500,7 @@ impl ContactFinder {
         self.world.update(bodies, options)?;
         // The rest on one of rayon's threads: each parallel stage below then splits from
         // within the pool, rather than handing its work to the pool and waiting for it.
-        rayon::scope(|_| self.find_in_pool(start))?;
+        par::scope(|_| self.find_in_pool(start))?;
         if !walls.is_empty() {
             wall_contacts_into(
                 self.world.bodies(),
@@ -518,7 +520,7 @@ impl ContactFinder {
         let built = Instant::now();
         // At least eight tasks a thread where the bodies allow, so that a small step keeps
         // every core busy to its end.
-        let task_bodies = (self.bvh.len() / (8 * rayon::current_num_threads()))
+        let task_bodies = (self.bvh.len() / (8 * par::current_num_threads()))
             .next_multiple_of(PACKET)
             .clamp(MIN_TASK_BODIES, TASK_BODIES);
         let task_count = self.bvh.len().div_ceil(task_bodies);
@@ -753,7 +755,7 @@ fn sort_keys(tasks: &mut [Task], sorting: &mut Sorting, dedup: bool) {
     );
     // A small step still makes a few buckets a thread, so that the sort and the contacts'
     // second sweep run on every core.
-    let few = (total / MIN_BUCKET_CONTACTS).min(BUCKETS_PER_THREAD * rayon::current_num_threads());
+    let few = (total / MIN_BUCKET_CONTACTS).min(BUCKETS_PER_THREAD * par::current_num_threads());
     let buckets = (total / BUCKET_CONTACTS).max(few).clamp(1, MAX_BUCKETS);
     draw_splitters(tasks, total, buckets, sample, splitters);
     let splitters = &*splitters;

@@ -601,6 +601,8 @@ impl BroadPhase for crate::cpu::ContactFinder {
 }
 
 /// The GPU step: the pairs of its contacts.
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 impl BroadPhase for &crate::gpu::ContactPipeline {
     fn touching_pairs(
         &mut self,

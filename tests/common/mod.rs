@@ -1,12 +1,18 @@
-//! Shared by the GPU tests: get a context, or skip loudly (fail with SWEEPCAST_REQUIRE_GPU=1).
+//! Shared by the tests: for the GPU tests (with the `gpu` feature), get a context, or skip
+//! loudly (fail with SWEEPCAST_REQUIRE_GPU=1); walls, judges and child processes for all.
 
 mod isolated;
 
+#[cfg(feature = "gpu")]
 use std::sync::OnceLock;
 
+#[cfg(feature = "gpu")]
 use sweepcast::gpu::{GpuContext, SweepPipeline};
+#[cfg(feature = "gpu")]
 use sweepcast::layout::{StepParams, WORKGROUP_SIZE};
+#[cfg(feature = "gpu")]
 use wgpu::BufferUsages as Usage;
+#[cfg(feature = "gpu")]
 use wgpu::util::DeviceExt;
 
 use glam::{DVec3, Vec2, Vec3};
@@ -18,6 +24,7 @@ pub use isolated::{CASE_VARIABLE, Outcome, isolated, isolated_case, run_isolated
 
 /// The context every GPU test uses, or `None` (after a loud message) when no adapter exists
 /// and `SWEEPCAST_REQUIRE_GPU` is not `1`.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn gpu_context(test: &str) -> Option<GpuContext> {
     match GpuContext::new_blocking() {
@@ -46,6 +53,7 @@ pub fn skip_without_gpu(test: &str, error: &dyn std::fmt::Display) {
 
 /// One context and pipeline shared by every test of a binary, or `None` (loudly, for each
 /// `test` that asks) when no adapter exists and `SWEEPCAST_REQUIRE_GPU` is not `1`.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn shared_pipeline(test: &str) -> Option<&'static SweepPipeline> {
     static GPU: OnceLock<Option<(GpuContext, SweepPipeline)>> = OnceLock::new();
@@ -62,6 +70,7 @@ pub fn shared_pipeline(test: &str) -> Option<&'static SweepPipeline> {
 }
 
 /// Maps a `MAP_READ` buffer after the work submitted to `device` so far and copies it out.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Vec<u8> {
     let slice = buffer.slice(..);
@@ -84,16 +93,19 @@ pub fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Vec<u8> {
 }
 
 /// What a stage's outputs hold before it runs.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub const UNWRITTEN: u8 = 0xab;
 
 /// A stage file's module on the device, to run one entry point at a time beside its twin.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub struct StageRunner<'a> {
     context: &'a GpuContext,
     module: wgpu::ShaderModule,
 }
 
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 impl<'a> StageRunner<'a> {
     /// The module of `source` (a stage file after the contract), labelled `label`.
@@ -203,18 +215,21 @@ impl<'a> StageRunner<'a> {
 }
 
 /// `count` elements of `T`'s size, every byte [`UNWRITTEN`].
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn unwritten<T>(count: usize) -> Vec<u8> {
     vec![UNWRITTEN; (count * size_of::<T>()).max(4)]
 }
 
 /// `bytes` as `T`s (copied, so that alignment does not matter), the first `count`.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn cast<T: bytemuck::Pod>(bytes: &[u8], count: usize) -> Vec<T> {
     bytemuck::pod_collect_to_vec(&bytes[..count * size_of::<T>()])
 }
 
 /// A twin output that starts as the device's does: every byte [`UNWRITTEN`].
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn unwritten_twin<T: bytemuck::Pod>(count: usize) -> Vec<T> {
     bytemuck::pod_collect_to_vec(&vec![UNWRITTEN; count * size_of::<T>()])
