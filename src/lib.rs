@@ -46,6 +46,7 @@
 //! |---|---|---|---|
 //! | `gpu` | yes | [`gpu`] (the device, its stages and pipelines), the GPU step as an event loop's broad phase, the re-exported `wgpu` | wgpu, lampshade, pollster, futures-intrusive |
 //! | `parallel` | yes | the CPU paths on all cores; without it they run on the calling thread with the same answers, to the bit | rayon |
+//! | `serde` | no | `Serialize` and `Deserialize` on the bodies, walls, options, impacts, contacts and events | serde, and glam's `serde` |
 //!
 //! `default-features = false, features = ["parallel"]` is the CPU-only build (a server, or a
 //! game without GPU compute): no wgpu and no shader compiler in the dependency tree.

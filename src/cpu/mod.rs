@@ -150,6 +150,7 @@ where
 
 /// A body's earliest impact on a wall in the step.
 #[derive(Copy, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct WallContact {
     /// The wall's index (the lowest among walls met at the same time).
     pub wall: u32,

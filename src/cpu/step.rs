@@ -22,6 +22,7 @@ use crate::options::SweepOptions;
 
 /// One contact of the step: a pair of bodies that touch during it (or overlap at its start).
 #[derive(Copy, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Contact {
     /// The two bodies' indices, the lower first; the [`Impact`] is the sweep of the first
     /// against the second.
@@ -38,6 +39,7 @@ pub struct Contact {
 
 /// A body's earliest impact in the step.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Earliest {
     /// The contact's index in [`Contacts::contacts`].
     pub contact: u32,

@@ -103,6 +103,7 @@ pub const MIN_LENGTH: f64 = f64::from_bits((1023 - 126) << 52);
 
 /// A body of an event loop, in f64.
 #[derive(Copy, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct EventBody {
     /// The centre now.
     pub position: DVec3,
@@ -140,6 +141,7 @@ impl EventBody {
 
 /// One resolved impact of a step.
 #[derive(Copy, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Event {
     /// Two bodies met.
     Pair {
