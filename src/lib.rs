@@ -67,6 +67,7 @@
 //! keeps that small beside the bodies' sizes.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Without `gpu`, the links of the CPU modules' docs to their GPU counterparts
 // (`crate::gpu::…`) have nothing to point to; the builds with `gpu` (docs.rs's among them)
 // check every link.
