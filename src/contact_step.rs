@@ -219,6 +219,7 @@ impl StageTimes {
 
 /// A body met something during the step: another body or a wall. The one shape of an answer
 /// of both steps ([`Contacts::contacts`] for pairs, [`Contacts::earliest_walls`] for walls).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Contact {
     /// The body; of a pair, the lower index.
@@ -278,6 +279,7 @@ impl Contact {
 }
 
 /// A body's earliest impact in the step.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Earliest {
     /// The contact's index in [`Contacts::contacts`].
@@ -387,6 +389,7 @@ impl Contacts {
     }
 
     /// The contacts of a step from their parts (the GPU pipeline's decoding).
+    #[cfg(feature = "gpu")]
     pub(crate) fn from_parts(
         contacts: Vec<Contact>,
         earliest: Vec<Option<Earliest>>,
@@ -401,6 +404,7 @@ impl Contacts {
     }
 
     /// These contacts with each body's earliest wall (the GPU pipeline's decoding).
+    #[cfg(feature = "gpu")]
     pub(crate) fn with_walls(mut self, walls: Vec<Option<Contact>>) -> Self {
         self.walls = walls;
         self

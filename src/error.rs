@@ -406,9 +406,11 @@ pub enum Error {
         /// What the device has.
         available: u64,
     },
-    /// The device could not be created.
+    /// The device could not be created. The source is wgpu's error (a
+    /// `wgpu::RequestDeviceError`, reached by downcasting it), held boxed so that no wgpu
+    /// type is part of this error's API.
     #[error("could not create a device on the adapter: {0}")]
-    RequestDevice(#[from] wgpu::RequestDeviceError),
+    RequestDevice(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The device rejected an operation (validation, out of memory) or was lost.
     #[error("the GPU device reported an error: {0}; if it was lost, create a new GpuContext")]
     Device(String),

@@ -12,6 +12,7 @@ use glam::{DVec2, DVec3, Vec2, Vec3};
 /// slice of these with `bytemuck::cast_slice`, without copying.
 #[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Circle {
     /// Centre of the circle.
     pub center: Vec2,
@@ -25,6 +26,7 @@ pub struct Circle {
 /// radius]` records casts to a slice of these with `bytemuck::cast_slice`, without copying.
 #[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Sphere {
     /// Centre of the sphere.
     pub center: Vec3,
@@ -39,6 +41,7 @@ pub struct Sphere {
 /// `bytemuck::cast_slice`, without copying.
 #[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct MovingCircle {
     /// Centre at the start of the step (t = 0).
     pub center: Vec2,
@@ -70,6 +73,7 @@ pub struct MovingCircle {
 /// ```
 #[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct MovingSphere {
     /// Centre at the start of the step (t = 0).
     pub center: Vec3,
@@ -220,6 +224,7 @@ impl From<MovingCircle> for MovingSphere {
 /// # let _ = (cushion, floor);
 /// ```
 #[derive(Copy, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Wall {
     /// The segment from `start` to `end`; where the two coincide it is a point.
     Segment {
@@ -291,6 +296,7 @@ impl Wall {
 
 /// Whether a pair first touches during the step or already overlaps at its start.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub enum ImpactStatus {
     /// The bodies touch at `time_of_impact` and did not overlap before: they first touch
@@ -306,6 +312,7 @@ pub enum ImpactStatus {
 ///
 /// For circles every vector has z = 0.
 #[derive(Copy, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Impact {
     /// Fraction of the step, in [0, 1], at which the bodies first touch.
     pub time_of_impact: f32,
@@ -378,6 +385,7 @@ const _: () = assert!(size_of::<MovingSphere>() == 28 && align_of::<MovingSphere
 /// What a body met: another body (and, in a periodic box, which image of it) or a wall; the
 /// other side of a [`Contact`](crate::Contact), an [`Event`](crate::events::Event) and an
 /// [`EarliestImpact`](crate::EarliestImpact).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Partner {
     /// Another body, met through its image `image` (see [`EarliestRecord::image`](crate::gpu::EarliestRecord::image)).

@@ -44,6 +44,7 @@
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
 #[repr(transparent)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct CollisionGroups(u32);
 

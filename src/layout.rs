@@ -305,6 +305,7 @@ pub struct EarliestRecord {
 
 /// What a body meets first in the step, as an [`EarliestRecord`] says it.
 #[derive(Copy, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct EarliestImpact {
     /// Fraction of the step at first contact (0 for an overlap at t = 0).
     pub time_of_impact: f32,

@@ -43,6 +43,27 @@
 //! assert_eq!(impact.point, Vec3::new(5.0, 0.0, 0.0));
 //! ```
 //!
+//! # Features
+//!
+//! | Feature | Default | Enables | Brings |
+//! |---|---|---|---|
+//! | `gpu` | yes | [`gpu`] (the device, its stages and pipelines), the GPU step as an event loop's broad phase, the re-exported `wgpu` | wgpu, lampshade, pollster, futures-intrusive |
+//! | `parallel` | yes | the CPU paths on all cores; without it they run on the calling thread with the same answers, to the bit | rayon |
+//! | `serde` | no | `Serialize` and `Deserialize` on the bodies, walls, options, impacts, contacts and events | serde, and glam's `serde` |
+//!
+//! `default-features = false, features = ["parallel"]` is the CPU-only build (a server, or a
+//! game without GPU compute): no wgpu and no shader compiler in the dependency tree.
+//!
+//! # Versions and the re-exported crates
+//!
+//! The API takes and gives [`glam`] vectors and, with `gpu`, `wgpu` devices, buffers and
+//! encoders; both are re-exported (`sweepcast::glam`, `sweepcast::wgpu`) so that a caller
+//! uses the versions sweepcast was built with. While sweepcast is below 1.0, a new major
+//! version of wgpu or a new minor version of glam (0.x) is a new minor version of sweepcast
+//! (0.2 to 0.3), never a patch release; sweepcast's own breaking changes follow the same
+//! rule. No wgpu type appears in [`Error`]: an error wgpu reported is held as its source
+//! (a boxed `std::error::Error`), so the error type does not change with wgpu.
+//!
 //! Work in f32 relative to a local origin when the world is large: a coordinate of
 //! magnitude `m` carries a rounding of `m · 2⁻²⁴`, and the answers are exact for inputs
 //! within a few such roundings (see [`parity`]); centring the step's bodies near the origin
@@ -104,24 +125,39 @@
 //! every bad input with its error.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+// Without `gpu`, the links of the CPU modules' docs to their GPU counterparts
+// (`crate::gpu::…`) have nothing to point to; the builds with `gpu` (docs.rs's among them)
+// check every link.
+#![cfg_attr(not(feature = "gpu"), allow(rustdoc::broken_intra_doc_links))]
 
 mod contact_step;
 pub mod cpu;
 mod error;
 pub mod events;
 mod geometry;
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub mod gpu;
 mod groups;
 mod layout;
 mod limits;
 pub mod low_level;
 mod options;
+mod par;
 pub mod parity;
 pub mod reference;
 mod validate;
 
 /// The vector types of the API: glam 0.34, re-exported so that callers use the same version.
 pub use glam;
+/// The GPU API the stages take and give (devices, buffers, encoders): wgpu 30, re-exported so
+/// that callers use the same version. A new wgpu major release is a new minor release of
+/// sweepcast while sweepcast is below 1.0 (see the crate docs' [semver
+/// policy](crate#versions-and-the-re-exported-crates)).
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
+pub use wgpu;
 
 pub use contact_step::{Contact, ContactStep, Contacts, StageTimes};
 pub use error::{BodyField, Counted, Error};
@@ -132,17 +168,20 @@ pub use groups::CollisionGroups;
 pub use layout::{EarliestImpact, TimeOfImpact};
 pub use options::{PeriodicBox, SweepOptions};
 
-/// The README's Rust examples, compiled and run as doctests.
+/// The README's Rust examples, compiled and run as doctests (with the `gpu` feature, which
+/// its GPU examples need).
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "gpu"))]
 pub struct ReadmeDoctests;
 
-/// The Rust examples of `docs/guide.md`, compiled and run as doctests.
+/// The Rust examples of `docs/guide.md`, compiled and run as doctests (with the `gpu`
+/// feature, which its GPU examples need).
 #[doc = include_str!("../docs/guide.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "gpu"))]
 pub struct GuideDoctests;
 
-/// The Rust examples of `docs/step.md`, compiled and run as doctests.
+/// The Rust examples of `docs/step.md`, compiled and run as doctests (with the `gpu`
+/// feature).
 #[doc = include_str!("../docs/step.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "gpu"))]
 pub struct StepDoctests;

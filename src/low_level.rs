@@ -59,14 +59,24 @@ pub use crate::validate::{
     validate_walls,
 };
 
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::broad_phase::{
     BROAD_PHASE_BYTES_PER_BODY, BROAD_PHASE_BYTES_PER_CANDIDATE, BROAD_PHASE_WGSL,
     BroadPhaseBuffers, BroadPhaseCapacities, BroadPhaseStage,
 };
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::contacts::{
     CONTACTS_WGSL, ContactBuffers, ContactInputs, ContactStage, EARLIEST_BYTES_PER_BODY,
     ORDERED_BYTES_PER_CONTACT,
 };
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::kernel::SHARED_WGSL;
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::sweep::SWEEP_WGSL;
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::walls::WALLS_WGSL;

@@ -29,6 +29,7 @@ use crate::limits::MAX_MAGNITUDE;
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
 #[derive(Copy, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SweepOptions {
     /// Whether a pair that touches or overlaps at t = 0 is a hit whatever its motion (`true`,
     /// the default), as parry's `ShapeCastOptions::stop_at_penetration`.
@@ -109,7 +110,16 @@ impl SweepOptions {
 /// the separating option, only if it is moving towards it). See
 /// [`reference::sweep_sphere_wall`](crate::reference::sweep_sphere_wall); the walls' sweeps,
 /// the walls stage and both steps follow it.
+///
+/// With the `serde` feature it is written as its periods per axis, `null` (`None`) where the
+/// axis does not wrap (JSON has no infinity), and read back through [`PeriodicBox::new`], so
+/// that an invalid box is an error of the deserializer, not a box.
 #[derive(Copy, Clone, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(try_from = "PeriodicBoxData", into = "PeriodicBoxData")
+)]
 pub struct PeriodicBox {
     /// Per axis: the period, or infinity where the axis does not wrap, as the f32 paths take
     /// it (rounded to nearest from `exact`).
@@ -248,5 +258,35 @@ impl PeriodicBox {
             self.period.recip(),
             Vec3::ZERO,
         )
+    }
+}
+
+/// A [`PeriodicBox`] as serde writes it: per axis, the period, `None` where it does not wrap.
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PeriodicBoxData {
+    period: [Option<f32>; 3],
+}
+
+#[cfg(feature = "serde")]
+impl From<PeriodicBox> for PeriodicBoxData {
+    fn from(periodic_box: PeriodicBox) -> Self {
+        Self {
+            period: periodic_box
+                .period
+                .to_array()
+                .map(|period| period.is_finite().then_some(period)),
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl TryFrom<PeriodicBoxData> for PeriodicBox {
+    type Error = Error;
+
+    fn try_from(data: PeriodicBoxData) -> Result<Self, Error> {
+        Self::new(Vec3::from_array(
+            data.period.map(|period| period.unwrap_or(f32::INFINITY)),
+        ))
     }
 }

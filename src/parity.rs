@@ -81,8 +81,8 @@
 //! millions of random and adversarial pairs is below 0.4 ε on the CPU and on Mesa's
 //! software adapters.
 
+use crate::par::prelude::*;
 use glam::DVec3;
-use rayon::prelude::*;
 
 use crate::geometry::{Impact, ImpactStatus, MovingSphere};
 use crate::layout::TimeOfImpact;

@@ -6,8 +6,8 @@
 //! same algebra (2D is 3D with z = 0). Where the source's formulas lose precision they are
 //! replaced by equivalent stable ones; each replacement is marked `FIX`.
 
+use crate::par::prelude::*;
 use glam::DVec3;
-use rayon::prelude::*;
 
 use crate::geometry::{ImpactStatus, MovingSphere, Wall};
 use crate::options::SweepOptions;

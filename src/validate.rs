@@ -5,7 +5,9 @@ use crate::geometry::{MovingSphere, Wall};
 use crate::groups::CollisionGroups;
 use crate::layout::BodyRecord;
 use crate::limits::MAX_MAGNITUDE;
-use crate::options::{PeriodicBox, SweepOptions};
+use crate::options::PeriodicBox;
+#[cfg(feature = "gpu")]
+use crate::options::SweepOptions;
 
 /// Whether `x` is finite and at most [`MAX_MAGNITUDE`] in magnitude: `x * 8` (exact) is
 /// finite exactly then.
@@ -253,6 +255,7 @@ pub fn validate_periodic_reach<B: Copy + Into<MovingSphere>>(
 /// within the box, and the wrap of a relative position (`(b - a) / L`) may overflow.
 pub const MAX_PERIODS: f64 = 16_777_216.0;
 
+#[cfg(feature = "gpu")]
 /// What a GPU pipeline checks before anything reaches the device: packs `bodies` into `out`
 /// ([`pack_bodies`]), checks them against the options and the pairs ([`validate_batch`]),
 /// and that at most `max_bodies` (one storage binding) were given.
@@ -274,6 +277,7 @@ pub(crate) fn pack_batch<B: Copy + Into<MovingSphere>>(
     Ok(())
 }
 
+#[cfg(feature = "gpu")]
 /// What every batch path checks before it sweeps: the bodies (already checked one by one
 /// where they were packed) against the options, and the pairs against the bodies.
 pub(crate) fn validate_batch<B: Copy + Into<MovingSphere>>(

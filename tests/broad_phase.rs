@@ -181,7 +181,7 @@ fn with_groups(
     let mut out = Vec::new();
     for (name, bodies, options) in cases {
         if grouped.contains(&name.as_str()) {
-            let groups = common::random_groups(bodies.len(), 11);
+            let groups = testkit::random_groups(bodies.len(), 11);
             out.push((format!("{name}, grouped"), bodies.clone(), options, groups));
         }
         out.push((name, bodies, options, Vec::new()));

@@ -6,6 +6,7 @@ mod common;
 
 use glam::Vec3;
 use sweepcast::SweepOptions;
+#[cfg(feature = "gpu")]
 use sweepcast::gpu::SweepPipeline;
 use sweepcast::{BodyField, Error, Impact, MovingSphere, cpu};
 
@@ -17,13 +18,17 @@ fn bodies() -> Vec<MovingSphere> {
 
 const PAIRS: [[u32; 2]; 3] = [[0, 1], [1, 2], [2, 3]];
 
-/// Runs the CPU batch and (when an adapter exists) the GPU on the same input.
+/// Runs the CPU batch and (with the `gpu` feature, when an adapter exists) the GPU on the
+/// same input.
+#[cfg_attr(not(feature = "gpu"), allow(unused_variables))]
 fn both(
     test: &str,
     bodies: &[MovingSphere],
     pairs: &[[u32; 2]],
 ) -> Vec<Result<Vec<Option<Impact>>, Error>> {
+    #[allow(unused_mut)]
     let mut results = vec![cpu::sweep_batch(bodies, pairs, SweepOptions::DEFAULT)];
+    #[cfg(feature = "gpu")]
     if let Some(context) = common::gpu_context(test) {
         results.push(SweepPipeline::new(&context).unwrap().sweep(
             bodies,
@@ -152,6 +157,7 @@ fn empty_batch_returns_empty_without_touching_the_device() {
     for result in both("empty_everything", &[], &[]) {
         assert_eq!(result.expect("empty is fine").len(), 0);
     }
+    #[cfg(feature = "gpu")]
     if let Some(context) = common::gpu_context("empty_batch_allocates_nothing") {
         let pipeline = SweepPipeline::new(&context).unwrap();
         let before = pipeline.device_memory_bytes();
@@ -179,6 +185,7 @@ fn a_body_paired_with_itself_overlaps_itself() {
 }
 
 #[test]
+#[cfg(feature = "gpu")]
 fn more_bodies_than_one_binding_holds_is_rejected() {
     let Some(context) = common::gpu_context("too_many_bodies") else {
         return;

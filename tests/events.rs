@@ -379,7 +379,7 @@ fn a_broad_phase_gives_the_events_of_every_pair() {
     // 300 bodies at a packing fraction of about 0.1: the CPU step's pairs within reach
     // give the same events, to the bit, as sweeping every pair.
     let side = 12.0;
-    let start = common::periodic_gas(300, side, 3);
+    let start = testkit::periodic_gas(300, side, 3);
     let (mut all, mut cpu) = (start.clone(), start.clone());
     let everything = run_gas(&mut all, side as f32, 20, &mut AllPairs);
     let mut finder = cpu::ContactFinder::new();
@@ -479,7 +479,7 @@ fn every_broad_phase_and_skin_gives_the_same_events_in_steps_of_any_length() {
     // same times from the start to within the rounding of adding up the steps. The loop's
     // predictions depend neither on the pairs beyond a body's skin nor on where steps end.
     let side = 13.0;
-    let start = common::periodic_gas(400, side, 11);
+    let start = testkit::periodic_gas(400, side, 11);
     let periodic = || EventLoop::new().with_periodic_box(PeriodicBox::cube(side as f32).unwrap());
     // Each event's time from the start of the run.
     let timed = |events: &mut EventLoop,
@@ -699,6 +699,7 @@ fn bodies_meet_across_the_periodic_box() {
 }
 
 #[test]
+#[cfg(feature = "gpu")]
 fn the_gpu_step_as_the_broad_phase_gives_the_cpu_steps_events() {
     let Some(context) =
         common::gpu_context("the_gpu_step_as_the_broad_phase_gives_the_cpu_steps_events")
@@ -707,7 +708,7 @@ fn the_gpu_step_as_the_broad_phase_gives_the_cpu_steps_events() {
     };
     let pipeline = sweepcast::gpu::ContactPipeline::new(&context).unwrap();
     let side = 12.0;
-    let start = common::periodic_gas(300, side, 8);
+    let start = testkit::periodic_gas(300, side, 8);
     let (mut on_gpu, mut on_cpu) = (start.clone(), start);
     let gpu = run_gas(&mut on_gpu, side as f32, 10, &mut &pipeline);
     let cpu = run_gas(&mut on_cpu, side as f32, 10, &mut cpu::ContactFinder::new());
@@ -802,7 +803,7 @@ fn in_a_small_periodic_box_no_pair_is_missed_and_local_skins_agree() {
     // body's neighbours across the faces are in its own cells, each offset wrapped. Local
     // skins give the events of every pair, to the bit.
     for (k, side) in [3.2, 4.0, 4.9, 6.0].into_iter().enumerate() {
-        let start = common::periodic_gas(6 + 3 * k, side, 17 + k as u64);
+        let start = testkit::periodic_gas(6 + 3 * k, side, 17 + k as u64);
         let periodic = || {
             EventLoop::new()
                 .with_periodic_box(PeriodicBox::cube(side as f32).unwrap())
@@ -873,7 +874,7 @@ fn a_period_f32_cannot_represent_is_kept_in_f64_and_no_broad_phase_misses_a_pair
     let side = 8.059959770082348;
     let periodic_box = PeriodicBox::cube_f64(side).unwrap();
     assert_ne!(f64::from(periodic_box.period().x), side);
-    let start = common::periodic_gas(40, side, 91);
+    let start = testkit::periodic_gas(40, side, 91);
     let periodic = || {
         EventLoop::new()
             .with_periodic_box(periodic_box)

@@ -6,8 +6,11 @@ mod common;
 
 use glam::Vec3;
 use sweepcast::SweepOptions;
+#[cfg(feature = "gpu")]
 use sweepcast::gpu::SweepPipeline;
-use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND};
+#[cfg(feature = "gpu")]
+use sweepcast::parity::GPU_BOUND;
+use sweepcast::parity::{self, CPU_BOUND};
 use sweepcast::reference::ReferenceImpact;
 use sweepcast::{BodyField, Error, Impact, MovingSphere, cpu, low_level::MAX_MAGNITUDE, reference};
 use testkit::{Workload, WorkloadConfig};
@@ -78,6 +81,7 @@ fn extreme_inputs_get_right_answers_on_the_cpu() {
 }
 
 #[test]
+#[cfg(feature = "gpu")]
 fn extreme_inputs_get_right_answers_on_the_gpu() {
     let Some(context) = common::gpu_context("extreme_inputs_get_right_answers_on_the_gpu") else {
         return;
@@ -169,7 +173,9 @@ fn components_beyond_the_limit_are_typed_errors() {
 /// pass the same bound as at the origin, on the CPU twin, the fast path and the GPU.
 #[test]
 fn large_worlds_keep_the_bound_of_the_origin() {
+    #[cfg(feature = "gpu")]
     let context = common::gpu_context("large_worlds_keep_the_bound_of_the_origin");
+    #[cfg(feature = "gpu")]
     let pipeline = context
         .as_ref()
         .map(|context| SweepPipeline::new(context).unwrap());
@@ -202,6 +208,7 @@ fn large_worlds_keep_the_bound_of_the_origin() {
             .expect("valid");
         judge("CPU twin", &impacts, CPU_BOUND);
         check_fast_path(&format!("offset {offset:e}"), &workload, &oracle);
+        #[cfg(feature = "gpu")]
         if let Some(pipeline) = &pipeline {
             let impacts = pipeline
                 .sweep(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)

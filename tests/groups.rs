@@ -25,7 +25,7 @@ use sweepcast::glam::{DVec3, Vec3};
 use sweepcast::{CollisionGroups, Error, Impact, MovingSphere, PeriodicBox, SweepOptions, cpu};
 use testkit::Scene;
 
-use common::{BULLET, TARGET};
+use testkit::{BULLET, TARGET};
 
 /// Every pair that interacts and hits, swept by `cpu::sweep_sphere_sphere`, in the step's
 /// order (time, then pair).
@@ -54,7 +54,7 @@ fn group_sets(n: usize, seed: u64) -> Vec<(&'static str, Vec<CollisionGroups>)> 
     let bullet = CollisionGroups::new(BULLET, TARGET);
     let target = CollisionGroups::new(TARGET, BULLET | TARGET);
     vec![
-        ("random", common::random_groups(n, seed)),
+        ("random", testkit::random_groups(n, seed)),
         ("all", vec![CollisionGroups::ALL; n]),
         ("none", vec![CollisionGroups::NONE; n]),
         (
@@ -250,8 +250,8 @@ fn bodies_of_groups_that_do_not_interact_pass_through_each_other() {
 
 /// A periodic gas of `n` bodies of radius 0.5 apart from each other, with random groups.
 fn periodic_gas(n: usize, side: f64, seed: u64) -> Vec<EventBody> {
-    let groups = common::random_groups(n, seed);
-    common::periodic_gas(n, side, seed)
+    let groups = testkit::random_groups(n, seed);
+    testkit::periodic_gas(n, side, seed)
         .into_iter()
         .zip(groups)
         .map(|(body, groups)| body.with_groups(groups))

@@ -59,6 +59,7 @@ fn assert_rejected(test: &str, bodies: &[MovingSphere], options: SweepOptions, e
         times.is_empty(),
         "{test}: the fast batch leaves its times empty on error"
     );
+    #[cfg(feature = "gpu")]
     if let Some(pipeline) = common::shared_pipeline(test) {
         check("GPU", pipeline.sweep(bodies, &pairs, options).map(drop));
         check(

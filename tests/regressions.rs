@@ -29,7 +29,9 @@ mod common;
 
 use glam::{DVec3, Vec3};
 use sweepcast::SweepOptions;
-use sweepcast::parity::{CPU_BOUND, GPU_BOUND, check_pair, check_time};
+#[cfg(feature = "gpu")]
+use sweepcast::parity::GPU_BOUND;
+use sweepcast::parity::{CPU_BOUND, check_pair, check_time};
 use sweepcast::reference::{self, Body};
 use sweepcast::{MovingSphere, cpu};
 
@@ -61,6 +63,7 @@ fn failures(name: &str, a: MovingSphere, b: MovingSphere) -> Vec<String> {
         cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT),
         CPU_BOUND,
     );
+    #[cfg(feature = "gpu")]
     if let Some(pipeline) = common::shared_pipeline(name) {
         let gpu = pipeline
             .sweep(&[a, b], &[[0, 1]], SweepOptions::DEFAULT)

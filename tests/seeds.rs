@@ -6,8 +6,11 @@ mod common;
 
 use glam::{Vec2, Vec3};
 use sweepcast::SweepOptions;
+#[cfg(feature = "gpu")]
 use sweepcast::gpu::SweepPipeline;
-use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND};
+#[cfg(feature = "gpu")]
+use sweepcast::parity::GPU_BOUND;
+use sweepcast::parity::{self, CPU_BOUND};
 use sweepcast::reference::{self, Body};
 use sweepcast::{Circle, ImpactStatus, MovingCircle, MovingSphere, cpu};
 
@@ -35,11 +38,13 @@ fn assert_case(name: &str, a: MovingSphere, b: MovingSphere, expected: Option<Ex
         expected.is_some(),
         "{name}: oracle hit/miss"
     );
+    #[allow(unused_mut)]
     let mut answers = vec![(
         "f32 twin",
         cpu::sweep_sphere_sphere(&a, &b, SweepOptions::DEFAULT),
         CPU_BOUND,
     )];
+    #[cfg(feature = "gpu")]
     if let Some(context) = common::gpu_context(name) {
         let gpu = SweepPipeline::new(&context)
             .unwrap()

@@ -73,6 +73,7 @@ pub fn machine() -> String {
 
 /// Waits until the work submitted to `device` so far is done. GL ends one wait after about
 /// 2.1 s whatever was asked: wait again.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn wait_for(device: &wgpu::Device) -> Result<(), String> {
     loop {
@@ -86,6 +87,7 @@ pub fn wait_for(device: &wgpu::Device) -> Result<(), String> {
 
 /// Maps `buffer` (usage `MAP_READ`) once the work submitted so far is done, reads it with
 /// `read` and unmaps it.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn read_mapped<T>(
     device: &wgpu::Device,

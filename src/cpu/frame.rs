@@ -2,7 +2,7 @@
 //! `local_origin`, both by the twins of the shader's `scene_bounds` and `frame` over every
 //! body, so that the host's frame and the device's are the same bits.
 
-use rayon::prelude::*;
+use crate::par::prelude::*;
 
 use super::broad_phase::{BOUNDS_WORDS, OCCUPANCY, frame, scene_bounds};
 use crate::layout::{BodyRecord, FLAG_PERIODIC, StepParams, SweepParams};

@@ -20,11 +20,15 @@ mod wall_contacts;
 pub(crate) mod walls;
 pub(crate) mod world;
 
+pub(crate) use crate::contact_step::Contact;
+#[cfg(feature = "gpu")]
+pub(crate) use crate::contact_step::Contacts;
 pub use crate::contact_step::Earliest;
-pub(crate) use crate::contact_step::{Contact, Contacts};
 pub(crate) use lanes::Simd;
 pub use step::{ContactFinder, find_contacts};
-pub(crate) use wall_contacts::{wall_contact, wall_contacts_into, wall_records_into};
+#[cfg(feature = "gpu")]
+pub(crate) use wall_contacts::wall_contact;
+pub(crate) use wall_contacts::{wall_contacts_into, wall_records_into};
 pub use world::World;
 
 use std::cell::Cell;

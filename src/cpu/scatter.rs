@@ -1,6 +1,8 @@
 //! The parallel scatters the step and its tree share: items written to places counted out
 //! beforehand (a counting sort's scatter), and parts copied one after another.
 
+use crate::par::{self, prelude::*};
+
 /// Writes every item of the `parts` to its place in `into`, whose length becomes `total`
 /// (the scatter of a counting sort), the parts in parallel. Each part gives its items with
 /// their buckets, and its places: where its next item of each bucket goes, counted out
@@ -10,7 +12,7 @@
 /// The places must have been counted out from these very items: over all the parts, every
 /// item's place is distinct and below `total`, and every place below `total` is some item's.
 pub(crate) unsafe fn scatter_to_places<'a, T, I>(
-    parts: impl rayon::iter::ParallelIterator<Item = (I, &'a mut [usize])>,
+    parts: impl ParallelIterator<Item = (I, &'a mut [usize])>,
     total: usize,
     into: &mut Vec<T>,
 ) where
@@ -56,7 +58,7 @@ pub(crate) fn scatter<P: Sync, T: Send>(
             let (left, right) = parts.split_at(parts.len() / 2);
             let split = left.iter().map(len).sum();
             let (into_left, into_right) = into.split_at_mut(split);
-            rayon::join(
+            par::join(
                 || scatter(left, len, fill, into_left, offset),
                 || scatter(right, len, fill, into_right, offset + split),
             );

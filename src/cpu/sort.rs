@@ -2,7 +2,7 @@
 //! integer), the tasks that hold the keys, and the sample sort of the tasks' keys into
 //! buckets that each sort in cache ([`sort_keys`]).
 
-use rayon::prelude::*;
+use crate::par::{self, prelude::*};
 
 use super::scatter::scatter_to_places;
 use crate::layout::TimeOfImpact;
@@ -108,7 +108,7 @@ pub(super) fn sort_keys(tasks: &mut [Task], sorting: &mut Sorting, dedup: bool) 
     );
     // A small step still makes a few buckets a thread, so that the sort and the contacts'
     // second sweep run on every core.
-    let few = (total / MIN_BUCKET_CONTACTS).min(BUCKETS_PER_THREAD * rayon::current_num_threads());
+    let few = (total / MIN_BUCKET_CONTACTS).min(BUCKETS_PER_THREAD * par::current_num_threads());
     let buckets = (total / BUCKET_CONTACTS).max(few).clamp(1, MAX_BUCKETS);
     draw_splitters(tasks, total, buckets, sample, splitters);
     let splitters = &*splitters;

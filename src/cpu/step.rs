@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use rayon::prelude::*;
+use crate::par::{self, prelude::*};
 
 use glam::Vec3;
 
@@ -357,7 +357,7 @@ impl ContactFinder {
         self.world.update(bodies, options)?;
         // The rest on one of rayon's threads: each parallel stage below then splits from
         // within the pool, rather than handing its work to the pool and waiting for it.
-        rayon::scope(|_| self.find_in_pool(start))?;
+        par::scope(|_| self.find_in_pool(start))?;
         if !walls.is_empty() {
             wall_contacts_into(
                 self.world.bodies(),
@@ -378,7 +378,7 @@ impl ContactFinder {
         let built = Instant::now();
         // At least eight tasks a thread where the bodies allow, so that a small step keeps
         // every core busy to its end.
-        let task_bodies = (self.bvh.len() / (8 * rayon::current_num_threads()))
+        let task_bodies = (self.bvh.len() / (8 * par::current_num_threads()))
             .next_multiple_of(PACKET)
             .clamp(MIN_TASK_BODIES, TASK_BODIES);
         let task_count = self.bvh.len().div_ceil(task_bodies);

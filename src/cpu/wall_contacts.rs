@@ -3,7 +3,7 @@
 //! [`earliest_wall_contacts`](super::earliest_wall_contacts) make them with: the walls'
 //! records, checked, and the walls shader's twin on every body in parallel.
 
-use rayon::prelude::*;
+use crate::par::prelude::*;
 
 use super::walls;
 use crate::contact_step::Contact;

@@ -1,7 +1,7 @@
 //! [`World`]: the bodies of one step, validated and packed once, against which any number of
 //! batches of pairs are swept.
 
-use rayon::prelude::*;
+use crate::par::prelude::*;
 
 use super::lanes::{self, LANES};
 use crate::error::Error;

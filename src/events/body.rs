@@ -23,6 +23,7 @@ pub(crate) const MAX_MAGNITUDE: f64 = f64::from_bits((1023 + 122) << 52);
 pub(crate) const MIN_LENGTH: f64 = f64::from_bits((1023 - 126) << 52);
 
 /// A body of an event loop, in f64.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct EventBody {
     /// The centre now.
@@ -74,6 +75,7 @@ impl EventBody {
 
 /// One resolved impact of a step: a body met another body or a wall, in the same words as a
 /// step's [`Contact`](crate::Contact) (the body and its [`Partner`]), in f64.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Event {
     /// When, from the start of the step.

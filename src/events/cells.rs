@@ -4,8 +4,8 @@
 //! least as wide as the widest pair's reach, so that two bodies within reach lie in the same
 //! or in adjacent cells.
 
+use crate::par::prelude::*;
 use glam::DVec3;
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 
 use super::BroadPhase;

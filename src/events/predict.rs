@@ -274,7 +274,34 @@ fn block<const L: usize>(
 mod tests {
     use super::*;
     use glam::DVec3;
-    use testkit::SplitMix64;
+
+    /// SplitMix64, as testkit's (which the published crate's tests cannot reach: testkit is
+    /// not published): the same random cases.
+    struct SplitMix64(u64);
+
+    impl SplitMix64 {
+        fn new(seed: u64) -> Self {
+            Self(seed)
+        }
+
+        fn next_u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let z = self.0;
+            let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        /// Uniform in [0, 1).
+        fn unit(&mut self) -> f64 {
+            (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        }
+
+        /// Uniform in 0..n.
+        fn below(&mut self, n: u64) -> u64 {
+            ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+        }
+    }
 
     /// The pair prediction as it stood before the lanes, on glam's vectors, one pair at a
     /// time: what every lane must give, to the bit.

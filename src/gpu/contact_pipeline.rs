@@ -7,7 +7,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
+use crate::par::prelude::*;
 
 use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload, create_buffer};
 use super::context::GpuContext;

@@ -81,7 +81,8 @@ impl GpuContext {
                 memory_hints: wgpu::MemoryHints::Performance,
                 ..Default::default()
             })
-            .await?;
+            .await
+            .map_err(|error| Error::RequestDevice(Box::new(error)))?;
         let loss = LossRecord::default();
         let record = loss.clone();
         device.set_device_lost_callback(move |reason, message| {

@@ -1,7 +1,7 @@
 //! `SweepPipeline`: the blocking convenience over the [`SweepStage`]: upload, record,
 //! submit, wait, read back and decode, built once and called every step.
 
-use rayon::prelude::*;
+use crate::par::prelude::*;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 

@@ -734,3 +734,51 @@ pub fn sparse_cube_far_away(n: usize, seed: u64) -> Vec<FarWorld> {
         })
         .collect()
 }
+
+/// `n` bodies' collision groups, drawn from `seed`: every group ([`CollisionGroups::ALL`]) a
+/// quarter of them, none ([`CollisionGroups::NONE`]) one in twenty, bullets (meeting targets
+/// only) and targets (meeting both) half, and the rest a random group of four with a random
+/// filter over them.
+pub fn random_groups(n: usize, seed: u64) -> Vec<sweepcast::CollisionGroups> {
+    use sweepcast::CollisionGroups;
+    let mut rng = SplitMix64::new(seed);
+    (0..n)
+        .map(|_| match rng.below(20) {
+            0..5 => CollisionGroups::ALL,
+            5 => CollisionGroups::NONE,
+            6..12 => CollisionGroups::new(BULLET, TARGET),
+            12..16 => CollisionGroups::new(TARGET, BULLET | TARGET),
+            _ => CollisionGroups::new(1 << rng.below(4), rng.below(16) as u16),
+        })
+        .collect()
+}
+
+/// The bullets' and the targets' groups of [`random_groups`].
+pub const BULLET: u16 = 1 << 0;
+pub const TARGET: u16 = 1 << 1;
+
+/// A gas of `n` bodies of radius 0.5 and mass 1 in a periodic cube of `side`, apart from each
+/// other (at the nearest image), at speeds up to 2.
+pub fn periodic_gas(n: usize, side: f64, seed: u64) -> Vec<sweepcast::events::EventBody> {
+    let mut random = SplitMix64::new(seed);
+    let mut bodies: Vec<sweepcast::events::EventBody> = Vec::new();
+    let nearest = |a: glam::DVec3, b: glam::DVec3| {
+        let d = a - b;
+        (d - (d / side).round() * side).length()
+    };
+    while bodies.len() < n {
+        let position = glam::DVec3::new(
+            random.range(0.0, side),
+            random.range(0.0, side),
+            random.range(0.0, side),
+        );
+        if bodies.iter().any(|b| nearest(b.position, position) <= 1.0) {
+            continue;
+        }
+        let velocity = random.in_ball(2.0, 3).as_dvec3();
+        bodies.push(sweepcast::events::EventBody::new(
+            position, velocity, 0.5, 1.0,
+        ));
+    }
+    bodies
+}

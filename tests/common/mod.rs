@@ -1,13 +1,19 @@
-//! Shared by the GPU tests: get a context, or skip loudly (fail with SWEEPCAST_REQUIRE_GPU=1).
+//! Shared by the tests: for the GPU tests (with the `gpu` feature), get a context, or skip
+//! loudly (fail with SWEEPCAST_REQUIRE_GPU=1); walls, judges and child processes for all.
 
 mod isolated;
 pub mod options;
 
+#[cfg(feature = "gpu")]
 use std::sync::OnceLock;
 
+#[cfg(feature = "gpu")]
 use sweepcast::gpu::{GpuContext, SweepPipeline};
+#[cfg(feature = "gpu")]
 use sweepcast::low_level::layout::{StepParams, WORKGROUP_SIZE};
+#[cfg(feature = "gpu")]
 use wgpu::BufferUsages as Usage;
+#[cfg(feature = "gpu")]
 use wgpu::util::DeviceExt;
 
 use glam::{DVec3, Vec2, Vec3};
@@ -19,6 +25,7 @@ pub use isolated::{CASE_VARIABLE, Outcome, isolated, isolated_case, run_isolated
 
 /// The context every GPU test uses, or `None` (after a loud message) when no adapter exists
 /// and `SWEEPCAST_REQUIRE_GPU` is not `1`.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn gpu_context(test: &str) -> Option<GpuContext> {
     match GpuContext::new_blocking() {
@@ -47,6 +54,7 @@ pub fn skip_without_gpu(test: &str, error: &dyn std::fmt::Display) {
 
 /// One context and pipeline shared by every test of a binary, or `None` (loudly, for each
 /// `test` that asks) when no adapter exists and `SWEEPCAST_REQUIRE_GPU` is not `1`.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn shared_pipeline(test: &str) -> Option<&'static SweepPipeline> {
     static GPU: OnceLock<Option<(GpuContext, SweepPipeline)>> = OnceLock::new();
@@ -63,6 +71,7 @@ pub fn shared_pipeline(test: &str) -> Option<&'static SweepPipeline> {
 }
 
 /// Maps a `MAP_READ` buffer after the work submitted to `device` so far and copies it out.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Vec<u8> {
     let slice = buffer.slice(..);
@@ -85,16 +94,19 @@ pub fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Vec<u8> {
 }
 
 /// What a stage's outputs hold before it runs.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub const UNWRITTEN: u8 = 0xab;
 
 /// A stage file's module on the device, to run one entry point at a time beside its twin.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub struct StageRunner<'a> {
     context: &'a GpuContext,
     module: wgpu::ShaderModule,
 }
 
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 impl<'a> StageRunner<'a> {
     /// The module of `source` (a stage file after the contract), labelled `label`.
@@ -204,18 +216,21 @@ impl<'a> StageRunner<'a> {
 }
 
 /// `count` elements of `T`'s size, every byte [`UNWRITTEN`].
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn unwritten<T>(count: usize) -> Vec<u8> {
     vec![UNWRITTEN; (count * size_of::<T>()).max(4)]
 }
 
 /// `bytes` as `T`s (copied, so that alignment does not matter), the first `count`.
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn cast<T: bytemuck::Pod>(bytes: &[u8], count: usize) -> Vec<T> {
     bytemuck::pod_collect_to_vec(&bytes[..count * size_of::<T>()])
 }
 
 /// A twin output that starts as the device's does: every byte [`UNWRITTEN`].
+#[cfg(feature = "gpu")]
 #[allow(dead_code)]
 pub fn unwritten_twin<T: bytemuck::Pod>(count: usize) -> Vec<T> {
     bytemuck::pod_collect_to_vec(&vec![UNWRITTEN; count * size_of::<T>()])
@@ -501,31 +516,6 @@ pub fn judge_earliest_wall(
     }
 }
 
-/// `n` bodies' collision groups, drawn from `seed`: every group ([`CollisionGroups::ALL`]) a
-/// quarter of them, none ([`CollisionGroups::NONE`]) one in twenty, bullets (meeting targets
-/// only) and targets (meeting both) half, and the rest a random group of four with a random
-/// filter over them.
-#[allow(dead_code)]
-pub fn random_groups(n: usize, seed: u64) -> Vec<sweepcast::CollisionGroups> {
-    use sweepcast::CollisionGroups;
-    let mut rng = testkit::SplitMix64::new(seed);
-    (0..n)
-        .map(|_| match rng.below(20) {
-            0..5 => CollisionGroups::ALL,
-            5 => CollisionGroups::NONE,
-            6..12 => CollisionGroups::new(BULLET, TARGET),
-            12..16 => CollisionGroups::new(TARGET, BULLET | TARGET),
-            _ => CollisionGroups::new(1 << rng.below(4), rng.below(16) as u16),
-        })
-        .collect()
-}
-
-/// The bullets' and the targets' groups of [`random_groups`].
-#[allow(dead_code)]
-pub const BULLET: u16 = 1 << 0;
-#[allow(dead_code)]
-pub const TARGET: u16 = 1 << 1;
-
 /// A world with each body's collision groups: a name, the bodies, the options, the groups.
 #[allow(dead_code)]
 pub type GroupedWorld = (
@@ -534,33 +524,6 @@ pub type GroupedWorld = (
     SweepOptions,
     Vec<sweepcast::CollisionGroups>,
 );
-
-/// A gas of `n` bodies of radius 0.5 and mass 1 in a periodic cube of `side`, apart from each
-/// other (at the nearest image), at speeds up to 2.
-#[allow(dead_code)]
-pub fn periodic_gas(n: usize, side: f64, seed: u64) -> Vec<sweepcast::events::EventBody> {
-    let mut random = testkit::SplitMix64::new(seed);
-    let mut bodies: Vec<sweepcast::events::EventBody> = Vec::new();
-    let nearest = |a: DVec3, b: DVec3| {
-        let d = a - b;
-        (d - (d / side).round() * side).length()
-    };
-    while bodies.len() < n {
-        let position = DVec3::new(
-            random.range(0.0, side),
-            random.range(0.0, side),
-            random.range(0.0, side),
-        );
-        if bodies.iter().any(|b| nearest(b.position, position) <= 1.0) {
-            continue;
-        }
-        let velocity = random.in_ball(2.0, 3).as_dvec3();
-        bodies.push(sweepcast::events::EventBody::new(
-            position, velocity, 0.5, 1.0,
-        ));
-    }
-    bodies
-}
 
 /// Every event of `steps` steps of 0.05 of `bodies` with `events`, `broad_phase` and perfectly
 /// elastic collisions, without walls.

@@ -3,6 +3,7 @@
 //! known answers ([`check_cases`]).
 #![allow(dead_code)]
 
+#[cfg(feature = "gpu")]
 use crate::common;
 
 use glam::{Vec2, Vec3};
@@ -92,6 +93,13 @@ where
     cpu::times_of_impact_into(bodies, pairs, options, &mut fast)
         .unwrap_or_else(|error| panic!("{name}: fast batch: {error}"));
     assert_eq!(fast.len(), pairs.len(), "{name}: one time per pair");
+    // Without the `gpu` feature, the CPU paths alone.
+    #[cfg(not(feature = "gpu"))]
+    let gpu: Option<Vec<Option<Impact>>> = {
+        let _ = test;
+        None
+    };
+    #[cfg(feature = "gpu")]
     let gpu = common::shared_pipeline(test).map(|pipeline| {
         let impacts = pipeline
             .sweep(bodies, pairs, options)

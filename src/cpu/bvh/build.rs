@@ -2,7 +2,7 @@
 //! margin; Morton codes and their sort ([`sort_by_code`]); Karras's binary tree linked in
 //! one pass over the sorted keys, in runs on all cores ([`Bvh::link`]); then the fold.
 
-use rayon::prelude::*;
+use crate::par::{self, prelude::*};
 
 use super::tree::{Aabb, Binary, Bvh, MAX_DEPTH};
 use crate::cpu::broad_phase::{margin, outside_the_box};
@@ -120,7 +120,7 @@ pub(super) fn sort_by_code(
     }
     std::mem::swap(keys, unsorted);
     let chunk = n
-        .div_ceil(SORT_CHUNKS_PER_THREAD * rayon::current_num_threads())
+        .div_ceil(SORT_CHUNKS_PER_THREAD * par::current_num_threads())
         .max(1);
     // Per chunk, each digit's count; then, counted out digit by digit and chunk by chunk,
     // where the chunk's first key of that digit goes.
@@ -170,7 +170,7 @@ fn sort_runs(keys: &mut [(u64, u32)], ends: &[usize], offset: usize) {
         let (left, right) = ends.split_at(ends.len() / 2);
         let split = left[left.len() - 1] - offset;
         let (left_keys, right_keys) = keys.split_at_mut(split);
-        rayon::join(
+        par::join(
             || sort_runs(left_keys, left, offset),
             || sort_runs(right_keys, right, offset + split),
         );
@@ -283,7 +283,7 @@ impl Bvh {
     /// so its box is made then. The prefixes of a range's gaps have one least (the bit where
     /// the sorted keys change), so the tree is Karras's.
     pub(super) fn link(&mut self) {
-        let parts = (self.keys.len() / LINK_PART_LEAVES).clamp(1, rayon::current_num_threads());
+        let parts = (self.keys.len() / LINK_PART_LEAVES).clamp(1, par::current_num_threads());
         self.link_in_parts(parts);
     }
 
@@ -310,7 +310,7 @@ impl Bvh {
             last: 0,
             bounds: Aabb::EMPTY,
         };
-        self.binary.par_extend(rayon::iter::repeat_n(empty, gaps));
+        self.binary.par_extend(par::repeat_n(empty, gaps));
         let sorted_boxes = &self.sorted_boxes[..];
         let mut runs: Vec<LinkRun> = Vec::new();
         let starts: Vec<usize> = (0..=parts).map(|p| p * gaps / parts).collect();

@@ -3,7 +3,7 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
+use crate::par::{self, prelude::*};
 
 use super::tree::{Aabb, Binary, Bvh, MAX_DEPTH, Node};
 use crate::layout::LEAF;
@@ -103,7 +103,7 @@ impl Bvh {
     /// The top of the tree is folded here; each subtree below it of fewer than a grain of
     /// leaves is folded on its own, in parallel, and placed after the top, in order.
     pub(super) fn fold(&mut self) {
-        let grain = (self.keys.len() / (FOLD_PARTS_PER_THREAD * rayon::current_num_threads()))
+        let grain = (self.keys.len() / (FOLD_PARTS_PER_THREAD * par::current_num_threads()))
             .max(FOLD_GRAIN_MIN);
         self.fold_in_parts(grain as u32);
     }
