@@ -245,6 +245,39 @@ fn invalid_periodic_boxes_are_typed_errors() {
 }
 
 #[test]
+fn invalid_f64_periodic_boxes_are_typed_errors_and_valid_ones_are_kept_exactly() {
+    use glam::DVec3;
+    let invalid = |period: DVec3, axis: usize| match PeriodicBox::new_f64(period) {
+        Err(Error::InvalidPeriodicBox { axis: a, .. }) => assert_eq!(a, axis, "{period}"),
+        other => panic!("{period}: expected InvalidPeriodicBox, got {other:?}"),
+    };
+    invalid(DVec3::new(40.0, f64::NAN, 40.0), 1);
+    invalid(DVec3::new(40.0, 40.0, 0.0), 2);
+    invalid(DVec3::new(-5.0, 40.0, 40.0), 0);
+    invalid(DVec3::new(40.0, f64::NEG_INFINITY, 40.0), 1);
+    // Beyond the bound (and beyond f32, where it would round to infinity: not "no wrap").
+    invalid(DVec3::new(40.0, 1e300, 40.0), 1);
+    invalid(DVec3::new(40.0, 40.0, f64::from(MAX_MAGNITUDE) * 2.0), 2);
+    // Rounds to a subnormal or to zero in f32.
+    invalid(DVec3::new(1e-40, 40.0, 40.0), 0);
+    invalid(DVec3::new(40.0, 1e-300, 40.0), 1);
+    // No axis wraps.
+    assert!(matches!(
+        PeriodicBox::cube_f64(f64::INFINITY),
+        Err(Error::InvalidPeriodicBox { .. })
+    ));
+    // Valid: kept exactly for the event loop, rounded to nearest for the f32 paths.
+    let side = 80.59959770082348;
+    let kept = PeriodicBox::new_f64(DVec3::new(side, f64::INFINITY, 0.1)).unwrap();
+    assert_eq!(kept.period_f64(), DVec3::new(side, f64::INFINITY, 0.1));
+    assert_eq!(kept.period(), Vec3::new(side as f32, f32::INFINITY, 0.1));
+    assert!(!kept.wraps(1) && kept.wraps(0) && kept.wraps(2));
+    // An f32 box widens exactly.
+    let narrow = PeriodicBox::new(Vec3::new(3.3, 4.4, f32::INFINITY)).unwrap();
+    assert_eq!(narrow.period_f64(), narrow.period().as_dvec3());
+}
+
+#[test]
 fn an_axis_of_infinite_period_does_not_wrap() {
     const TEST: &str = "an_axis_of_infinite_period_does_not_wrap";
     // x and y wrap with period 40; z does not.
