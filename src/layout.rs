@@ -413,7 +413,7 @@ impl BodyRecord {
     /// # Example
     /// ```
     /// use sweepcast::glam::Vec3;
-    /// use sweepcast::gpu::BodyRecord;
+    /// use sweepcast::low_level::layout::BodyRecord;
     /// use sweepcast::{CollisionGroups, MovingSphere};
     ///
     /// let bullet = CollisionGroups::new(0b01, 0b10);
