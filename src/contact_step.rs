@@ -91,6 +91,26 @@ pub trait ContactStep {
         let _ = max_bytes;
         self.find_into(bodies, &[], options, out)
     }
+
+    /// The pairs of bodies among the step's contacts (no walls), into `pairs`, with the
+    /// output held as [`find_within_into`](Self::find_within_into) holds it; returns how many
+    /// candidate pairs the broad phase gave. What the event loop asks of a step used as its
+    /// broad phase. By default through `find_within_into` into a new [`Contacts`]; the CPU
+    /// step reads its own, so that it keeps their memory from call to call.
+    ///
+    /// # Errors
+    /// As [`find_within_into`](Self::find_within_into).
+    fn contact_pairs_within(
+        &mut self,
+        bodies: &[MovingSphere],
+        options: SweepOptions,
+        max_bytes: usize,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<usize, Error> {
+        let mut contacts = Contacts::default();
+        self.find_within_into(bodies, options, max_bytes, &mut contacts)?;
+        Ok(contacts.pairs_into(pairs))
+    }
 }
 
 /// A step behind a mutable reference.
@@ -128,13 +148,23 @@ impl<S: ContactStep + ?Sized> ContactStep for &mut S {
     ) -> Result<(), Error> {
         (**self).find_within_into(bodies, options, max_bytes, out)
     }
+
+    fn contact_pairs_within(
+        &mut self,
+        bodies: &[MovingSphere],
+        options: SweepOptions,
+        max_bytes: usize,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<usize, Error> {
+        (**self).contact_pairs_within(bodies, options, max_bytes, pairs)
+    }
 }
 
 /// Implements [`ContactStep`] for `$ty` by the inherent `find_into` and `find_earliest_into`
 /// of `$engine` (the two steps' calls have the trait's signatures), with any more of the
-/// trait's methods given after.
+/// trait's methods given after, in braces.
 macro_rules! contact_step_by_inherent {
-    ($ty:ty, $engine:ty $(, $($more:tt)*)?) => {
+    ($ty:ty, $engine:ty $(, { $($more:tt)* })?) => {
         impl $crate::ContactStep for $ty {
             fn find_into(
                 &mut self,
@@ -385,6 +415,13 @@ impl Contacts {
     /// of contacts).
     #[must_use]
     pub fn candidates(&self) -> usize {
+        self.candidates
+    }
+
+    /// The pairs of the contacts between bodies, into `pairs`; the candidates.
+    pub(crate) fn pairs_into(&self, pairs: &mut Vec<[u32; 2]>) -> usize {
+        pairs.clear();
+        pairs.extend(self.contacts.iter().filter_map(Contact::pair));
         self.candidates
     }
 

@@ -137,10 +137,9 @@ impl OutputBudget {
 }
 
 // The CPU step through the trait both steps share, with the finder's output limit lowered to
-// `max_bytes` for a bounded step.
-crate::contact_step::contact_step_by_inherent!(
-    ContactFinder,
-    ContactFinder,
+// `max_bytes` for a bounded step; the pairs read from the finder's own contacts, whose memory
+// it keeps.
+crate::contact_step::contact_step_by_inherent!(ContactFinder, ContactFinder, {
     fn find_within_into(
         &mut self,
         bodies: &[MovingSphere],
@@ -148,15 +147,36 @@ crate::contact_step::contact_step_by_inherent!(
         max_bytes: usize,
         out: &mut Contacts,
     ) -> Result<(), Error> {
+        self.within(max_bytes, |finder| {
+            ContactFinder::find_into(finder, bodies, &[], options, out)
+        })
+    }
+
+    fn contact_pairs_within(
+        &mut self,
+        bodies: &[MovingSphere],
+        options: SweepOptions,
+        max_bytes: usize,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<usize, Error> {
+        self.within(max_bytes, |finder| {
+            let contacts = finder.find_with_walls(bodies, &[], options)?;
+            Ok(contacts.pairs_into(pairs))
+        })
+    }
+});
+
+impl ContactFinder {
+    /// `step` run with the output limit lowered to `max_bytes` (at least 1), the finder's own
+    /// limit put back after it.
+    fn within<T>(&mut self, max_bytes: usize, step: impl FnOnce(&mut Self) -> T) -> T {
         let own = self.max_output_bytes;
         self.max_output_bytes = MaxOutputBytes(own.0.min(max_bytes.max(1)));
-        let found = ContactFinder::find_into(self, bodies, &[], options, out);
+        let found = step(self);
         self.max_output_bytes = own;
         found
     }
-);
 
-impl ContactFinder {
     /// The most bodies a step may hold: the tree's references keep one bit for leaves.
     pub const MAX_BODIES: usize = MAX_BODIES;
     /// The limit on a step's output that [`find_contacts`] and a new finder keep: 2 GiB, some

@@ -2,12 +2,12 @@
 //! work, and its implementations for every pair ([`AllPairs`]), the CPU step and the GPU
 //! step (the grid, [`Cells`](super::Cells), is in `cells.rs`).
 
+use crate::ContactStep;
 use crate::error::Error;
 use crate::geometry::MovingSphere;
 use crate::groups::{CollisionGroups, interact};
 use crate::options::SweepOptions;
 use crate::validate::check_length;
-use crate::{ContactStep, Contacts};
 
 /// The work a broad phase is charged for each body it is asked about (besides a unit a pair):
 /// a grid's cells, up to two a body, each visited with its neighbours.
@@ -217,17 +217,12 @@ impl<S: ContactStep + ?Sized> BroadPhase for S {
         options: SweepOptions,
         pairs: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        let mut contacts = Contacts::default();
-        let own = self.replace_groups(groups.to_vec());
-        let found = self.find_into(spheres, &[], options, &mut contacts);
-        self.replace_groups(own);
-        found?;
-        contact_pairs(&contacts, pairs);
-        Ok(())
+        self.touching_pairs_within(spheres, groups, options, pairs, usize::MAX, u64::MAX)
+            .map(|_| ())
     }
 
     /// With the step's output held to what `max_pairs` touching pairs take (each a
-    /// candidate and a contact, [`ContactStep::find_within_into`]): on the CPU step,
+    /// candidate and a contact, [`ContactStep::contact_pairs_within`]): on the CPU step,
     /// [`Error::OutputLimit`] soon after it is passed.
     fn touching_pairs_within(
         &mut self,
@@ -241,20 +236,11 @@ impl<S: ContactStep + ?Sized> BroadPhase for S {
         let per_pair = crate::cpu::ContactFinder::OUTPUT_BYTES_PER_CANDIDATE
             + crate::cpu::ContactFinder::OUTPUT_BYTES_PER_CONTACT;
         let bytes = max_pairs.saturating_add(1).saturating_mul(per_pair);
-        let mut contacts = Contacts::default();
         let own = self.replace_groups(groups.to_vec());
-        let found = self.find_within_into(spheres, options, bytes, &mut contacts);
+        let found = self.contact_pairs_within(spheres, options, bytes, pairs);
         self.replace_groups(own);
-        found?;
-        let work = WORK_PER_BODY * spheres.len() as u64 + contacts.candidates() as u64;
-        contact_pairs(&contacts, pairs);
+        let work = WORK_PER_BODY * spheres.len() as u64 + found? as u64;
         too_many_pairs(pairs.len() as u64, max_pairs)?;
         within_work(work, max_work)
     }
-}
-
-/// The pairs of a step's contacts, into `pairs`.
-fn contact_pairs(contacts: &Contacts, pairs: &mut Vec<[u32; 2]>) {
-    pairs.clear();
-    pairs.extend(contacts.contacts().iter().filter_map(crate::Contact::pair));
 }
