@@ -873,15 +873,7 @@ fn prepare_resume_equals_its_twin() {
         return;
     };
     let stages = StageRunner::new(&context, "broad_phase.wgsl", BROAD_PHASE_WGSL);
-    for (saved, capacity) in [
-        (0u32, 10u32),
-        (1, 10),
-        (64, 64),
-        (65, 1000),
-        (900, 800),
-        (4_194_304, 5_000_000),
-        (5_000_000, 6_000_000),
-    ] {
+    for (saved, capacity) in common::COUNTS_AND_CAPACITIES {
         let params = StepParams {
             continuation_capacity: capacity,
             ..StepParams::default()

@@ -177,16 +177,7 @@ fn contact_stages_equal_their_twins() {
         }
 
         // prepare_contacts: below, at and past the capacity, and past one dimension.
-        for (count, capacity) in [
-            (0u32, 10u32),
-            (1, 10),
-            (64, 64),
-            (65, 1000),
-            (900, 800),
-            // Exactly 65,536 workgroups (one past a dimension), and more.
-            (4_194_304, 5_000_000),
-            (5_000_000, 6_000_000),
-        ] {
+        for (count, capacity) in common::COUNTS_AND_CAPACITIES {
             let prepared_params = StepParams {
                 contact_capacity: capacity,
                 ..params

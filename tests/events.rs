@@ -795,6 +795,33 @@ fn the_cells_find_every_touching_pair() {
     ));
 }
 
+/// The smallest gap between two bodies at their nearest image in a cube of period `period`,
+/// at every event of `steps` steps of `step` of `bodies` with `events`.
+fn smallest_gap_at_events(
+    events: &mut EventLoop,
+    mut bodies: Vec<EventBody>,
+    steps: usize,
+    step: f64,
+    period: f64,
+) -> f64 {
+    let mut worst = f64::INFINITY;
+    for _ in 0..steps {
+        events
+            .advance(&mut bodies, &[], step, &mut Elastic::perfect(), |_, now| {
+                let now: Vec<EventBody> = now.bodies().collect();
+                for (i, a) in now.iter().enumerate() {
+                    for b in &now[i + 1..] {
+                        let d = b.position - a.position;
+                        let d = d - (d / period).round() * period;
+                        worst = worst.min(d.length() - a.radius - b.radius);
+                    }
+                }
+            })
+            .unwrap();
+    }
+    worst
+}
+
 #[test]
 fn in_a_small_periodic_box_no_pair_is_missed_and_local_skins_agree() {
     // Boxes of 3.2 to 6 a side: bodies meet their partners at several images over a run,
@@ -814,25 +841,9 @@ fn in_a_small_periodic_box_no_pair_is_missed_and_local_skins_agree() {
         assert!(everything.len() > 20, "side {side}: {}", everything.len());
         // No two bodies ever overlap, at any image: a pair that separates at one image may
         // meet at another once they have moved far enough, and must be predicted again.
-        let mut bodies = start.clone();
-        let mut events = periodic();
-        let mut worst = f64::INFINITY;
-        for _ in 0..100 {
-            events
-                .advance(&mut bodies, &[], 0.1, &mut Elastic::perfect(), |_, now| {
-                    let now: Vec<EventBody> = now.bodies().collect();
-                    for (i, a) in now.iter().enumerate() {
-                        for b in &now[i + 1..] {
-                            let d = b.position - a.position;
-                            // The box's period as the loop has it (an f32).
-                            let period = f64::from(side as f32);
-                            let d = d - (d / period).round() * period;
-                            worst = worst.min(d.length() - a.radius - b.radius);
-                        }
-                    }
-                })
-                .unwrap();
-        }
+        // The box's period as the loop has it (an f32).
+        let period = f64::from(side as f32);
+        let worst = smallest_gap_at_events(&mut periodic(), start.clone(), 100, 0.1, period);
         assert!(worst > -1e-9, "side {side}: an overlap of {worst:e}");
         let mut local = start;
         let (events, _) = run_loop(
@@ -907,22 +918,6 @@ fn a_period_f32_cannot_represent_is_kept_in_f64_and_no_broad_phase_misses_a_pair
         &mut Cells::new(),
     );
     assert_eq!(events, everything, "local skins");
-    let mut bodies = start;
-    let mut worst = f64::INFINITY;
-    let mut events = periodic();
-    for _ in 0..100 {
-        events
-            .advance(&mut bodies, &[], 0.1, &mut Elastic::perfect(), |_, now| {
-                let now: Vec<EventBody> = now.bodies().collect();
-                for (i, a) in now.iter().enumerate() {
-                    for b in &now[i + 1..] {
-                        let d = b.position - a.position;
-                        let d = d - (d / side).round() * side;
-                        worst = worst.min(d.length() - a.radius - b.radius);
-                    }
-                }
-            })
-            .unwrap();
-    }
+    let worst = smallest_gap_at_events(&mut periodic(), start, 100, 0.1, side);
     assert!(worst > -1e-9, "an overlap of {worst:e}");
 }

@@ -23,6 +23,20 @@ use sweepcast::{MovingSphere, SweepOptions, Wall};
 #[allow(unused_imports)]
 pub use isolated::{CASE_VARIABLE, Outcome, isolated, isolated_case, run_isolated};
 
+/// The counts and capacities a pass that prepares an indirect dispatch is tried on: empty,
+/// below, at and past the capacity, and exactly 65,536 workgroups of 64 (one past a
+/// dispatch dimension) and more.
+#[allow(dead_code)]
+pub const COUNTS_AND_CAPACITIES: [(u32, u32); 7] = [
+    (0, 10),
+    (1, 10),
+    (64, 64),
+    (65, 1000),
+    (900, 800),
+    (4_194_304, 5_000_000),
+    (5_000_000, 6_000_000),
+];
+
 /// The context every GPU test uses, or `None` (after a loud message) when no adapter exists
 /// and `SWEEPCAST_REQUIRE_GPU` is not `1`.
 #[cfg(feature = "gpu")]
