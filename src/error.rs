@@ -363,6 +363,19 @@ pub enum Error {
         /// Bodies of the step.
         bodies: usize,
     },
+    /// Bodies given as one array per field (structure of arrays) whose arrays differ in
+    /// length: `field` has `len` values for the `bodies` centres.
+    #[error(
+        "{len} values of {field} for {bodies} bodies (one a centre); give every field one value a body"
+    )]
+    FieldLength {
+        /// The field whose array is of the wrong length.
+        field: BodyField,
+        /// Its length.
+        len: usize,
+        /// The number of centres.
+        bodies: usize,
+    },
     /// More bodies than one storage binding of this device can hold (pairs are split into
     /// chunks transparently, bodies cannot be: any pair may name any body).
     #[error(

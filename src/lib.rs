@@ -131,6 +131,7 @@
 // check every link.
 #![cfg_attr(not(feature = "gpu"), allow(rustdoc::broken_intra_doc_links))]
 
+mod arrays;
 mod contact_step;
 pub mod cpu;
 mod error;

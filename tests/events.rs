@@ -213,6 +213,66 @@ fn without_walls_momentum_is_conserved_too() {
     assert!((momentum(&bodies) - before).length() < 1e-13 * scale);
 }
 
+/// Each event's impulse is the momentum its body received (its partner the opposite): over
+/// a step among walls, every body's momentum changes by the sum of its impulses. Elastic's
+/// impulse lies along the normal, against it, and a wall's takes back twice the approach.
+#[test]
+fn the_impulses_of_the_events_add_up_to_each_bodys_change_of_momentum() {
+    for dimensions in [2, 3] {
+        let mut bodies = random_gas(60, dimensions, 11);
+        let walls = Wall::box_interior(Vec3::splat(-6.0), Vec3::splat(6.0));
+        let momenta = |bodies: &[EventBody]| {
+            bodies
+                .iter()
+                .map(|b| b.velocity * b.mass)
+                .collect::<Vec<_>>()
+        };
+        let before = momenta(&bodies);
+        let mut received = vec![DVec3::ZERO; bodies.len()];
+        let (mut pairs, mut walls_hit) = (0, 0);
+        let mut events = EventLoop::new();
+        for _ in 0..40 {
+            events
+                .advance(
+                    &mut bodies,
+                    &walls,
+                    0.1,
+                    &mut Elastic::perfect(),
+                    |event, _| {
+                        // Along -normal, and pushing the bodies apart.
+                        let along = event.impulse.dot(event.normal);
+                        assert!(along < 0.0, "{event:?}");
+                        let across = (event.impulse - event.normal * along).length();
+                        assert!(across <= 1e-12 * along.abs(), "{event:?}");
+                        received[event.body as usize] += event.impulse;
+                        match event.pair() {
+                            Some([_, other]) => {
+                                received[other] -= event.impulse;
+                                pairs += 1;
+                            }
+                            None => walls_hit += 1,
+                        }
+                    },
+                )
+                .unwrap();
+        }
+        assert!(
+            pairs > 50 && walls_hit > 10,
+            "{pairs} pairs, {walls_hit} walls"
+        );
+        let scale: f64 = before.iter().map(|p| p.length()).sum::<f64>();
+        for (index, body) in bodies.iter().enumerate() {
+            let change = body.velocity * body.mass - before[index];
+            let error = (change - received[index]).length();
+            assert!(
+                error < 1e-12 * scale,
+                "body {index}: momentum changed by {change}, impulses add to {}",
+                received[index]
+            );
+        }
+    }
+}
+
 #[test]
 fn in_a_box_and_in_open_space_every_skin_gives_the_events_of_every_pair() {
     // Mixed radii (0.2 to 0.8) and masses, in 2D and 3D: in a box of six walls, and in open

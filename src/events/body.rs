@@ -90,6 +90,13 @@ pub struct Event {
     pub point: DVec3,
     /// Unit normal from the body's centre towards its partner.
     pub normal: DVec3,
+    /// The impulse `body` received: the change of its momentum, `m (v' - v)`, as the
+    /// response left it (for [`Elastic`](super::Elastic), along `-normal`). A partner body
+    /// received the opposite. Where `body`'s mass is infinite, the opposite of its partner
+    /// body's change; zero where neither mass is finite, and at a wall for a body of
+    /// infinite mass. What a pressure sums: the virial `Σ r · impulse` of the pairs, the
+    /// impulses on a wall over its area and the time.
+    pub impulse: DVec3,
 }
 
 impl Event {

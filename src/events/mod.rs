@@ -67,6 +67,8 @@
 //! assert_eq!(bodies[0].velocity, DVec3::new(-1.0, 0.0, 0.0));
 //! assert_eq!(bodies[1].velocity, DVec3::new(1.0, 0.0, 0.0));
 //! assert_eq!(bodies[0].position, DVec3::new(0.0, 0.0, 0.0)); // back where it started
+//! // The impulse body 0 received: the change of its momentum, m (v' - v).
+//! assert_eq!(seen[0].impulse, DVec3::new(-2.0, 0.0, 0.0));
 //! # Ok::<(), sweepcast::Error>(())
 //! ```
 
@@ -1054,7 +1056,8 @@ impl EventLoop {
                 };
                 self.move_to(body, now);
                 let mut own = self.body(body);
-                let before = own.velocity.length();
+                let velocity = own.velocity;
+                let before = velocity.length();
                 response.wall(&mut own, normal);
                 let event = Event {
                     time: now - self.clock,
@@ -1062,6 +1065,7 @@ impl EventLoop {
                     partner: Partner::Wall { index: wall },
                     point,
                     normal,
+                    impulse: momentum_change(&own, velocity).unwrap_or(DVec3::ZERO),
                 };
                 check_response(&event, body, &own)?;
                 let speeds = before + own.velocity.length();
@@ -1084,8 +1088,12 @@ impl EventLoop {
                     .or_else(|| (a.velocity - b.velocity).try_normalize())
                     .unwrap_or(DVec3::X);
                 let point = a.position + normal * a.radius;
-                let before = a.velocity.length() + b.velocity.length();
+                let (velocity_a, velocity_b) = (a.velocity, b.velocity);
+                let before = velocity_a.length() + velocity_b.length();
                 response.pair(&mut a, &mut b, normal);
+                let impulse = momentum_change(&a, velocity_a)
+                    .or_else(|| momentum_change(&b, velocity_b).map(|change| -change))
+                    .unwrap_or(DVec3::ZERO);
                 let event = Event {
                     time: now - self.clock,
                     body: low as u32,
@@ -1095,6 +1103,7 @@ impl EventLoop {
                     },
                     point,
                     normal,
+                    impulse,
                 };
                 check_response(&event, low, &a)?;
                 check_response(&event, high, &b)?;
@@ -1466,6 +1475,14 @@ fn default_skin(bodies: &[EventBody], step: f64, period: DVec3) -> f64 {
         skin = skin.min(room);
     }
     skin.clamp(MIN_LENGTH, MAX_MAGNITUDE)
+}
+
+/// The change of `body`'s momentum from `before` (its velocity before the response) to its
+/// velocity now; `None` for a body of infinite mass (its momentum is not a number).
+fn momentum_change(body: &EventBody, before: DVec3) -> Option<DVec3> {
+    body.mass
+        .is_finite()
+        .then(|| (body.velocity - before) * body.mass)
 }
 
 /// Whether a response left an approach speed `approach` along the normal beyond rounding:
