@@ -1,0 +1,298 @@
+//! What the binding reads from Python: arrays of any float dtype and strides as rows of f64,
+//! pair and group arrays, periodic boxes, walls and options, each checked for its shape
+//! with an `InputError` that names the argument.
+
+use std::borrow::Cow;
+
+use numpy::{
+    AllowTypeChange, PyArrayDescrMethods, PyArrayDyn, PyArrayLikeDyn, PyArrayMethods,
+    PyReadonlyArrayDyn, PyUntypedArray, PyUntypedArrayMethods,
+};
+use pyo3::prelude::*;
+use sweepcast::glam::DVec3;
+use sweepcast::{CollisionGroups, MovingSphere, PeriodicBox, SweepOptions, Wall};
+
+use crate::errors::{input_error, to_py};
+
+/// A float array as given: float64 and float32 are read where they lie; any other dtype is
+/// converted to float64 by NumPy once.
+pub enum Floats<'py> {
+    F64(PyReadonlyArrayDyn<'py, f64>),
+    F32(PyReadonlyArrayDyn<'py, f32>),
+}
+
+impl<'py> Floats<'py> {
+    /// `value` as a float array; `name` is the argument's name for the error.
+    pub fn extract(value: &Bound<'py, PyAny>, name: &str) -> PyResult<Self> {
+        if let Ok(array) = value.cast::<PyArrayDyn<f64>>() {
+            return Ok(Self::F64(array.readonly()));
+        }
+        if let Ok(array) = value.cast::<PyArrayDyn<f32>>() {
+            return Ok(Self::F32(array.readonly()));
+        }
+        if let Ok(array) = value.cast::<PyUntypedArray>()
+            && !array.dtype().is_equiv_to(&numpy::dtype::<f64>(value.py()))
+            && !is_real(array)
+        {
+            return Err(input_error(format!(
+                "{name}: an array of dtype {} is not a real number array",
+                array.dtype()
+            )));
+        }
+        let converted: PyArrayLikeDyn<'py, f64, AllowTypeChange> = value
+            .extract()
+            .map_err(|error| input_error(format!("{name}: not a float array ({error})")))?;
+        Ok(Self::F64(converted.readonly()))
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            Self::F64(array) => array.shape(),
+            Self::F32(array) => array.shape(),
+        }
+    }
+
+    /// The rows of a (N, D) array, borrowed where it is C-contiguous float64, else copied
+    /// (float32 widened exactly).
+    pub fn rows<const D: usize>(&self) -> Cow<'_, [[f64; D]]> {
+        match self {
+            Self::F64(array) => match array.as_slice() {
+                Ok(values) => Cow::Borrowed(bytemuck::cast_slice(values)),
+                Err(_) => Cow::Owned(gather(array.as_array().iter().copied())),
+            },
+            Self::F32(array) => Cow::Owned(gather(array.as_array().iter().map(|&x| f64::from(x)))),
+        }
+    }
+
+    /// The values of a (N,) array, borrowed where contiguous float64, else copied.
+    pub fn values(&self) -> Cow<'_, [f64]> {
+        self.rows::<1>().map_cow(|rows| bytemuck::cast_slice(rows))
+    }
+}
+
+/// Whether `array`'s dtype is an integer, a float or a bool (what NumPy converts to float64
+/// without loss of meaning).
+fn is_real(array: &Bound<'_, PyUntypedArray>) -> bool {
+    matches!(array.dtype().kind(), b'f' | b'i' | b'u' | b'b')
+}
+
+/// Rows of `D` from values in C order (the iterator of an ndarray view walks it so).
+fn gather<const D: usize>(values: impl Iterator<Item = f64>) -> Vec<[f64; D]> {
+    let values: Vec<f64> = values.collect();
+    values
+        .chunks_exact(D)
+        .map(|row| std::array::from_fn(|axis| row[axis]))
+        .collect()
+}
+
+/// `Cow::map` for a borrowed-or-owned slice cast.
+trait MapCow<'a, T: Clone, U: Clone> {
+    fn map_cow(self, cast: impl Fn(&[T]) -> &[U]) -> Cow<'a, [U]>;
+}
+
+impl<'a, T: Clone, U: Clone> MapCow<'a, T, U> for Cow<'a, [T]> {
+    fn map_cow(self, cast: impl Fn(&[T]) -> &[U]) -> Cow<'a, [U]> {
+        match self {
+            Cow::Borrowed(values) => Cow::Borrowed(cast(values)),
+            Cow::Owned(values) => Cow::Owned(cast(&values).to_vec()),
+        }
+    }
+}
+
+/// The dimension (2 or 3) of a (N, D) array, checked.
+pub fn dimension(array: &Floats<'_>, name: &str) -> PyResult<usize> {
+    match array.shape() {
+        [_, d @ (2 | 3)] => Ok(*d),
+        shape => Err(input_error(format!(
+            "{name}: shape {shape:?}; give an (N, 3) array of spheres or (N, 2) of circles"
+        ))),
+    }
+}
+
+/// Checks that `array` is (`len`, `d`) (`d` = 0: (`len`,)).
+pub fn check_shape(array: &Floats<'_>, name: &str, len: usize, d: usize) -> PyResult<()> {
+    let expected: &[usize] = if d == 0 { &[len] } else { &[len, d] };
+    if array.shape() == expected {
+        Ok(())
+    } else {
+        Err(input_error(format!(
+            "{name}: shape {:?}, expected {expected:?} (one row a body, as the first argument)",
+            array.shape()
+        )))
+    }
+}
+
+/// The bodies of a step, read: f32 spheres about the local origin, and the origin.
+pub struct Bodies {
+    pub spheres: Vec<MovingSphere>,
+    pub origin: [f64; 3],
+    pub dimension: usize,
+}
+
+impl Bodies {
+    /// `centers` (N, D), `radii` (N,), `displacements` (N, D) as the f32 paths take them:
+    /// about the centre of the centres' bounding box (the origin without a periodic box, whose
+    /// wrap needs the centres as they are).
+    pub fn read(
+        centers: &Bound<'_, PyAny>,
+        radii: &Bound<'_, PyAny>,
+        displacements: &Bound<'_, PyAny>,
+        periodic: bool,
+    ) -> PyResult<Self> {
+        let centers = Floats::extract(centers, "centers")?;
+        let dimension = dimension(&centers, "centers")?;
+        let count = centers.shape()[0];
+        let radii = Floats::extract(radii, "radii")?;
+        check_shape(&radii, "radii", count, 0)?;
+        let displacements = Floats::extract(displacements, "displacements")?;
+        check_shape(&displacements, "displacements", count, dimension)?;
+        let mut spheres = Vec::with_capacity(count);
+        let radii = radii.values();
+        let origin = if dimension == 3 {
+            let centers = centers.rows::<3>();
+            let origin = local_origin(&centers, periodic);
+            MovingSphere::from_f64_arrays_into(
+                &centers,
+                &radii,
+                &displacements.rows::<3>(),
+                origin,
+                &mut spheres,
+            )
+            .map_err(to_py)?;
+            origin
+        } else {
+            let centers = centers.rows::<2>();
+            let origin = local_origin(&centers, periodic);
+            MovingSphere::from_f64_arrays_into(
+                &centers,
+                &radii,
+                &displacements.rows::<2>(),
+                origin,
+                &mut spheres,
+            )
+            .map_err(to_py)?;
+            [origin[0], origin[1], 0.0]
+        };
+        Ok(Self {
+            spheres,
+            origin,
+            dimension,
+        })
+    }
+}
+
+/// The local origin of the f32 paths: per axis the middle of the centres' range,
+/// `0.5 * (min + max)` (0 in a periodic box, or without bodies, or where a centre is not
+/// finite: the step then reports that body).
+pub fn local_origin<const D: usize>(centers: &[[f64; D]], periodic: bool) -> [f64; D] {
+    let mut origin = [0.0; D];
+    if periodic || centers.is_empty() {
+        return origin;
+    }
+    for (axis, value) in origin.iter_mut().enumerate() {
+        let (low, high) = centers
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), c| {
+                (l.min(c[axis]), h.max(c[axis]))
+            });
+        let middle = 0.5 * (low + high);
+        *value = if middle.is_finite() { middle } else { 0.0 };
+    }
+    origin
+}
+
+/// A periodic box: one side for every axis of `dimension`, or one period an axis (inf where
+/// it does not wrap).
+pub fn periodic_box(
+    value: Option<&Bound<'_, PyAny>>,
+    dimension: usize,
+) -> PyResult<Option<PeriodicBox>> {
+    let Some(value) = value.filter(|value| !value.is_none()) else {
+        return Ok(None);
+    };
+    let mut period = DVec3::INFINITY;
+    if let Ok(side) = value.extract::<f64>() {
+        for axis in 0..dimension {
+            period[axis] = side;
+        }
+    } else {
+        let periods = Floats::extract(value, "periodic_box")?;
+        check_shape(&periods, "periodic_box", dimension, 0)?;
+        for (axis, side) in periods.values().iter().enumerate() {
+            period[axis] = *side;
+        }
+    }
+    PeriodicBox::new_f64(period).map(Some).map_err(to_py)
+}
+
+/// The step's options.
+pub fn options(periodic_box: Option<PeriodicBox>, separating: bool) -> SweepOptions {
+    SweepOptions {
+        stop_at_penetration: !separating,
+        periodic_box,
+    }
+}
+
+/// Collision groups, one a body (uint32 bits), or none.
+pub fn groups(value: Option<&Bound<'_, PyAny>>, count: usize) -> PyResult<Vec<CollisionGroups>> {
+    let Some(value) = value.filter(|value| !value.is_none()) else {
+        return Ok(Vec::new());
+    };
+    let bits: PyArrayLikeDyn<'_, u32, AllowTypeChange> = value
+        .extract()
+        .map_err(|error| input_error(format!("groups: not an array of uint32 ({error})")))?;
+    if bits.shape() != [count] {
+        return Err(input_error(format!(
+            "groups: shape {:?}, expected [{count}] (one a body, from collision_groups)",
+            bits.shape()
+        )));
+    }
+    Ok(bits
+        .as_array()
+        .iter()
+        .map(|&b| CollisionGroups::from_bits(b))
+        .collect())
+}
+
+/// Pairs of body indices: a (K, 2) integer array, each index in [0, count).
+pub fn pairs(value: &Bound<'_, PyAny>, count: usize) -> PyResult<Vec<[u32; 2]>> {
+    let indices: PyArrayLikeDyn<'_, i64, AllowTypeChange> = value
+        .extract()
+        .map_err(|error| input_error(format!("pairs: not an integer array ({error})")))?;
+    if !matches!(indices.shape(), [_, 2]) {
+        return Err(input_error(format!(
+            "pairs: shape {:?}; give a (K, 2) integer array",
+            indices.shape()
+        )));
+    }
+    let view = indices.as_array();
+    let values: Vec<i64> = view.iter().copied().collect();
+    values
+        .chunks_exact(2)
+        .enumerate()
+        .map(|(pair, row)| {
+            let index = |i: i64| {
+                u32::try_from(i)
+                    .ok()
+                    .filter(|&i| (i as usize) < count)
+                    .ok_or_else(|| {
+                        input_error(format!(
+                            "pair {pair}: body index {i} is out of range (there are {count} bodies)"
+                        ))
+                    })
+            };
+            Ok([index(row[0])?, index(row[1])?])
+        })
+        .collect()
+}
+
+/// The walls of a `walls=` argument: a sequence of `Wall`s, or None.
+pub fn walls(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Wall>> {
+    let Some(value) = value.filter(|value| !value.is_none()) else {
+        return Ok(Vec::new());
+    };
+    let walls: Vec<crate::walls::PyWall> = value
+        .extract()
+        .map_err(|error| input_error(format!("walls: not a sequence of Wall ({error})")))?;
+    Ok(walls.into_iter().map(|wall| wall.0).collect())
+}

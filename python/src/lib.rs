@@ -1,0 +1,158 @@
+//! sweepcast from Python: NumPy arrays in and out for the whole step (`find_contacts`,
+//! `GpuStep`), the batch pair query (`sweep`), the f64 oracle and parity judge
+//! (`reference_sweep`, `check_times`) and the event loop (`EventLoop`). The Python API is
+//! specified by `sweepcast.pyi` beside this crate, which maturin ships as the package's
+//! type stubs.
+//!
+//! Every call that does real work releases the GIL (`Python::detach`) and catches a panic
+//! (a bug) as a `RuntimeError`, never PyO3's `PanicException`.
+
+mod errors;
+mod events;
+mod input;
+mod output;
+mod step;
+mod walls;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use numpy::ndarray::Zip;
+use numpy::{AllowTypeChange, IntoPyArray, PyArrayDyn, PyArrayLikeDyn};
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use crate::errors::{from_panic, input_error, to_py};
+use crate::step::GpuStep;
+
+/// `f` with the GIL released and a panic caught.
+pub(crate) fn detach_any<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    py.detach(|| catch_unwind(AssertUnwindSafe(f)))
+        .map_err(from_panic)
+}
+
+/// `f` with the GIL released, its error as the exception it stands for.
+pub(crate) fn detach<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, sweepcast::Error> + Send,
+) -> PyResult<T> {
+    detach_any(py, f)?.map_err(to_py)
+}
+
+/// The `device=` argument: "cpu" or a `GpuStep`.
+pub(crate) enum Device<'py> {
+    Cpu,
+    Gpu(Bound<'py, GpuStep>),
+}
+
+impl<'py> FromPyObject<'_, 'py> for Device<'py> {
+    type Error = PyErr;
+
+    fn extract(value: Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        if let Ok(gpu) = value.cast::<GpuStep>() {
+            return Ok(Self::Gpu(gpu.to_owned()));
+        }
+        match value
+            .cast::<PyString>()
+            .ok()
+            .map(|s| s.to_string())
+            .as_deref()
+        {
+            Some("cpu") => Ok(Self::Cpu),
+            _ => Err(input_error(format!(
+                "device: {}; give \"cpu\" or a GpuStep (sweepcast.GpuStep())",
+                value
+                    .repr()
+                    .map_or_else(|_| "?".to_owned(), |r| r.to_string())
+            ))),
+        }
+    }
+}
+
+impl<'py> Device<'py> {
+    /// The GPU step of a `device=` argument, if it names one.
+    fn gpu(device: Self) -> PyResult<Option<Bound<'py, GpuStep>>> {
+        Ok(match device {
+            Self::Gpu(gpu) => Some(gpu),
+            Self::Cpu => None,
+        })
+    }
+}
+
+/// Collision groups, one a body, as the ``groups=`` argument takes them: 16 membership
+/// bits and 16 filter bits each (broadcast together). Two bodies interact when each one's
+/// memberships meet the other's filter.
+#[pyfunction]
+#[pyo3(signature = (memberships, filter))]
+fn collision_groups<'py>(
+    py: Python<'py>,
+    memberships: PyArrayLikeDyn<'py, i64, AllowTypeChange>,
+    filter: PyArrayLikeDyn<'py, i64, AllowTypeChange>,
+) -> PyResult<Bound<'py, PyArrayDyn<u32>>> {
+    let (memberships, filter) = (memberships.as_array(), filter.as_array());
+    let shape = broadcast_shape(memberships.shape(), filter.shape()).ok_or_else(|| {
+        input_error(format!(
+            "memberships of shape {:?} and filter of shape {:?} do not broadcast together",
+            memberships.shape(),
+            filter.shape()
+        ))
+    })?;
+    let (memberships, filter) = (
+        memberships.broadcast(shape.clone()).expect("broadcast"),
+        filter.broadcast(shape).expect("broadcast"),
+    );
+    let mut bits = numpy::ndarray::ArrayD::<u32>::zeros(memberships.raw_dim());
+    let mut bad = None;
+    Zip::from(&mut bits)
+        .and(&memberships)
+        .and(&filter)
+        .for_each(|bits, &m, &f| match (u16::try_from(m), u16::try_from(f)) {
+            (Ok(m), Ok(f)) => *bits = sweepcast::CollisionGroups::new(m, f).bits(),
+            _ => bad = Some((m, f)),
+        });
+    if let Some((m, f)) = bad {
+        return Err(input_error(format!(
+            "collision groups: memberships {m} and filter {f} must each be 16 bits (0 to 65535)"
+        )));
+    }
+    Ok(bits.into_pyarray(py))
+}
+
+/// The shape two arrays broadcast to, as NumPy's rule makes it.
+fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let len = a.len().max(b.len());
+    let at = |shape: &[usize], i: usize| (i + shape.len()).checked_sub(len).map_or(1, |j| shape[j]);
+    (0..len)
+        .map(|i| match (at(a, i), at(b, i)) {
+            (x, y) if x == y || y == 1 => Some(x),
+            (1, y) => Some(y),
+            _ => None,
+        })
+        .collect()
+}
+
+/// sweepcast: when moving circles and spheres first touch (continuous collision detection),
+/// on the CPU and on the GPU, and an f64 event loop, from NumPy arrays.
+#[pymodule(name = "sweepcast")]
+fn sweepcast_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(module)?;
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    module.add("EPSILON", sweepcast::parity::EPSILON)?;
+    module.add("CPU_BOUND", sweepcast::parity::CPU_BOUND)?;
+    module.add("GPU_BOUND", sweepcast::parity::GPU_BOUND)?;
+    module.add("MISS", output::MISS)?;
+    module.add("CONTACT", output::CONTACT)?;
+    module.add("OVERLAPPING", output::OVERLAPPING)?;
+    module.add_class::<walls::PyWall>()?;
+    module.add_class::<step::Contacts>()?;
+    module.add_class::<step::Impacts>()?;
+    module.add_class::<step::Judgement>()?;
+    module.add_class::<GpuStep>()?;
+    module.add_class::<events::Events>()?;
+    module.add_class::<events::EventLoop>()?;
+    module.add_function(wrap_pyfunction!(collision_groups, module)?)?;
+    module.add_function(wrap_pyfunction!(step::find_contacts, module)?)?;
+    module.add_function(wrap_pyfunction!(step::sweep, module)?)?;
+    module.add_function(wrap_pyfunction!(step::reference_sweep, module)?)?;
+    module.add_function(wrap_pyfunction!(step::check_times, module)?)?;
+    Ok(())
+}
