@@ -233,40 +233,79 @@ pub fn options(periodic_box: Option<PeriodicBox>, separating: bool) -> SweepOpti
     }
 }
 
+/// An integer array as NumPy reads `value` (shape and values, widened to i64). Floats are
+/// taken only where they hold integers (an empty array, `[[0.0, 1.0]]`): a cast would truncate
+/// 0.5 to 0 without a word.
+pub fn integers(value: &Bound<'_, PyAny>, name: &str) -> PyResult<(Vec<usize>, Vec<i64>)> {
+    let not_integers =
+        |error: String| input_error(format!("{name}: not an integer array ({error})"));
+    let array = value
+        .py()
+        .import("numpy")?
+        .call_method1("asarray", (value,))
+        .map_err(|error| not_integers(error.to_string()))?;
+    let array = array
+        .cast_into::<PyUntypedArray>()
+        .map_err(|error| not_integers(error.to_string()))?;
+    let shape = array.shape().to_vec();
+    let values = match array.dtype().kind() {
+        b'i' | b'u' | b'b' => {
+            let integers: PyArrayLikeDyn<'_, i64, AllowTypeChange> = array.extract()?;
+            integers.as_array().iter().copied().collect()
+        }
+        b'f' => {
+            let floats: PyArrayLikeDyn<'_, f64, AllowTypeChange> = array.extract()?;
+            floats
+                .as_array()
+                .iter()
+                .map(|&x| {
+                    // Beyond 2^62 nothing is a valid index or group: say so rather than cast.
+                    if x.fract() == 0.0 && x.abs() < 4.6e18 {
+                        Ok(x as i64)
+                    } else {
+                        Err(input_error(format!("{name}: {x} is not an integer")))
+                    }
+                })
+                .collect::<PyResult<_>>()?
+        }
+        _ => return Err(not_integers(format!("dtype {}", array.dtype()))),
+    };
+    Ok((shape, values))
+}
+
 /// Collision groups, one a body (uint32 bits), or none.
 pub fn groups(value: Option<&Bound<'_, PyAny>>, count: usize) -> PyResult<Vec<CollisionGroups>> {
     let Some(value) = value.filter(|value| !value.is_none()) else {
         return Ok(Vec::new());
     };
-    let bits: PyArrayLikeDyn<'_, u32, AllowTypeChange> = value
-        .extract()
-        .map_err(|error| input_error(format!("groups: not an array of uint32 ({error})")))?;
-    if bits.shape() != [count] {
+    let (shape, bits) = integers(value, "groups")?;
+    if shape != [count] {
         return Err(input_error(format!(
-            "groups: shape {:?}, expected [{count}] (one a body, from collision_groups)",
-            bits.shape()
+            "groups: shape {shape:?}, expected [{count}] (one a body, from collision_groups)"
         )));
     }
-    Ok(bits
-        .as_array()
-        .iter()
-        .map(|&b| CollisionGroups::from_bits(b))
-        .collect())
+    bits.iter()
+        .enumerate()
+        .map(|(body, &bits)| {
+            u32::try_from(bits)
+                .map(CollisionGroups::from_bits)
+                .map_err(|_| {
+                    input_error(format!(
+                        "body {body}: groups {bits} is not a 32-bit unsigned value"
+                    ))
+                })
+        })
+        .collect()
 }
 
 /// Pairs of body indices: a (K, 2) integer array, each index in [0, count).
 pub fn pairs(value: &Bound<'_, PyAny>, count: usize) -> PyResult<Vec<[u32; 2]>> {
-    let indices: PyArrayLikeDyn<'_, i64, AllowTypeChange> = value
-        .extract()
-        .map_err(|error| input_error(format!("pairs: not an integer array ({error})")))?;
-    if !matches!(indices.shape(), [_, 2]) {
+    let (shape, values) = integers(value, "pairs")?;
+    if !matches!(shape.as_slice(), [_, 2]) && !values.is_empty() {
         return Err(input_error(format!(
-            "pairs: shape {:?}; give a (K, 2) integer array",
-            indices.shape()
+            "pairs: shape {shape:?}; give a (K, 2) integer array"
         )));
     }
-    let view = indices.as_array();
-    let values: Vec<i64> = view.iter().copied().collect();
     values
         .chunks_exact(2)
         .enumerate()

@@ -16,8 +16,8 @@ mod walls;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use numpy::ndarray::Zip;
-use numpy::{AllowTypeChange, IntoPyArray, PyArrayDyn, PyArrayLikeDyn};
+use numpy::ndarray::{ArrayD, Zip};
+use numpy::{IntoPyArray, PyArrayDyn};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -85,10 +85,17 @@ impl<'py> Device<'py> {
 #[pyo3(signature = (memberships, filter))]
 fn collision_groups<'py>(
     py: Python<'py>,
-    memberships: PyArrayLikeDyn<'py, i64, AllowTypeChange>,
-    filter: PyArrayLikeDyn<'py, i64, AllowTypeChange>,
+    memberships: &Bound<'py, PyAny>,
+    filter: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArrayDyn<u32>>> {
-    let (memberships, filter) = (memberships.as_array(), filter.as_array());
+    let as_array = |value, name| -> PyResult<ArrayD<i64>> {
+        let (shape, values) = input::integers(value, name)?;
+        Ok(ArrayD::from_shape_vec(shape, values).expect("its own shape"))
+    };
+    let (memberships, filter) = (
+        as_array(memberships, "memberships")?,
+        as_array(filter, "filter")?,
+    );
     let shape = broadcast_shape(memberships.shape(), filter.shape()).ok_or_else(|| {
         input_error(format!(
             "memberships of shape {:?} and filter of shape {:?} do not broadcast together",
@@ -100,7 +107,7 @@ fn collision_groups<'py>(
         memberships.broadcast(shape.clone()).expect("broadcast"),
         filter.broadcast(shape).expect("broadcast"),
     );
-    let mut bits = numpy::ndarray::ArrayD::<u32>::zeros(memberships.raw_dim());
+    let mut bits = ArrayD::<u32>::zeros(memberships.raw_dim());
     let mut bad = None;
     Zip::from(&mut bits)
         .and(&memberships)

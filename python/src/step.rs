@@ -463,11 +463,7 @@ pub fn check_times(
     let times = Floats::extract(times, "times")?;
     input::check_shape(&times, "times", pairs.len(), 0)?;
     let times = times.values();
-    let codes: Vec<u8> = status
-        .extract::<numpy::PyArrayLike1<'_, u8, numpy::AllowTypeChange>>()
-        .map_err(|error| input_error(format!("status: not an array of status codes ({error})")))?
-        .as_array()
-        .to_vec();
+    let (_, codes) = input::integers(status, "status")?;
     if codes.len() != pairs.len() {
         return Err(input_error(format!(
             "status: {} values for {} pairs",
@@ -479,14 +475,16 @@ pub fn check_times(
         .iter()
         .zip(times.iter())
         .enumerate()
-        .map(|(pair, (&code, &time))| match code {
-            MISS => Ok(None),
-            CONTACT => Ok(Some((time as f32, ImpactStatus::Contact))),
-            OVERLAPPING => Ok(Some((time as f32, ImpactStatus::Overlapping))),
-            other => Err(input_error(format!(
-                "pair {pair}: status {other} is not MISS (0), CONTACT (1) or OVERLAPPING (2)"
-            ))),
-        })
+        .map(
+            |(pair, (&code, &time))| match u8::try_from(code).unwrap_or(u8::MAX) {
+                MISS => Ok(None),
+                CONTACT => Ok(Some((time as f32, ImpactStatus::Contact))),
+                OVERLAPPING => Ok(Some((time as f32, ImpactStatus::Overlapping))),
+                _ => Err(input_error(format!(
+                    "pair {pair}: status {code} is not MISS (0), CONTACT (1) or OVERLAPPING (2)"
+                ))),
+            },
+        )
         .collect::<PyResult<Vec<_>>>()?;
     validate(&step)?;
     let verdicts = detach_any(py, || {
