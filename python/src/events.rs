@@ -97,6 +97,10 @@ enum Broad {
 
 /// A simulation advanced impact by impact in float64: smooth spheres (or discs, D = 2) with a
 /// restitution, among walls, optionally in a periodic box.
+///
+/// ``positions``, ``velocities`` (N, D), ``radii``, ``masses`` (N,). ``broad_phase``:
+/// "cells" (a grid, for bodies of similar size), "all" (every pair: a few hundred bodies),
+/// "cpu" (the CPU step), or a ``GpuStep``. Making the loop checks every body and setting.
 #[pyclass(module = "sweepcast")]
 pub struct EventLoop {
     events: events::EventLoop,

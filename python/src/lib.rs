@@ -139,6 +139,18 @@ fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
 
 /// sweepcast: when moving circles and spheres first touch (continuous collision detection),
 /// on the CPU and on the GPU, and an f64 event loop, from NumPy arrays.
+///
+/// Bodies are given as arrays, one a field: ``centers`` (N, D) and ``displacements`` (N, D)
+/// with D = 3 (spheres) or D = 2 (circles, in the plane z = 0), ``radii`` (N,). Any float
+/// dtype (float32 or float64), any strides. The f32 paths (``find_contacts``, ``sweep``)
+/// subtract a local origin in f64 (the centre of the centres' bounding box; 0 in a periodic
+/// box) and round each body to f32 once; their points come back in the caller's
+/// coordinates, in float64. The event loop (``EventLoop``) works in float64 throughout.
+///
+/// Bad input raises ``InputError`` (a ``ValueError``) naming the body and the field; a
+/// device failure raises ``DeviceError`` (a ``RuntimeError``); a limit passed (too many
+/// events, too much work or output) raises ``LimitError`` (a ``RuntimeError``). Every long
+/// call releases the GIL.
 #[pymodule(name = "sweepcast")]
 fn sweepcast_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(module)?;

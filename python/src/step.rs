@@ -304,6 +304,14 @@ fn find_on_cpu(
 
 /// The whole step: every pair of bodies that touches during it, and each body's earliest
 /// contact with a body or a wall.
+///
+/// ``centers`` (N, 3) or (N, 2), ``radii`` (N,), ``displacements`` (N, D), any float dtype.
+/// ``walls``: a sequence of ``Wall``. ``periodic_box``: a side (a cube or square) or one
+/// period per axis (``inf`` where the axis does not wrap); centres are taken as they are
+/// (wrap them into [0, period)). ``separating``: a pair touching or overlapping at t = 0
+/// while moving apart is not a contact (what a simulation that resolves its collisions
+/// wants). ``groups``: (N,) uint32 from ``collision_groups``. ``device``: "cpu", or a
+/// ``GpuStep`` to run on the GPU. Returns ``Contacts``.
 #[pyfunction]
 #[pyo3(
     signature = (centers, radii, displacements, *, walls=None, periodic_box=None, separating=false, groups=None, device=Device::Cpu),
@@ -331,8 +339,10 @@ pub fn find_contacts(
     Ok(Contacts::new(py, &contacts, &step.bodies))
 }
 
-/// The swept test of explicit pairs in f32: times only (the raw encoding) or the full
-/// answer.
+/// The swept test of the pairs ``pairs`` ((K, 2) integers) in f32.
+///
+/// ``full=False``: (K,) float32 times: the time for a contact, -1.0 for a pair already
+/// overlapping at t = 0, inf for a miss. ``full=True``: an ``Impacts``.
 #[pyfunction]
 #[pyo3(
     signature = (centers, radii, displacements, pairs, *, periodic_box=None, separating=false, full=false, device=Device::Cpu),
@@ -403,7 +413,9 @@ fn oracle_body(step: &Step, index: u32) -> Body {
     Body::from(step.bodies.spheres[index as usize])
 }
 
-/// The f64 oracle on explicit pairs, for the bodies as the f32 paths take them.
+/// The f64 oracle on the pairs ``pairs``, for the bodies as the f32 paths take them
+/// (rounded to f32 about the same local origin): an ``Impacts`` with float64 times and
+/// normals.
 #[pyfunction]
 #[pyo3(signature = (centers, radii, displacements, pairs, *, periodic_box=None, separating=false))]
 pub fn reference_sweep(
@@ -442,7 +454,10 @@ pub fn reference_sweep(
     Ok(Impacts::new::<f64>(py, rows, &step.bodies))
 }
 
-/// The parity judge on answers for explicit pairs.
+/// The parity judge: whether each pair's answer (``times`` and ``status``, as ``Impacts``
+/// or ``Contacts`` give them; a miss's time is ignored) is exactly right for inputs within
+/// ``bound`` (in units of EPSILON; default CPU_BOUND) of the bodies as the f32 paths take
+/// them. Returns a ``Judgement``.
 #[pyfunction]
 #[pyo3(signature = (centers, radii, displacements, pairs, times, status, *, periodic_box=None, separating=false, bound=parity::CPU_BOUND))]
 #[allow(clippy::too_many_arguments)]
