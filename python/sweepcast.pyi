@@ -14,7 +14,7 @@ much work or output) raises ``LimitError`` (a ``RuntimeError``). Every long call
 the GIL.
 """
 
-from typing import Literal, Sequence, final
+from typing import Literal, Sequence, final, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -103,28 +103,38 @@ class Contacts:
     """The contacts of one step (``find_contacts``), in time order (then by pair). Every
     array is owned by this object's arrays (no copy was made to give it)."""
 
-    pairs: NDArray[np.int64]
-    """(K, 2) int64: the two bodies of each contact, the lower index first."""
-    times: NDArray[np.float32]
-    """(K,) float32: the fraction of the step at which they first touch (0 for an overlap)."""
-    points: NDArray[np.float64]
-    """(K, D) float64: the first body's surface point facing the second, in the caller's
-    coordinates."""
-    normals: NDArray[np.float32]
-    """(K, D) float32: the unit normal from the first body's centre towards the second's."""
-    status: NDArray[np.uint8]
-    """(K,) uint8: CONTACT or OVERLAPPING."""
-    images: NDArray[np.int32]
-    """(K, D) int32: the periodic image of the second body met, in periods per axis (zeros
-    without a periodic box)."""
-    earliest_time: NDArray[np.float32]
-    """(N,) float32: each body's earliest contact time, with a body or a wall; inf for none."""
-    earliest_partner: NDArray[np.int64]
-    """(N,) int64: the body met at ``earliest_time``; -1 for none or a wall."""
-    earliest_wall: NDArray[np.int64]
-    """(N,) int64: the wall met at ``earliest_time``; -1 for none or a body."""
-    candidates: int
-    """How many candidate pairs the broad phase gave."""
+    @property
+    def pairs(self) -> NDArray[np.int64]:
+        """(K, 2) int64: the two bodies of each contact, the lower index first."""
+    @property
+    def times(self) -> NDArray[np.float32]:
+        """(K,) float32: the fraction of the step at which they first touch (0 for an overlap)."""
+    @property
+    def points(self) -> NDArray[np.float64]:
+        """(K, D) float64: the first body's surface point facing the second, in the caller's
+        coordinates."""
+    @property
+    def normals(self) -> NDArray[np.float32]:
+        """(K, D) float32: the unit normal from the first body's centre towards the second's."""
+    @property
+    def status(self) -> NDArray[np.uint8]:
+        """(K,) uint8: CONTACT or OVERLAPPING."""
+    @property
+    def images(self) -> NDArray[np.int32]:
+        """(K, D) int32: the periodic image of the second body met, in periods per axis (zeros
+        without a periodic box)."""
+    @property
+    def earliest_time(self) -> NDArray[np.float32]:
+        """(N,) float32: each body's earliest contact time, with a body or a wall; inf for none."""
+    @property
+    def earliest_partner(self) -> NDArray[np.int64]:
+        """(N,) int64: the body met at ``earliest_time``; -1 for none or a wall."""
+    @property
+    def earliest_wall(self) -> NDArray[np.int64]:
+        """(N,) int64: the wall met at ``earliest_time``; -1 for none or a body."""
+    @property
+    def candidates(self) -> int:
+        """How many candidate pairs the broad phase gave."""
     def __len__(self) -> int: ...
 
 @final
@@ -132,29 +142,38 @@ class Impacts:
     """The full answer of ``sweep(..., full=True)`` (float32) or ``reference_sweep`` (float64),
     one row a pair."""
 
-    times: NDArray[np.float32] | NDArray[np.float64]
-    """(K,): the time of first contact; inf for a miss, 0 for an overlap."""
-    status: NDArray[np.uint8]
-    """(K,) uint8: MISS, CONTACT or OVERLAPPING."""
-    points: NDArray[np.float64]
-    """(K, D) float64: the first body's surface point facing the second (NaN for a miss)."""
-    normals: NDArray[np.float32] | NDArray[np.float64]
-    """(K, D): the unit normal from the first body towards the second (NaN for a miss)."""
+    @property
+    def times(self) -> NDArray[np.float32] | NDArray[np.float64]:
+        """(K,): the time of first contact; inf for a miss, 0 for an overlap."""
+    @property
+    def status(self) -> NDArray[np.uint8]:
+        """(K,) uint8: MISS, CONTACT or OVERLAPPING."""
+    @property
+    def points(self) -> NDArray[np.float64]:
+        """(K, D) float64: the first body's surface point facing the second (NaN for a miss)."""
+    @property
+    def normals(self) -> NDArray[np.float32] | NDArray[np.float64]:
+        """(K, D): the unit normal from the first body towards the second (NaN for a miss)."""
     def __len__(self) -> int: ...
 
 @final
 class Judgement:
     """The parity judge's verdict on answers for explicit pairs (``check_times``)."""
 
-    backward_error: NDArray[np.float64]
-    """(K,) float64: |f(t)| / S**2 in units of EPSILON at a reported contact; 0 otherwise."""
-    failed: NDArray[np.bool_]
-    """(K,) bool: the answer fails the bound."""
-    reasons: list[str | None]
-    """(K,): why each answer fails, or None."""
-    passed: bool
-    """No answer failed."""
-    max_backward_error: float
+    @property
+    def backward_error(self) -> NDArray[np.float64]:
+        """(K,) float64: |f(t)| / S**2 in units of EPSILON at a reported contact; 0 otherwise."""
+    @property
+    def failed(self) -> NDArray[np.bool_]:
+        """(K,) bool: the answer fails the bound."""
+    @property
+    def reasons(self) -> list[str | None]:
+        """(K,): why each answer fails, or None."""
+    @property
+    def passed(self) -> bool:
+        """No answer failed."""
+    @property
+    def max_backward_error(self) -> float: ...
 
 _PeriodicBoxLike = float | Sequence[float] | ArrayLike
 _Device = Literal["cpu"] | GpuStep
@@ -180,6 +199,7 @@ def find_contacts(
     from ``collision_groups``. ``device``: "cpu", or a ``GpuStep`` to run on the GPU.
     """
 
+@overload
 def sweep(
     centers: ArrayLike,
     radii: ArrayLike,
@@ -188,14 +208,26 @@ def sweep(
     *,
     periodic_box: _PeriodicBoxLike | None = None,
     separating: bool = False,
-    full: bool = False,
+    full: Literal[False] = False,
     device: _Device = "cpu",
-) -> NDArray[np.float32] | Impacts:
+) -> NDArray[np.float32]:
     """The swept test of the pairs ``pairs`` ((K, 2) integers) in f32.
 
     ``full=False``: (K,) float32 times: the time for a contact, -1.0 for a pair already
     overlapping at t = 0, inf for a miss. ``full=True``: an ``Impacts``.
     """
+@overload
+def sweep(
+    centers: ArrayLike,
+    radii: ArrayLike,
+    displacements: ArrayLike,
+    pairs: ArrayLike,
+    *,
+    periodic_box: _PeriodicBoxLike | None = None,
+    separating: bool = False,
+    full: Literal[True],
+    device: _Device = "cpu",
+) -> Impacts: ...
 
 def reference_sweep(
     centers: ArrayLike,
@@ -249,6 +281,7 @@ class GpuStep:
         groups: ArrayLike | None = None,
     ) -> Contacts:
         """``find_contacts`` on this device."""
+    @overload
     def sweep(
         self,
         centers: ArrayLike,
@@ -258,31 +291,51 @@ class GpuStep:
         *,
         periodic_box: _PeriodicBoxLike | None = None,
         separating: bool = False,
-        full: bool = False,
-    ) -> NDArray[np.float32] | Impacts:
+        full: Literal[False] = False,
+    ) -> NDArray[np.float32]:
         """``sweep`` on this device."""
+    @overload
+    def sweep(
+        self,
+        centers: ArrayLike,
+        radii: ArrayLike,
+        displacements: ArrayLike,
+        pairs: ArrayLike,
+        *,
+        periodic_box: _PeriodicBoxLike | None = None,
+        separating: bool = False,
+        full: Literal[True],
+    ) -> Impacts: ...
 
 @final
 class Events:
     """The impacts of one ``EventLoop.advance``, in time order, one row an event."""
 
-    times: NDArray[np.float64]
-    """(E,) float64: when, from the start of the step."""
-    bodies: NDArray[np.int64]
-    """(E,) int64: the body (of a pair, the lower index)."""
-    partners: NDArray[np.int64]
-    """(E,) int64: the other body; -1 for a wall."""
-    walls: NDArray[np.int64]
-    """(E,) int64: the wall; -1 for a pair."""
-    images: NDArray[np.int32]
-    """(E, D) int32: the periodic image of the partner met, in periods per axis."""
-    points: NDArray[np.float64]
-    """(E, D) float64: the body's surface point facing its partner."""
-    normals: NDArray[np.float64]
-    """(E, D) float64: the unit normal from the body's centre towards its partner."""
-    impulses: NDArray[np.float64]
-    """(E, D) float64: the impulse the body received (its partner the opposite): the change
-    of its momentum."""
+    @property
+    def times(self) -> NDArray[np.float64]:
+        """(E,) float64: when, from the start of the step."""
+    @property
+    def bodies(self) -> NDArray[np.int64]:
+        """(E,) int64: the body (of a pair, the lower index)."""
+    @property
+    def partners(self) -> NDArray[np.int64]:
+        """(E,) int64: the other body; -1 for a wall."""
+    @property
+    def walls(self) -> NDArray[np.int64]:
+        """(E,) int64: the wall; -1 for a pair."""
+    @property
+    def images(self) -> NDArray[np.int32]:
+        """(E, D) int32: the periodic image of the partner met, in periods per axis."""
+    @property
+    def points(self) -> NDArray[np.float64]:
+        """(E, D) float64: the body's surface point facing its partner."""
+    @property
+    def normals(self) -> NDArray[np.float64]:
+        """(E, D) float64: the unit normal from the body's centre towards its partner."""
+    @property
+    def impulses(self) -> NDArray[np.float64]:
+        """(E, D) float64: the impulse the body received (its partner the opposite): the change
+        of its momentum."""
     def __len__(self) -> int: ...
 
 @final

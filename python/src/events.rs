@@ -267,7 +267,7 @@ impl EventLoop {
         let mut this = Self {
             events,
             bodies,
-            walls: input::walls(walls)?,
+            walls: input::walls(walls, [0.0; 3])?,
             response: Elastic::new(restitution).map_err(to_py)?,
             broad,
             dimension: d,

@@ -56,10 +56,11 @@ impl<'py> Floats<'py> {
     /// (float32 widened exactly).
     pub fn rows<const D: usize>(&self) -> Cow<'_, [[f64; D]]> {
         match self {
-            Self::F64(array) => match array.as_slice() {
-                Ok(values) => Cow::Borrowed(bytemuck::cast_slice(values)),
-                Err(_) => Cow::Owned(gather(array.as_array().iter().copied())),
-            },
+            // `as_slice` takes Fortran order too: only C order is rows as they lie.
+            Self::F64(array) if array.is_c_contiguous() => {
+                Cow::Borrowed(bytemuck::cast_slice(array.as_slice().expect("contiguous")))
+            }
+            Self::F64(array) => Cow::Owned(gather(array.as_array().iter().copied())),
             Self::F32(array) => Cow::Owned(gather(array.as_array().iter().map(|&x| f64::from(x)))),
         }
     }
@@ -325,13 +326,16 @@ pub fn pairs(value: &Bound<'_, PyAny>, count: usize) -> PyResult<Vec<[u32; 2]>> 
         .collect()
 }
 
-/// The walls of a `walls=` argument: a sequence of `Wall`s, or None.
-pub fn walls(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Wall>> {
+/// The walls of a `walls=` argument (a sequence of `Wall`s, or None), about `origin`.
+pub fn walls(value: Option<&Bound<'_, PyAny>>, origin: [f64; 3]) -> PyResult<Vec<Wall>> {
     let Some(value) = value.filter(|value| !value.is_none()) else {
         return Ok(Vec::new());
     };
     let walls: Vec<crate::walls::PyWall> = value
         .extract()
         .map_err(|error| input_error(format!("walls: not a sequence of Wall ({error})")))?;
-    Ok(walls.into_iter().map(|wall| wall.0).collect())
+    Ok(walls
+        .iter()
+        .map(|wall| wall.about(DVec3::from_array(origin)))
+        .collect())
 }

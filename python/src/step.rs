@@ -330,7 +330,7 @@ pub fn find_contacts(
     device: Device<'_>,
 ) -> PyResult<Contacts> {
     let step = Step::read(centers, radii, displacements, periodic_box, separating)?;
-    let walls = input::walls(walls)?;
+    let walls = input::walls(walls, step.bodies.origin)?;
     let groups = input::groups(groups, step.bodies.spheres.len())?;
     let contacts = match Device::gpu(device)? {
         None => find_on_cpu(py, &step, &walls, &groups)?,
@@ -478,6 +478,11 @@ pub fn check_times(
     let times = Floats::extract(times, "times")?;
     input::check_shape(&times, "times", pairs.len(), 0)?;
     let times = times.values();
+    if !(bound.is_finite() && bound >= 0.0) {
+        return Err(input_error(format!(
+            "bound: {bound}; give a bound of 0 or more in units of EPSILON (CPU_BOUND, GPU_BOUND)"
+        )));
+    }
     let (_, codes) = input::integers(status, "status")?;
     if codes.len() != pairs.len() {
         return Err(input_error(format!(

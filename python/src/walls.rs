@@ -1,27 +1,47 @@
-//! `sweepcast.Wall`: a static plane or segment, and a box's inside faces.
+//! `sweepcast.Wall`: a static plane or segment, and a box's inside faces. Kept in f64, as
+//! given: the f32 paths take each wall about the bodies' local origin (like the bodies),
+//! the event loop as it is.
 
 use pyo3::prelude::*;
 use sweepcast::Wall;
-use sweepcast::glam::{Vec2, Vec3};
+use sweepcast::glam::DVec3;
 
 use crate::errors::input_error;
 use crate::input::Floats;
 
 /// A static wall: a plane (solid behind it) or a segment.
 #[pyclass(name = "Wall", module = "sweepcast", frozen, from_py_object)]
-#[derive(Clone, Copy)]
-pub struct PyWall(pub Wall);
+#[derive(Clone, Copy, Debug)]
+pub struct PyWall(Shape);
 
-/// A point or vector of 2 or 3 components, in f32 as walls are kept.
-fn point(value: &Bound<'_, PyAny>, name: &str) -> PyResult<(Vec3, usize)> {
+/// What a wall is, in f64.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    Plane { point: DVec3, normal: DVec3 },
+    Segment { start: DVec3, end: DVec3 },
+}
+
+impl PyWall {
+    /// The wall about `origin`, in f32 (the difference taken in f64 and rounded once).
+    pub fn about(&self, origin: DVec3) -> Wall {
+        match self.0 {
+            Shape::Plane { point, normal } => {
+                Wall::plane((point - origin).as_vec3(), normal.as_vec3())
+            }
+            Shape::Segment { start, end } => {
+                Wall::segment_3d((start - origin).as_vec3(), (end - origin).as_vec3())
+            }
+        }
+    }
+}
+
+/// A point or vector of 2 or 3 components (z = 0 in 2D), and how many it had.
+fn point(value: &Bound<'_, PyAny>, name: &str) -> PyResult<(DVec3, usize)> {
     let values = Floats::extract(value, name)?;
     let values = values.values();
     match values.len() {
-        2 => Ok((Vec2::new(values[0] as f32, values[1] as f32).extend(0.0), 2)),
-        3 => Ok((
-            Vec3::new(values[0] as f32, values[1] as f32, values[2] as f32),
-            3,
-        )),
+        2 => Ok((DVec3::new(values[0], values[1], 0.0), 2)),
+        3 => Ok((DVec3::new(values[0], values[1], values[2]), 3)),
         n => Err(input_error(format!("{name}: {n} components; give 2 or 3"))),
     }
 }
@@ -34,7 +54,7 @@ impl PyWall {
     fn plane(point: &Bound<'_, PyAny>, normal: &Bound<'_, PyAny>) -> PyResult<Self> {
         let (point, _) = self::point(point, "point")?;
         let (normal, _) = self::point(normal, "normal")?;
-        Ok(Self(Wall::plane(point, normal)))
+        Ok(Self(Shape::Plane { point, normal }))
     }
 
     /// The segment from ``start`` to ``end`` (2 or 3 components each).
@@ -42,7 +62,7 @@ impl PyWall {
     fn segment(start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<Self> {
         let (start, _) = point(start, "start")?;
         let (end, _) = point(end, "end")?;
-        Ok(Self(Wall::segment_3d(start, end)))
+        Ok(Self(Shape::Segment { start, end }))
     }
 
     /// The inside faces of the box from ``min`` to ``max``: 6 planes in 3D, 4 lines in
@@ -57,15 +77,40 @@ impl PyWall {
                 "min has {dimension} components and max {other}; give both 2 or both 3"
             )));
         }
-        let walls = if dimension == 3 {
-            Wall::box_interior(low, high).to_vec()
-        } else {
-            Wall::rectangle_interior(low.truncate(), high.truncate()).to_vec()
-        };
-        Ok(walls.into_iter().map(Self).collect())
+        // As `Wall::box_interior` and `Wall::rectangle_interior` make them (`-X` would be
+        // `(-1, -0, -0)`, a wall the loop takes differently to the bit).
+        let faces = [
+            (DVec3::X, DVec3::NEG_X),
+            (DVec3::Y, DVec3::NEG_Y),
+            (DVec3::Z, DVec3::NEG_Z),
+        ];
+        Ok(faces[..dimension]
+            .iter()
+            .flat_map(|&(inward, outward)| {
+                [
+                    Self(Shape::Plane {
+                        point: low,
+                        normal: inward,
+                    }),
+                    Self(Shape::Plane {
+                        point: high,
+                        normal: outward,
+                    }),
+                ]
+            })
+            .collect())
     }
 
     fn __repr__(&self) -> String {
-        format!("Wall({:?})", self.0)
+        match self.0 {
+            Shape::Plane { point, normal } => format!(
+                "Wall.plane({:?}, {:?})",
+                point.to_array(),
+                normal.to_array()
+            ),
+            Shape::Segment { start, end } => {
+                format!("Wall.segment({:?}, {:?})", start.to_array(), end.to_array())
+            }
+        }
     }
 }

@@ -1,0 +1,292 @@
+"""Bad input raises ``sweepcast.InputError`` (a ``ValueError``) naming the body and the field
+where there is one; never a panic (``pyo3_runtime.PanicException``, a ``BaseException``), never
+a crash. Each case runs on every function it applies to."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import sweepcast
+from conftest import lattice_gas, raises_input_error
+
+N = 8
+
+
+def bodies(dim: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(501)
+    return rng.uniform(0, 10, (N, dim)), rng.uniform(0.1, 0.5, N), rng.uniform(-1, 1, (N, dim))
+
+
+PAIRS = np.array([[0, 1], [2, 3], [4, 5]])
+
+
+def every_function(
+    centers: Any, radii: Any, displacements: Any, **options: Any
+) -> list[Callable[[], object]]:
+    """Each function that takes bodies, as a thunk."""
+    return [
+        lambda: sweepcast.find_contacts(centers, radii, displacements, **options),
+        lambda: sweepcast.sweep(centers, radii, displacements, PAIRS, **options),
+        lambda: sweepcast.sweep(centers, radii, displacements, PAIRS, full=True, **options),
+        lambda: sweepcast.reference_sweep(centers, radii, displacements, PAIRS, **options),
+        lambda: sweepcast.check_times(
+            centers,
+            radii,
+            displacements,
+            PAIRS,
+            np.zeros(3, np.float32),
+            np.zeros(3, np.uint8),
+            **options,
+        ),
+    ]
+
+
+def with_value(array: np.ndarray, index: tuple[int, ...], value: float) -> np.ndarray:
+    array = array.copy()
+    array[index] = value
+    return array
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dim", [2, 3])
+def test_non_finite_bodies_name_the_body_and_the_field(value: float, dim: int) -> None:
+    c, r, d = bodies(dim)
+    cases = [
+        ("center", with_value(c, (3, 1), value), r, d),
+        ("radius", c, with_value(r, (3,), value), d),
+        ("displacement", c, r, with_value(d, (3, 0), value)),
+    ]
+    for field, centers, radii, displacements in cases:
+        for call in every_function(centers, radii, displacements):
+            with raises_input_error("body 3", field):
+                call()
+
+
+def test_a_negative_radius_names_the_body() -> None:
+    c, r, d = bodies()
+    for call in every_function(c, with_value(r, (3,), -0.25), d):
+        with raises_input_error("body 3", "radius"):
+            call()
+    # 0 and -0 are points: valid.
+    for call in every_function(c, with_value(with_value(r, (3,), 0.0), (4,), -0.0), d):
+        call()
+
+
+def test_a_component_beyond_the_f32_range_is_an_error() -> None:
+    c, r, d = bodies()
+    for call in every_function(c, r, with_value(d, (5, 2), 1e39)):
+        with raises_input_error("body 5", "displacement"):
+            call()
+
+
+@pytest.mark.parametrize(
+    "what, centers, radii, displacements",
+    [
+        ("centers (N, 4)", np.zeros((N, 4)), np.ones(N), np.zeros((N, 4))),
+        ("centers (N,)", np.zeros(N), np.ones(N), np.zeros(N)),
+        ("centers (N, 1)", np.zeros((N, 1)), np.ones(N), np.zeros((N, 1))),
+        ("centers (N, 3, 1)", np.zeros((N, 3, 1)), np.ones(N), np.zeros((N, 3))),
+        ("a scalar centre", 1.0, np.ones(N), np.zeros((N, 3))),
+        ("radii (N, 3)", np.zeros((N, 3)), np.ones((N, 3)), np.zeros((N, 3))),
+        ("radii (N, 1, 1)", np.zeros((N, 3)), np.ones((N, 1, 1)), np.zeros((N, 3))),
+        (
+            "displacements (N, 2) with centers (N, 3)",
+            np.zeros((N, 3)),
+            np.ones(N),
+            np.zeros((N, 2)),
+        ),
+        ("radii of N - 1", np.zeros((N, 3)), np.ones(N - 1), np.zeros((N, 3))),
+        ("displacements of N + 1", np.zeros((N, 3)), np.ones(N), np.zeros((N + 1, 3))),
+        ("strings", np.full((N, 3), "a"), np.ones(N), np.zeros((N, 3))),
+        ("objects", np.full((N, 3), None, dtype=object), np.ones(N), np.zeros((N, 3))),
+        ("complex", np.zeros((N, 3), dtype=complex), np.ones(N), np.zeros((N, 3))),
+        ("ragged lists", [[0.0, 0.0, 0.0], [1.0, 2.0]] * (N // 2), np.ones(N), np.zeros((N, 3))),
+    ],
+)
+def test_wrong_shapes_lengths_and_dtypes_are_input_errors(
+    what: str, centers: Any, radii: Any, displacements: Any
+) -> None:
+    for call in every_function(centers, radii, displacements):
+        with raises_input_error():
+            call()
+
+
+@pytest.mark.parametrize(
+    "pairs, fragment",
+    [
+        ([[0, N]], "pair 0"),
+        ([[0, 1], [2, N + 100]], "pair 1"),
+        ([[-1, 0]], "pair 0"),
+        ([[0, 1, 2]], ""),
+        ([0, 1], ""),
+        ([[0.5, 1.0]], ""),  # not an index: "(K, 2) integers"
+        ([[0, 2**40]], "pair 0"),
+    ],
+)
+def test_bad_pairs_are_input_errors_naming_the_pair(pairs: Any, fragment: str) -> None:
+    c, r, d = bodies()
+    pairs = np.array(pairs)
+    calls = [
+        lambda: sweepcast.sweep(c, r, d, pairs),
+        lambda: sweepcast.sweep(c, r, d, pairs, full=True),
+        lambda: sweepcast.reference_sweep(c, r, d, pairs),
+        lambda: sweepcast.check_times(
+            c, r, d, pairs, np.zeros(len(pairs), np.float32), np.zeros(len(pairs), np.uint8)
+        ),
+    ]
+    for call in calls:
+        with raises_input_error(fragment):
+            call()
+
+
+def test_check_times_needs_one_answer_a_pair_and_known_status_codes() -> None:
+    c, r, d = bodies()
+    with raises_input_error():
+        sweepcast.check_times(c, r, d, PAIRS, np.zeros(2, np.float32), np.zeros(3, np.uint8))
+    with raises_input_error():
+        sweepcast.check_times(c, r, d, PAIRS, np.zeros(3, np.float32), np.zeros(2, np.uint8))
+    with raises_input_error():
+        sweepcast.check_times(c, r, d, PAIRS, np.zeros(3, np.float32), np.full(3, 7, np.uint8))
+
+
+def test_check_times_refuses_a_nan_bound() -> None:
+    """Every comparison with NaN is false: a NaN bound would pass any answer at all."""
+    c, r, d = bodies()
+    with raises_input_error("bound"):
+        sweepcast.check_times(
+            c, r, d, PAIRS, np.zeros(3, np.float32), np.zeros(3, np.uint8), bound=np.nan
+        )
+
+
+@pytest.mark.parametrize("box", [0.0, -5.0, np.nan, [10.0, 10.0], [np.inf] * 3, "ten"])
+def test_an_invalid_periodic_box_is_an_input_error(box: Any) -> None:
+    c, r, d = bodies()
+    for call in every_function(c, r, d, periodic_box=box):
+        with raises_input_error():
+            call()
+
+
+def test_a_periodic_box_too_small_for_a_body_names_the_body() -> None:
+    """A body whose radius plus displacement along an axis that wraps reaches a quarter of the
+    period (here beyond half of it: every other body's reach is at most 1.5, below 3) cannot
+    be placed at one nearest image."""
+    c, r, d = bodies()
+    c = np.mod(c, 12.0)
+    d = with_value(d, (6, 0), 6.5)
+    for call in every_function(c, r, d, periodic_box=12.0):
+        with raises_input_error("body 6"):
+            call()
+    positions, velocities, radii, masses, side = lattice_gas(27, 0.3, 502)
+    with raises_input_error():
+        loop = sweepcast.EventLoop(
+            positions, velocities, with_value(radii, (4,), side / 2), masses, periodic_box=side
+        )
+        loop.advance(0.1)
+
+
+def test_bad_groups_devices_and_walls_are_input_errors() -> None:
+    c, r, d = bodies()
+    with raises_input_error():
+        sweepcast.find_contacts(c, r, d, groups=np.ones(N - 1, np.uint32))
+    with raises_input_error():
+        sweepcast.find_contacts(c, r, d, groups=np.ones((N, 2), np.uint32))
+    for device in ("gpu", "CPU", "", "cuda"):
+        with raises_input_error():
+            sweepcast.find_contacts(c, r, d, device=device)  # type: ignore[arg-type]
+        with raises_input_error():
+            sweepcast.sweep(c, r, d, PAIRS, device=device)  # type: ignore[arg-type]
+    with raises_input_error():
+        sweepcast.find_contacts(c, r, d, device=42)  # type: ignore[arg-type]
+    # Walls: a zero normal, a NaN point, a wall of 4 components, 2D walls in a 3D world, not a
+    # wall at all.
+    for make in (
+        lambda: [sweepcast.Wall.plane([0, 0, 0], [0, 0, 0])],
+        lambda: [sweepcast.Wall.plane([np.nan, 0, 0], [1, 0, 0])],
+        lambda: [sweepcast.Wall.plane([0, 0, 0, 0], [1, 0, 0, 0])],
+        lambda: [sweepcast.Wall.segment([0, 0], [np.inf, 1])],
+        lambda: sweepcast.Wall.box_interior([0, 0], [1, 1, 1]),
+        lambda: [42],
+    ):
+        with raises_input_error():
+            sweepcast.find_contacts(c, r, d, walls=make())
+    with raises_input_error():
+        sweepcast.collision_groups([1, 2, 3], [1, 2])
+    with raises_input_error():
+        sweepcast.collision_groups(1 << 16, 1)
+
+
+def test_bad_event_loops_are_input_errors() -> None:
+    positions, velocities, radii, masses, side = lattice_gas(27, 0.3, 503)
+
+    def make(**changes: Any) -> sweepcast.EventLoop:
+        arguments: dict[str, Any] = dict(
+            positions=positions,
+            velocities=velocities,
+            radii=radii,
+            masses=masses,
+            periodic_box=side,
+        )
+        arguments.update(changes)
+        return sweepcast.EventLoop(
+            arguments.pop("positions"),
+            arguments.pop("velocities"),
+            arguments.pop("radii"),
+            arguments.pop("masses"),
+            **arguments,
+        )
+
+    for restitution in (1.5, -0.1, np.nan, np.inf):
+        with raises_input_error("restitution"):
+            make(restitution=restitution)
+    for broad_phase in ("octree", "gpu", "", "CELLS"):
+        with raises_input_error():
+            make(broad_phase=broad_phase)
+    for skin in (-1.0, 0.0, np.nan, np.inf):
+        with raises_input_error("skin"):
+            make(skin=skin).advance(0.1)
+    for mass in (0.0, -1.0, np.nan, 1e-320):
+        with raises_input_error("body 2", "mass"):
+            make(masses=with_value(masses, (2,), mass)).advance(0.1)
+    with raises_input_error("body 2", "radius"):
+        make(radii=with_value(radii, (2,), -0.5)).advance(0.1)
+    with raises_input_error("body 2", ("position", "center", "centre")):
+        make(positions=with_value(positions, (2, 0), np.nan)).advance(0.1)
+    with raises_input_error("body 2", "velocit"):
+        make(velocities=with_value(velocities, (2, 0), np.inf)).advance(0.1)
+    with raises_input_error():
+        make(masses=np.ones(26))
+    with raises_input_error():
+        make(positions=np.zeros((27, 4)), velocities=np.zeros((27, 4)))
+    with raises_input_error():
+        make(velocities=np.zeros((27, 2)))
+    loop = make()
+    for dt in (-1.0, np.nan, np.inf):
+        with raises_input_error():
+            loop.advance(dt)
+    # The loop still works after refused calls.
+    assert len(loop.advance(0.1)) > 0
+
+
+def test_empty_input_gives_empty_results() -> None:
+    """N = 0 is valid everywhere: empty answers, not an error (the stub names no error for
+    it; the crate's steps return nothing for no bodies)."""
+    contacts = sweepcast.find_contacts(np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)))
+    assert len(contacts) == 0 and contacts.earliest_time.shape == (0,)
+    loop = sweepcast.EventLoop(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros(0))
+    events = loop.advance(1.0)
+    assert len(events) == 0 and events.points.shape == (0, 3) and len(loop) == 0
+    assert loop.kinetic_energy() == 0.0 and loop.positions.shape == (0, 3)
+    # No bodies, but a pair: out of range.
+    with raises_input_error("pair 0"):
+        sweepcast.sweep(np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), [[0, 0]])
+
+
+def test_errors_are_typed() -> None:
+    assert issubclass(sweepcast.InputError, ValueError)
+    assert issubclass(sweepcast.InputError, sweepcast.Error)
+    assert issubclass(sweepcast.DeviceError, RuntimeError)
+    assert issubclass(sweepcast.LimitError, RuntimeError)
+    assert issubclass(sweepcast.Error, Exception)
