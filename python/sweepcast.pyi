@@ -101,7 +101,8 @@ def collision_groups(memberships: ArrayLike, filter: ArrayLike) -> NDArray[np.ui
 @final
 class Contacts:
     """The contacts of one step (``find_contacts``), in time order (then by pair). Every
-    array is owned by this object's arrays (no copy was made to give it)."""
+    array is made by NumPy and filled by the step (no copy); passed back as ``out=`` to the
+    next step, they are filled again in place (and grown when too small)."""
 
     @property
     def pairs(self) -> NDArray[np.int64]:
@@ -188,6 +189,7 @@ def find_contacts(
     separating: bool = False,
     groups: ArrayLike | None = None,
     device: _Device = "cpu",
+    out: Contacts | None = None,
 ) -> Contacts:
     """The whole step: every pair of bodies that touches during it, and each body's earliest
     contact with a body or a wall.
@@ -279,6 +281,7 @@ class GpuStep:
         periodic_box: _PeriodicBoxLike | None = None,
         separating: bool = False,
         groups: ArrayLike | None = None,
+        out: Contacts | None = None,
     ) -> Contacts:
         """``find_contacts`` on this device."""
     @overload

@@ -209,9 +209,9 @@ def same_contacts(contacts: sweepcast.Contacts, out: Path) -> bool:
     )
 
 
-def find_contacts_row(
+def find_contacts_rows(
     n: int, args: argparse.Namespace, rng: np.random.Generator, directory: Path
-) -> tuple[Row, list[str]]:
+) -> tuple[list[Row], list[str]]:
     world = gas_like_world(n, rng)
     write_inputs(directory, world)
     centers, radii, displacements = world["centers"], world["radii"], world["displacements"]
@@ -236,7 +236,20 @@ def find_contacts_row(
         lambda: rust_run(args.rust_bin, "find-contacts", directory, repeats)[0],
         lambda: python_median(lambda: timed(call), repeats),
     )
-    return row, pieces(n, world, repeats)
+    # The same step with the last result's arrays filled again (``out=``), as the Rust side
+    # fills its ``Contacts`` again: no fresh memory a call once they are large enough.
+    reused = Row(f"find_contacts(..., out=), N = {n:,}")
+    reused.count = row.count
+    side_by_side(
+        reused,
+        args.rounds,
+        lambda: rust_run(args.rust_bin, "find-contacts", directory, repeats)[0],
+        lambda: python_median(
+            lambda: timed(lambda: sweepcast.find_contacts(centers, radii, displacements, out=contacts)),
+            repeats,
+        ),
+    )
+    return [row, reused], pieces(n, world, repeats)
 
 
 def pieces(n: int, world: dict[str, np.ndarray], repeats: int) -> list[str]:
@@ -383,8 +396,8 @@ def main() -> None:
         for n in args.sizes:
             directory = Path(temporary) / f"contacts_{n}"
             directory.mkdir()
-            row, lines = find_contacts_row(n, args, rng, directory)
-            rows.append(row)
+            contact_rows, lines = find_contacts_rows(n, args, rng, directory)
+            rows += contact_rows
             piece_lines += lines
         if not args.no_events:
             directory = Path(temporary) / "events"

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use numpy::ndarray::{Ix1, Ix2};
 use numpy::{
     AllowTypeChange, PyArrayDescrMethods, PyArrayDyn, PyArrayLikeDyn, PyArrayMethods,
     PyReadonlyArrayDyn, PyUntypedArray, PyUntypedArrayMethods,
@@ -60,8 +61,8 @@ impl<'py> Floats<'py> {
             Self::F64(array) if array.is_c_contiguous() => {
                 Cow::Borrowed(bytemuck::cast_slice(array.as_slice().expect("contiguous")))
             }
-            Self::F64(array) => Cow::Owned(gather(array.as_array().iter().copied())),
-            Self::F32(array) => Cow::Owned(gather(array.as_array().iter().map(|&x| f64::from(x)))),
+            Self::F64(array) => Cow::Owned(gather(array)),
+            Self::F32(array) => Cow::Owned(gather(array)),
         }
     }
 
@@ -77,13 +78,36 @@ fn is_real(array: &Bound<'_, PyUntypedArray>) -> bool {
     matches!(array.dtype().kind(), b'f' | b'i' | b'u' | b'b')
 }
 
-/// Rows of `D` from values in C order (the iterator of an ndarray view walks it so).
-fn gather<const D: usize>(values: impl Iterator<Item = f64>) -> Vec<[f64; D]> {
-    let values: Vec<f64> = values.collect();
-    values
-        .chunks_exact(D)
-        .map(|row| std::array::from_fn(|axis| row[axis]))
-        .collect()
+/// The rows of a (N, D) or (N,) array (D = 1) in f64: a C-contiguous array as it lies, any
+/// other through a view of fixed dimension (a dynamic one walks element by element).
+fn gather<T: numpy::Element + Copy + Into<f64>, const D: usize>(
+    array: &PyReadonlyArrayDyn<'_, T>,
+) -> Vec<[f64; D]> {
+    if array.is_c_contiguous()
+        && let Ok(values) = array.as_slice()
+    {
+        return values
+            .chunks_exact(D)
+            .map(|r| row(r.iter().copied()))
+            .collect();
+    }
+    let view = array.as_array();
+    if let Ok(column) = view.view().into_dimensionality::<Ix1>() {
+        return column.iter().map(|&x| row(std::iter::once(x))).collect();
+    }
+    let rows = view
+        .into_dimensionality::<Ix2>()
+        .expect("a checked shape of 1 or 2 axes");
+    rows.outer_iter().map(|r| row(r.iter().copied())).collect()
+}
+
+/// One row of `D` in f64 from `values`.
+fn row<T: Into<f64>, const D: usize>(values: impl Iterator<Item = T>) -> [f64; D] {
+    let mut row = [0.0; D];
+    for (out, value) in row.iter_mut().zip(values) {
+        *out = value.into();
+    }
+    row
 }
 
 /// `Cow::map` for a borrowed-or-owned slice cast.
@@ -134,11 +158,13 @@ impl Bodies {
     /// `centers` (N, D), `radii` (N,), `displacements` (N, D) as the f32 paths take them:
     /// about the centre of the centres' bounding box (the origin without a periodic box, whose
     /// wrap needs the centres as they are).
+    /// `spheres` is memory to reuse (a caller's last step's).
     pub fn read(
         centers: &Bound<'_, PyAny>,
         radii: &Bound<'_, PyAny>,
         displacements: &Bound<'_, PyAny>,
         periodic: bool,
+        mut spheres: Vec<MovingSphere>,
     ) -> PyResult<Self> {
         let centers = Floats::extract(centers, "centers")?;
         let dimension = dimension(&centers, "centers")?;
@@ -147,7 +173,6 @@ impl Bodies {
         check_shape(&radii, "radii", count, 0)?;
         let displacements = Floats::extract(displacements, "displacements")?;
         check_shape(&displacements, "displacements", count, dimension)?;
-        let mut spheres = Vec::with_capacity(count);
         let radii = radii.values();
         let origin = if dimension == 3 {
             let centers = centers.rows::<3>();

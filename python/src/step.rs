@@ -4,121 +4,314 @@
 
 use std::sync::Mutex;
 
-use numpy::{PyArray1, PyArray2};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
+use rayon::prelude::*;
 use sweepcast::cpu::{self, ContactFinder};
 use sweepcast::gpu::{ContactPipeline, GpuContext, SweepPipeline};
 use sweepcast::reference::{self, Body};
-use sweepcast::{Contacts as RustContacts, ImpactStatus, Partner, SweepOptions, parity};
+use sweepcast::{Contact, Contacts as RustContacts, ImpactStatus, Partner, SweepOptions, parity};
 
 use crate::errors::{input_error, to_py};
 use crate::input::{self, Bodies, Floats};
 use crate::output::{self, CONTACT, MISS, OVERLAPPING, column, len_of, rows, status_code};
 use crate::{Device, detach, detach_any};
 
-/// The contacts of one step (``find_contacts``), in time order (then by pair). Every
-/// array owns its memory (no copy was made to give it).
-#[pyclass(module = "sweepcast", frozen)]
+/// The contacts of one step (``find_contacts``), in time order (then by pair). Every array
+/// is made by NumPy and filled by the step (no copy); passed back as ``out=`` to the next
+/// step, they are filled again in place (and grown when too small).
+#[pyclass(module = "sweepcast")]
 pub struct Contacts {
-    /// (K, 2) int64: the two bodies of each contact, the lower index first.
-    #[pyo3(get)]
-    pairs: Py<PyArray2<i64>>,
-    /// (K,) float32: the fraction of the step at which they first touch (0 for an overlap).
-    #[pyo3(get)]
-    times: Py<PyArray1<f32>>,
-    /// (K, D) float64: the first body's surface point facing the second, in the caller's
-    /// coordinates.
-    #[pyo3(get)]
-    points: Py<PyArray2<f64>>,
-    /// (K, D) float32: the unit normal from the first body's centre towards the second's.
-    #[pyo3(get)]
-    normals: Py<PyArray2<f32>>,
-    /// (K,) uint8: CONTACT or OVERLAPPING.
-    #[pyo3(get)]
-    status: Py<PyArray1<u8>>,
-    /// (K, D) int32: the periodic image of the second body met, in periods per axis (zeros
-    /// without a periodic box).
-    #[pyo3(get)]
-    images: Py<PyArray2<i32>>,
-    /// (N,) float32: each body's earliest contact time, with a body or a wall; inf for none.
-    #[pyo3(get)]
-    earliest_time: Py<PyArray1<f32>>,
-    /// (N,) int64: the body met at ``earliest_time``; -1 for none or a wall.
-    #[pyo3(get)]
-    earliest_partner: Py<PyArray1<i64>>,
-    /// (N,) int64: the wall met at ``earliest_time``; -1 for none or a body.
-    #[pyo3(get)]
-    earliest_wall: Py<PyArray1<i64>>,
+    columns: Columns,
+    /// How many contacts, and bodies, the arrays' first rows hold.
+    len: usize,
+    bodies: usize,
     /// How many candidate pairs the broad phase gave.
     #[pyo3(get)]
     candidates: usize,
 }
 
-#[pymethods]
-impl Contacts {
-    fn __len__(&self, py: Python<'_>) -> usize {
-        len_of(py, &self.times)
+/// The arrays, of room for at least the step's contacts and bodies.
+struct Columns {
+    pairs: Py<PyArray2<i64>>,
+    times: Py<PyArray1<f32>>,
+    points: Py<PyArray2<f64>>,
+    normals: Py<PyArray2<f32>>,
+    status: Py<PyArray1<u8>>,
+    images: Py<PyArray2<i32>>,
+    earliest_time: Py<PyArray1<f32>>,
+    earliest_partner: Py<PyArray1<i64>>,
+    earliest_wall: Py<PyArray1<i64>>,
+}
+
+impl Columns {
+    /// Arrays of room for `contacts` contacts and `bodies` bodies, in `d` dimensions.
+    fn new(py: Python<'_>, contacts: usize, bodies: usize, d: usize) -> Self {
+        Self {
+            pairs: PyArray2::zeros(py, [contacts, 2], false).unbind(),
+            times: PyArray1::zeros(py, contacts, false).unbind(),
+            points: PyArray2::zeros(py, [contacts, d], false).unbind(),
+            normals: PyArray2::zeros(py, [contacts, d], false).unbind(),
+            status: PyArray1::zeros(py, contacts, false).unbind(),
+            images: PyArray2::zeros(py, [contacts, d], false).unbind(),
+            earliest_time: PyArray1::zeros(py, bodies, false).unbind(),
+            earliest_partner: PyArray1::zeros(py, bodies, false).unbind(),
+            earliest_wall: PyArray1::zeros(py, bodies, false).unbind(),
+        }
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        format!(
-            "Contacts(len={}, candidates={})",
-            self.__len__(py),
-            self.candidates
-        )
+    /// Room for contacts, for bodies, and the dimension.
+    fn room(&self, py: Python<'_>) -> (usize, usize, usize) {
+        let points = self.points.bind(py).shape();
+        (points[0], len_of(py, &self.earliest_time), points[1])
+    }
+}
+
+/// The first `len` rows of `array`: itself where it has no more, else a view of them.
+fn head<'py, T: numpy::Element, D: numpy::ndarray::Dimension>(
+    py: Python<'py>,
+    array: &Py<numpy::PyArray<T, D>>,
+    len: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let array = array.bind(py).clone().into_any();
+    if array.len()? == len {
+        Ok(array)
+    } else {
+        array.get_item(pyo3::types::PySlice::new(py, 0, len as isize, 1))
+    }
+}
+
+#[pymethods]
+impl Contacts {
+    /// (K, 2) int64: the two bodies of each contact, the lower index first.
+    #[getter]
+    fn pairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        head(py, &self.columns.pairs, self.len)
+    }
+
+    /// (K,) float32: the fraction of the step at which they first touch (0 for an overlap).
+    #[getter]
+    fn times<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        head(py, &self.columns.times, self.len)
+    }
+
+    /// (K, D) float64: the first body's surface point facing the second, in the caller's
+    /// coordinates.
+    #[getter]
+    fn points<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        head(py, &self.columns.points, self.len)
+    }
+
+    /// (K, D) float32: the unit normal from the first body's centre towards the second's.
+    #[getter]
+    fn normals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        head(py, &self.columns.normals, self.len)
+    }
+
+    /// (K,) uint8: CONTACT or OVERLAPPING.
+    #[getter]
+    fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        head(py, &self.columns.status, self.len)
+    }
+
+    /// (K, D) int32: the periodic image of the second body met, in periods per axis (zeros
+    /// without a periodic box).
+    #[getter]
+    fn images<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        head(py, &self.columns.images, self.len)
+    }
+
+    /// (N,) float32: each body's earliest contact time, with a body or a wall; inf for none.
+    #[getter]
+    fn earliest_time<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        head(py, &self.columns.earliest_time, self.bodies)
+    }
+
+    /// (N,) int64: the body met at ``earliest_time``; -1 for none or a wall.
+    #[getter]
+    fn earliest_partner<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        head(py, &self.columns.earliest_partner, self.bodies)
+    }
+
+    /// (N,) int64: the wall met at ``earliest_time``; -1 for none or a body.
+    #[getter]
+    fn earliest_wall<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        head(py, &self.columns.earliest_wall, self.bodies)
+    }
+
+    fn __len__(&self) -> usize {
+        self.len
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Contacts(len={}, candidates={})", self.len, self.candidates)
     }
 }
 
 impl Contacts {
-    /// The arrays of `contacts` for `bodies`.
-    fn new(py: Python<'_>, contacts: &RustContacts, bodies: &Bodies) -> Self {
-        let d = bodies.dimension;
-        let list = contacts.contacts();
-        let mut pairs = Vec::with_capacity(2 * list.len());
-        let mut times = Vec::with_capacity(list.len());
-        let mut points = Vec::with_capacity(d * list.len());
-        let mut normals = Vec::with_capacity(d * list.len());
-        let mut status = Vec::with_capacity(list.len());
-        let mut images = Vec::with_capacity(d * list.len());
-        for contact in list {
-            let pair = contact.pair().unwrap_or([contact.body, u32::MAX]);
-            pairs.extend([i64::from(pair[0]), i64::from(pair[1])]);
-            times.push(contact.impact.time_of_impact);
-            let point = contact.impact.point.to_array();
-            output::push(
-                &mut points,
-                std::array::from_fn(|axis| f64::from(point[axis]) + bodies.origin[axis]),
-                d,
-            );
-            output::push(&mut normals, contact.impact.normal.to_array(), d);
-            status.push(status_code(contact.impact.status));
-            output::push(&mut images, contact.image(), d);
+    /// The arrays of `contacts` for `bodies`, made to measure.
+    fn new(py: Python<'_>, contacts: &RustContacts, bodies: &Bodies) -> PyResult<Self> {
+        let (k, n, d) = (
+            contacts.contacts().len(),
+            bodies.spheres.len(),
+            bodies.dimension,
+        );
+        let mut this = Self {
+            columns: Columns::new(py, k, n, d),
+            len: 0,
+            bodies: 0,
+            candidates: 0,
+        };
+        this.fill(py, contacts, bodies)?;
+        Ok(this)
+    }
+
+    /// Fills the arrays with `contacts` for `bodies` (grown by a quarter beyond what they
+    /// need where they are too small): filled in parallel with the GIL released.
+    fn fill(&mut self, py: Python<'_>, contacts: &RustContacts, bodies: &Bodies) -> PyResult<()> {
+        let (k, n, d) = (
+            contacts.contacts().len(),
+            bodies.spheres.len(),
+            bodies.dimension,
+        );
+        let (room_k, room_n, room_d) = self.columns.room(py);
+        if room_k < k || room_n < n || room_d != d {
+            let grown = |need: usize, room: usize| if room < need { need + need / 4 } else { room };
+            self.columns = Columns::new(py, grown(k, room_k), grown(n, room_n), d);
         }
-        let count = bodies.spheres.len();
-        let mut earliest_time = vec![f32::INFINITY; count];
-        let mut earliest_partner = vec![-1; count];
-        let mut earliest_wall = vec![-1; count];
-        for (body, earliest) in contacts.earliest_impacts().into_iter().enumerate() {
-            let Some(earliest) = earliest.filter(|_| body < count) else {
+        let c = &self.columns;
+        let (pairs, times, points, normals, status, images) = (
+            c.pairs.bind(py),
+            c.times.bind(py),
+            c.points.bind(py),
+            c.normals.bind(py),
+            c.status.bind(py),
+            c.images.bind(py),
+        );
+        let (earliest_time, earliest_partner, earliest_wall) = (
+            c.earliest_time.bind(py),
+            c.earliest_partner.bind(py),
+            c.earliest_wall.bind(py),
+        );
+        // SAFETY: the arrays are this object's own, contiguous (made so), and no Rust
+        // reference to them outlives this block. Python code could touch them only while
+        // the GIL is released below, through a view of an earlier result that it kept: the
+        // documented contract of `out=` is that those views are overwritten.
+        unsafe {
+            let columns = ContactColumns {
+                pairs: &mut pairs.as_slice_mut()?[..2 * k],
+                times: &mut times.as_slice_mut()?[..k],
+                points: &mut points.as_slice_mut()?[..d * k],
+                normals: &mut normals.as_slice_mut()?[..d * k],
+                status: &mut status.as_slice_mut()?[..k],
+                images: &mut images.as_slice_mut()?[..d * k],
+            };
+            let earliest = EarliestColumns {
+                time: &mut earliest_time.as_slice_mut()?[..n],
+                partner: &mut earliest_partner.as_slice_mut()?[..n],
+                wall: &mut earliest_wall.as_slice_mut()?[..n],
+            };
+            detach_any(py, || {
+                rayon::join(
+                    || columns.fill(contacts.contacts(), bodies.origin, d),
+                    || earliest.fill(contacts),
+                )
+            })?;
+        }
+        self.len = k;
+        self.bodies = n;
+        self.candidates = contacts.candidates();
+        Ok(())
+    }
+}
+
+/// The per-contact arrays, as slices to fill.
+struct ContactColumns<'a> {
+    pairs: &'a mut [i64],
+    times: &'a mut [f32],
+    points: &'a mut [f64],
+    normals: &'a mut [f32],
+    status: &'a mut [u8],
+    images: &'a mut [i32],
+}
+
+impl ContactColumns<'_> {
+    /// Row `i` of every array from contact `i`, in blocks on all cores.
+    fn fill(self, contacts: &[Contact], origin: [f64; 3], d: usize) {
+        const BLOCK: usize = 4096;
+        (
+            contacts.par_chunks(BLOCK),
+            self.pairs.par_chunks_mut(2 * BLOCK),
+            self.times.par_chunks_mut(BLOCK),
+            self.points.par_chunks_mut(d * BLOCK),
+            self.normals.par_chunks_mut(d * BLOCK),
+            self.status.par_chunks_mut(BLOCK),
+            self.images.par_chunks_mut(d * BLOCK),
+        )
+            .into_par_iter()
+            .for_each(
+                |(contacts, pairs, times, points, normals, status, images)| {
+                    for (i, contact) in contacts.iter().enumerate() {
+                        let pair = contact.pair().unwrap_or([contact.body, u32::MAX]);
+                        pairs[2 * i] = i64::from(pair[0]);
+                        pairs[2 * i + 1] = i64::from(pair[1]);
+                        times[i] = contact.impact.time_of_impact;
+                        status[i] = status_code(contact.impact.status);
+                        let (point, normal, image) = (
+                            contact.impact.point.to_array(),
+                            contact.impact.normal.to_array(),
+                            contact.image(),
+                        );
+                        for axis in 0..d {
+                            points[d * i + axis] = f64::from(point[axis]) + origin[axis];
+                            normals[d * i + axis] = normal[axis];
+                            images[d * i + axis] = image[axis];
+                        }
+                    }
+                },
+            );
+    }
+}
+
+/// The per-body arrays of each body's earliest contact, as slices to fill.
+struct EarliestColumns<'a> {
+    time: &'a mut [f32],
+    partner: &'a mut [i64],
+    wall: &'a mut [i64],
+}
+
+impl EarliestColumns<'_> {
+    /// What `Contacts::earliest_impacts` says, in one pass over the contacts: they are in
+    /// time order and, among equal times, by pair, so each body's first is its earliest with
+    /// the lowest partner; then its earliest wall where that is strictly earlier.
+    fn fill(self, contacts: &RustContacts) {
+        self.time.fill(f32::INFINITY);
+        self.partner.fill(-1);
+        self.wall.fill(-1);
+        for contact in contacts.contacts() {
+            let Some([a, b]) = contact.pair() else {
                 continue;
             };
-            earliest_time[body] = earliest.time_of_impact;
-            match earliest.partner {
-                Partner::Body { index, .. } => earliest_partner[body] = i64::from(index),
-                Partner::Wall { index } => earliest_wall[body] = i64::from(index),
+            for (body, other) in [(a, b), (b, a)] {
+                let body = body as usize;
+                if self.partner[body] < 0 {
+                    self.time[body] = contact.impact.time_of_impact;
+                    self.partner[body] = i64::from(other);
+                }
             }
         }
-        Self {
-            pairs: rows(py, pairs, 2),
-            times: column(py, times),
-            points: rows(py, points, d),
-            normals: rows(py, normals, d),
-            status: column(py, status),
-            images: rows(py, images, d),
-            earliest_time: column(py, earliest_time),
-            earliest_partner: column(py, earliest_partner),
-            earliest_wall: column(py, earliest_wall),
-            candidates: contacts.candidates(),
+        for (body, wall) in contacts.earliest_walls().iter().enumerate() {
+            if let Some(Contact {
+                partner: Partner::Wall { index },
+                impact,
+                ..
+            }) = wall
+                && impact.time_of_impact < self.time[body]
+            {
+                self.time[body] = impact.time_of_impact;
+                self.partner[body] = -1;
+                self.wall[body] = i64::from(*index);
+            }
         }
     }
 }
@@ -253,9 +446,17 @@ impl Judgement {
     }
 }
 
-/// The CPU step kept between calls, so that a caller's steps reuse its memory as a Rust
-/// caller's do; a call that finds it busy (another thread's) makes its own.
-static FINDER: Mutex<Option<ContactFinder>> = Mutex::new(None);
+/// The CPU step and its bodies' and contacts' memory, kept between calls so that a caller's
+/// steps reuse them as a Rust caller's do; a call that finds them busy (another thread's)
+/// makes its own.
+static SCRATCH: Mutex<Option<Scratch>> = Mutex::new(None);
+
+#[derive(Default)]
+struct Scratch {
+    finder: ContactFinder,
+    spheres: Vec<sweepcast::MovingSphere>,
+    contacts: RustContacts,
+}
 
 /// The arguments every f32 path takes, read.
 pub struct Step {
@@ -271,35 +472,33 @@ impl Step {
         periodic_box: Option<&Bound<'_, PyAny>>,
         separating: bool,
     ) -> PyResult<Self> {
+        Self::read_into(
+            centers,
+            radii,
+            displacements,
+            periodic_box,
+            separating,
+            Vec::new(),
+        )
+    }
+
+    /// [`read`](Self::read) into `spheres`' memory.
+    pub fn read_into(
+        centers: &Bound<'_, PyAny>,
+        radii: &Bound<'_, PyAny>,
+        displacements: &Bound<'_, PyAny>,
+        periodic_box: Option<&Bound<'_, PyAny>>,
+        separating: bool,
+        spheres: Vec<sweepcast::MovingSphere>,
+    ) -> PyResult<Self> {
         let periodic = periodic_box.is_some_and(|value| !value.is_none());
-        let bodies = Bodies::read(centers, radii, displacements, periodic)?;
+        let bodies = Bodies::read(centers, radii, displacements, periodic, spheres)?;
         let periodic_box = input::periodic_box(periodic_box, bodies.dimension)?;
         Ok(Self {
             bodies,
             options: input::options(periodic_box, separating),
         })
     }
-}
-
-/// The whole step on the CPU.
-fn find_on_cpu(
-    py: Python<'_>,
-    step: &Step,
-    walls: &[sweepcast::Wall],
-    groups: &[sweepcast::CollisionGroups],
-) -> PyResult<RustContacts> {
-    let mut contacts = RustContacts::default();
-    detach(py, || {
-        let mut shared = FINDER.try_lock().ok();
-        let mut own = None;
-        let finder = match shared.as_deref_mut() {
-            Some(slot) => slot.get_or_insert_with(ContactFinder::new),
-            None => own.insert(ContactFinder::new()),
-        };
-        finder.set_groups(groups);
-        finder.find_into(&step.bodies.spheres, walls, step.options, &mut contacts)
-    })?;
-    Ok(contacts)
 }
 
 /// The whole step: every pair of bodies that touches during it, and each body's earliest
@@ -311,32 +510,63 @@ fn find_on_cpu(
 /// (wrap them into [0, period)). ``separating``: a pair touching or overlapping at t = 0
 /// while moving apart is not a contact (what a simulation that resolves its collisions
 /// wants). ``groups``: (N,) uint32 from ``collision_groups``. ``device``: "cpu", or a
-/// ``GpuStep`` to run on the GPU. Returns ``Contacts``.
+/// ``GpuStep`` to run on the GPU. ``out``: a ``Contacts`` of an earlier step whose arrays
+/// are filled again (no new memory once they are large enough; views taken of them change).
+/// Returns ``Contacts`` (``out`` itself where given).
 #[pyfunction]
 #[pyo3(
-    signature = (centers, radii, displacements, *, walls=None, periodic_box=None, separating=false, groups=None, device=Device::Cpu),
-    text_signature = "(centers, radii, displacements, *, walls=None, periodic_box=None, separating=False, groups=None, device='cpu')"
+    signature = (centers, radii, displacements, *, walls=None, periodic_box=None, separating=false, groups=None, device=Device::Cpu, out=None),
+    text_signature = "(centers, radii, displacements, *, walls=None, periodic_box=None, separating=False, groups=None, device='cpu', out=None)"
 )]
 #[allow(clippy::too_many_arguments)]
-pub fn find_contacts(
-    py: Python<'_>,
-    centers: &Bound<'_, PyAny>,
-    radii: &Bound<'_, PyAny>,
-    displacements: &Bound<'_, PyAny>,
-    walls: Option<&Bound<'_, PyAny>>,
-    periodic_box: Option<&Bound<'_, PyAny>>,
+pub fn find_contacts<'py>(
+    py: Python<'py>,
+    centers: &Bound<'py, PyAny>,
+    radii: &Bound<'py, PyAny>,
+    displacements: &Bound<'py, PyAny>,
+    walls: Option<&Bound<'py, PyAny>>,
+    periodic_box: Option<&Bound<'py, PyAny>>,
     separating: bool,
-    groups: Option<&Bound<'_, PyAny>>,
-    device: Device<'_>,
-) -> PyResult<Contacts> {
-    let step = Step::read(centers, radii, displacements, periodic_box, separating)?;
+    groups: Option<&Bound<'py, PyAny>>,
+    device: Device<'py>,
+    out: Option<Bound<'py, Contacts>>,
+) -> PyResult<Bound<'py, Contacts>> {
+    let mut shared = SCRATCH.try_lock().ok();
+    let mut own = None;
+    let scratch = match shared.as_deref_mut() {
+        Some(slot) => slot.get_or_insert_with(Scratch::default),
+        None => own.insert(Scratch::default()),
+    };
+    let spheres = std::mem::take(&mut scratch.spheres);
+    let step = Step::read_into(
+        centers,
+        radii,
+        displacements,
+        periodic_box,
+        separating,
+        spheres,
+    )?;
     let walls = input::walls(walls, step.bodies.origin)?;
     let groups = input::groups(groups, step.bodies.spheres.len())?;
-    let contacts = match Device::gpu(device)? {
-        None => find_on_cpu(py, &step, &walls, &groups)?,
-        Some(gpu) => gpu.get().find(py, &step, &walls, &groups)?,
+    let Scratch {
+        finder, contacts, ..
+    } = scratch;
+    match Device::gpu(device)? {
+        None => detach(py, || {
+            finder.set_groups(&groups);
+            finder.find_into(&step.bodies.spheres, &walls, step.options, contacts)
+        })?,
+        Some(gpu) => gpu.get().find(py, &step, &walls, &groups, contacts)?,
+    }
+    let answer = match out {
+        Some(out) => {
+            out.borrow_mut().fill(py, contacts, &step.bodies)?;
+            out
+        }
+        None => Bound::new(py, Contacts::new(py, contacts, &step.bodies)?)?,
     };
-    Ok(Contacts::new(py, &contacts, &step.bodies))
+    scratch.spheres = step.bodies.spheres;
+    Ok(answer)
 }
 
 /// The swept test of the pairs ``pairs`` ((K, 2) integers) in f32.
@@ -553,14 +783,13 @@ impl GpuStep {
         step: &Step,
         walls: &[sweepcast::Wall],
         groups: &[sweepcast::CollisionGroups],
-    ) -> PyResult<RustContacts> {
-        let mut contacts = RustContacts::default();
+        contacts: &mut RustContacts,
+    ) -> PyResult<()> {
         detach(py, || {
             self.contacts.set_groups(groups);
             self.contacts
-                .find_into(&step.bodies.spheres, walls, step.options, &mut contacts)
-        })?;
-        Ok(contacts)
+                .find_into(&step.bodies.spheres, walls, step.options, contacts)
+        })
     }
 
     fn sweep_full(
@@ -611,18 +840,19 @@ impl GpuStep {
     }
 
     /// ``find_contacts`` on this device.
-    #[pyo3(signature = (centers, radii, displacements, *, walls=None, periodic_box=None, separating=false, groups=None))]
+    #[pyo3(signature = (centers, radii, displacements, *, walls=None, periodic_box=None, separating=false, groups=None, out=None))]
     #[allow(clippy::too_many_arguments)]
-    fn find_contacts(
-        slf: &Bound<'_, Self>,
-        centers: &Bound<'_, PyAny>,
-        radii: &Bound<'_, PyAny>,
-        displacements: &Bound<'_, PyAny>,
-        walls: Option<&Bound<'_, PyAny>>,
-        periodic_box: Option<&Bound<'_, PyAny>>,
+    fn find_contacts<'py>(
+        slf: &Bound<'py, Self>,
+        centers: &Bound<'py, PyAny>,
+        radii: &Bound<'py, PyAny>,
+        displacements: &Bound<'py, PyAny>,
+        walls: Option<&Bound<'py, PyAny>>,
+        periodic_box: Option<&Bound<'py, PyAny>>,
         separating: bool,
-        groups: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Contacts> {
+        groups: Option<&Bound<'py, PyAny>>,
+        out: Option<Bound<'py, Contacts>>,
+    ) -> PyResult<Bound<'py, Contacts>> {
         find_contacts(
             slf.py(),
             centers,
@@ -633,6 +863,7 @@ impl GpuStep {
             separating,
             groups,
             Device::Gpu(slf.clone()),
+            out,
         )
     }
 

@@ -326,3 +326,36 @@ def test_the_earliest_wall_is_the_brute_force_plane_sweep_within_the_bound(dim: 
     assert_bit_equal(
         contacts.earliest_time[~hit], pair_time[~hit].astype(np.float32), "earliest_time"
     )
+
+
+def test_out_fills_an_earlier_result_again_with_the_same_answers() -> None:
+    """``out=`` writes a step into an earlier result's arrays: the answers are those of a
+    fresh call, to the bit, whether the arrays are large enough (a smaller step after a
+    larger), too small (grown) or of the other dimension (made anew); the result is ``out``."""
+    fields = (
+        "pairs",
+        "times",
+        "points",
+        "normals",
+        "status",
+        "images",
+        "earliest_time",
+        "earliest_partner",
+        "earliest_wall",
+    )
+    worlds = [
+        random_world(71, 400, crowding=3.0),
+        random_world(72, 100),
+        random_world(73, 600, crowding=4.0),
+        random_world(74, 300, dim=2, crowding=2.0),
+        random_world(75, 50, dim=2, periodic=True),
+    ]
+    reused = sweepcast.find_contacts(*worlds[0].bodies())
+    for world in worlds:
+        options = dict(periodic_box=world.periodic_box)
+        fresh = sweepcast.find_contacts(*world.bodies(), **options)
+        again = sweepcast.find_contacts(*world.bodies(), **options, out=reused)
+        assert again is reused
+        assert len(again) == len(fresh) and again.candidates == fresh.candidates
+        for field in fields:
+            assert_bit_equal(getattr(again, field), getattr(fresh, field), f"{world.label}: {field}")
