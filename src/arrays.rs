@@ -11,8 +11,9 @@ impl MovingSphere {
     /// simulations hold them), into `out` (cleared first, its memory reused): body `i` is
     /// [`from_f64`](Self::from_f64)`(centers[i], radii[i], displacements[i], origin)`. With
     /// `D` = 2 the arrays are of circles, which become spheres in the plane z = 0 (as
-    /// [`MovingCircle`] does). Nothing is validated but the lengths: the step that takes the
-    /// spheres validates them (a value beyond f32 becomes infinite there).
+    /// [`MovingCircle`](crate::MovingCircle) does). Nothing is validated but the lengths:
+    /// the step that takes the spheres validates them (a value beyond f32 becomes infinite
+    /// there).
     ///
     /// # Errors
     /// [`Error::FieldLength`] where `radii` or `displacements` is not as long as `centers`.
