@@ -78,10 +78,12 @@
 //!    wall by more than `GPU_BOUND ε (|h| + |d| + r) + u |c'|` (the height above it, the
 //!    displacement, the radius; and the final rounding).
 //! 2. **The step equals the CPU's.** Each frame's earliest contacts equal
-//!    `cpu::ContactFinder::find_with_walls` on the same bodies: to the bit on Vulkan; on GL,
-//!    whose division and square root are not correctly rounded, a different answer is
-//!    accepted only where the GPU's contact passes the parity judge at `GPU_BOUND` and the
-//!    CPU's earlier partner was not met before the GPU's time beyond the bound.
+//!    `cpu::ContactFinder::find_with_walls` on the same bodies: to the bit on lavapipe (Mesa's
+//!    software Vulkan adapter); elsewhere (llvmpipe through GL, real GPUs), whose division
+//!    and square root need not be correctly rounded and which may fuse multiply-adds, a
+//!    different answer is accepted only where the GPU's contact passes the parity judge at
+//!    `GPU_BOUND` and the CPU's earlier partner was not met before the GPU's time beyond the
+//!    bound.
 //! 3. **Progress and energy.** The mean fraction of the frame advanced a body must exceed
 //!    [`LEAST_MEAN_ADVANCE`] (freezing every body gives 0). The kinetic energy (f64, from the
 //!    f32 velocities) may change each frame by at most `128 u (m_A + m_B)(|v_A| + |v_B|)²`
@@ -1203,7 +1205,12 @@ impl Checker {
                 return 0;
             }
         };
-        let exact = context.adapter_info().backend != wgpu::Backend::Gl;
+        // Bit-equal is known of lavapipe alone (Mesa's software Vulkan adapter, measured);
+        // llvmpipe through GL and real GPUs (an H200 through Vulkan: times 1 to 2 ulps
+        // apart on 8 % of the bodies) are held to the bound.
+        let info = context.adapter_info();
+        let exact =
+            info.backend == wgpu::Backend::Vulkan && info.device_type == wgpu::DeviceType::Cpu;
         let mut differing = 0;
         for (k, (gpu, cpu)) in data.earliest.iter().zip(&cpu).enumerate() {
             let gpu = gpu.decode();
@@ -1222,7 +1229,7 @@ impl Checker {
         differing
     }
 
-    /// On GL: whether the GPU's earliest for body `k` is right within the parity bound where
+    /// Off lavapipe: whether the GPU's earliest for body `k` is right within the parity bound where
     /// it differs from the CPU's: its own contact passes the judge, and the CPU's was not
     /// met before the GPU's time beyond the bound.
     fn within_bound(
