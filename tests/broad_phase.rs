@@ -32,7 +32,9 @@ use sweepcast::low_level::broad_phase::{
     self as twin, Aabb, BOUNDS_WORDS, Continuation, FRAME_BINS, Found, Leaf, Node, Queried,
     STACK_SIZE, Tree,
 };
-use sweepcast::low_level::layout::{BodyRecord, KeyValue, StepParams, SweepDispatch, SweepParams};
+use sweepcast::low_level::layout::{
+    BodyRecord, KeyValue, MORTON_BITS, StepParams, SweepDispatch, SweepParams,
+};
 use sweepcast::{CollisionGroups, MovingSphere, SweepOptions};
 use testkit::Scene;
 
@@ -198,6 +200,7 @@ fn tree_building_stages_equal_their_twins() {
         return;
     };
     let stages = StageRunner::new(&context, "broad_phase.wgsl", BROAD_PHASE_WGSL);
+    let exact = common::rounds_as_the_twin(context.adapter_info());
     for (name, bodies, options, groups) in with_groups(scenes(), &GROUPED) {
         let built = build_grouped(&bodies, &groups, &options);
         let n = bodies.len();
@@ -220,8 +223,19 @@ fn tree_building_stages_equal_their_twins() {
             .filter(|&i| bytemuck::bytes_of(&boxes[i]) != bytemuck::bytes_of(&built.boxes[i]))
             .count();
         assert_eq!(differ, 0, "{name}: swept boxes differ from the twin's");
-        assert_eq!(cast::<[u32; 2]>(&out[2], n), built.codes, "{name}: codes");
-        assert_eq!(cast::<KeyValue>(&out[3], n), built.sort_in, "{name}: keys");
+        let codes = cast::<[u32; 2]>(&out[2], n);
+        assert_codes_near(&name, &codes, &built.codes, exact);
+        // The first sort's keys: each body's low word and its index, from its own codes.
+        let keys: Vec<KeyValue> = (0..n)
+            .map(|i| KeyValue {
+                key: codes[i][1],
+                value: i as u32,
+            })
+            .collect();
+        assert_eq!(cast::<KeyValue>(&out[3], n), keys, "{name}: keys");
+        if exact {
+            assert_eq!(keys, built.sort_in, "{name}: keys");
+        }
 
         // key_by_high, after the twin's first sort.
         let mut sort_out = built.sort_in.clone();
@@ -642,6 +656,38 @@ fn words(params: &StepParams) -> [u32; 20] {
     bytemuck::cast(*params)
 }
 
+/// Holds the device's Morton codes to the twin's: to the bit where the adapter rounds as the
+/// twin does (`exact`); elsewhere each axis's cell within one of the twin's. A cell is
+/// `floor((mid - origin) · scale)` of a value below 2²¹, which a few ulps of difference in
+/// its three operations (a fused multiply-add, WGSL's accuracy) move by far less than one
+/// cell: only a body that close to a cell's edge falls on the other side (34 of 3,000 on an
+/// H200). The codes only order the leaves; the later stages here take the twin's.
+fn assert_codes_near(name: &str, device: &[[u32; 2]], twin: &[[u32; 2]], exact: bool) {
+    if exact {
+        assert_eq!(device, twin, "{name}: codes");
+        return;
+    }
+    let cells = |[high, low]: [u32; 2]| {
+        let code = (u64::from(high) << 32) | u64::from(low);
+        let mut cell = [0i64; 3];
+        for bit in 0..MORTON_BITS {
+            for (axis, cell) in cell.iter_mut().enumerate() {
+                let position = 3 * bit + 2 - axis as u32;
+                *cell |= (((code >> position) & 1) as i64) << bit;
+            }
+        }
+        cell
+    };
+    assert_eq!(device.len(), twin.len(), "{name}: codes");
+    for (i, (&ours, &theirs)) in device.iter().zip(twin).enumerate() {
+        let (ours, theirs) = (cells(ours), cells(theirs));
+        assert!(
+            ours.iter().zip(&theirs).all(|(a, b)| (a - b).abs() <= 1),
+            "{name}: body {i}'s Morton cell {ours:?} is beyond one of the twin's {theirs:?}"
+        );
+    }
+}
+
 /// The words of `morton_scale` in [`StepParams`].
 const MORTON_SCALE_WORDS: std::ops::Range<usize> = 16..19;
 
@@ -762,7 +808,7 @@ fn the_frame_stages_equal_their_twins() {
             continuation_capacity: input.continuation_capacity,
             ..StepParams::new(&records, &options)
         };
-        assert_eq!(words(&params), words(&host), "{name}: StepParams::new");
+        assert_frame_equal(&format!("{name}: StepParams::new"), &params, &host, exact);
         // The crafted scenes' origins, by hand: the point of a path nearest 0; the start of
         // the slice after the longest gap, the first found of tied ones.
         let slice = 100.0 / FRAME_BINS as f32;

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use sweepcast::glam::Vec3;
 use sweepcast::gpu::{ContactPipeline, GpuContext};
-use sweepcast::parity::{GPU_BOUND, check_pair};
+use sweepcast::parity::{GPU_BOUND, check_pair, check_time};
 use sweepcast::reference::Body;
 use sweepcast::{Counted, Error, Impact, MovingSphere, PeriodicBox, SweepOptions, cpu};
 use testkit::Scene;
@@ -305,12 +305,15 @@ fn degenerate_worlds_and_bad_input() {
         MovingSphere::new(Vec3::new(5.0, 0.0, 0.0), 1.0, Vec3::ZERO),
     ];
     compare(pipeline, "two", &two, options);
+    // Closing 4 on a gap of 3: t = 0.75 exactly, which lavapipe gives to the bit and a GPU
+    // within its bound (an H200 gives 0.75000006).
     let pair = pipeline.find(&two, options).expect("valid");
-    assert_eq!(
-        pair.earliest()
-            .map(|c| (c.pair().unwrap(), c.impact.time_of_impact)),
-        Some(([0, 1], 0.75))
-    );
+    let earliest = pair.earliest().expect("the two meet");
+    assert_eq!(earliest.pair(), Some([0, 1]));
+    let time = Some((earliest.impact.time_of_impact, earliest.impact.status));
+    let (a, b) = (Body::from(two[0]), Body::from(two[1]));
+    let (_, failure) = check_time(&a, &b, options, time, GPU_BOUND);
+    assert_eq!(failure, None, "two: {:?}", earliest.impact);
 
     let mut bad = identical.clone();
     bad[17].center.y = f32::NAN;
@@ -480,6 +483,15 @@ fn a_step_beyond_one_binding_is_an_error_and_the_next_step_works() {
                 at_least,
                 capacity: reported,
             }) => {
+                // With `candidates_n` bodies both outgrow a binding, and the step names the
+                // first count it proved beyond one: the candidates on lavapipe, the contacts
+                // among the candidates that fitted on an H200 (2 GiB bindings). Either is
+                // true; with `contacts_n` only the contacts can be.
+                let (outgrown, capacity) = if n == candidates_n && what == Counted::Contacts {
+                    (Counted::Contacts, max_contacts)
+                } else {
+                    (outgrown, capacity)
+                };
                 assert_eq!((what, reported), (outgrown, capacity), "{n} bodies");
                 assert!(
                     at_least > capacity && at_least <= pairs_of(n),
@@ -723,7 +735,7 @@ fn each_bodys_earliest_without_sorting_is_the_ordered_steps() {
     else {
         return;
     };
-    let exact = context.adapter_info().backend == wgpu::Backend::Vulkan;
+    let exact = common::rounds_as_the_twin(context.adapter_info());
     let pipeline = ContactPipeline::new(&context).expect("compiles");
     let mut compared = 0;
     let mut walls_won = 0;

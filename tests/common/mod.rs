@@ -66,6 +66,18 @@ pub fn skip_without_gpu(test: &str, error: &dyn std::fmt::Display) {
     );
 }
 
+/// Whether the adapter rounds every f32 operation of the shaders as the CPU twins do, so that
+/// a test may hold the device to its twin to the bit: lavapipe (Mesa's software Vulkan
+/// adapter), measured bit-equal. Nothing in WGSL promises it elsewhere: llvmpipe through GL
+/// does not round division and square root correctly, and a real GPU may also fuse
+/// multiply-adds and flush subnormals (an NVIDIA H200 through Vulkan: times 1 to 2 ulps
+/// apart on a few per cent of the bodies). Elsewhere the tests judge by the parity bound.
+#[cfg(feature = "gpu")]
+#[allow(dead_code)]
+pub fn rounds_as_the_twin(info: &wgpu::AdapterInfo) -> bool {
+    info.backend == wgpu::Backend::Vulkan && info.device_type == wgpu::DeviceType::Cpu
+}
+
 /// One context and pipeline shared by every test of a binary, or `None` (loudly, for each
 /// `test` that asks) when no adapter exists and `SWEEPCAST_REQUIRE_GPU` is not `1`.
 #[cfg(feature = "gpu")]
