@@ -200,7 +200,7 @@ fn tree_building_stages_equal_their_twins() {
         return;
     };
     let stages = StageRunner::new(&context, "broad_phase.wgsl", BROAD_PHASE_WGSL);
-    let exact = common::rounds_as_the_twin(context.adapter_info());
+    let exact = common::lavapipe(context.adapter_info());
     for (name, bodies, options, groups) in with_groups(scenes(), &GROUPED) {
         let built = build_grouped(&bodies, &groups, &options);
         let n = bodies.len();

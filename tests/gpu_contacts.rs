@@ -735,7 +735,7 @@ fn each_bodys_earliest_without_sorting_is_the_ordered_steps() {
     else {
         return;
     };
-    let exact = common::rounds_as_the_twin(context.adapter_info());
+    let exact = common::lavapipe(context.adapter_info());
     let pipeline = ContactPipeline::new(&context).expect("compiles");
     let mut compared = 0;
     let mut walls_won = 0;

@@ -367,7 +367,7 @@ mod gpu {
     /// Whether the adapter's sweep rounds as the CPU's does (lavapipe), so that the GPU
     /// step equals brute force to the bit.
     fn exact(context: &GpuContext) -> bool {
-        common::rounds_as_the_twin(context.adapter_info())
+        common::lavapipe(context.adapter_info())
     }
 
     /// The pairs and impacts of a step's contacts.

@@ -82,8 +82,7 @@ fn a_wait_past_the_poll_timeout_is_a_typed_error_and_the_pipeline_recovers() {
         .with_poll_timeout(Some(Duration::ZERO));
     assert_eq!(pipeline.poll_timeout(), Some(Duration::ZERO));
     let backend = context.adapter_info().backend;
-    let lavapipe = backend == wgpu::Backend::Vulkan
-        && context.adapter_info().device_type == wgpu::DeviceType::Cpu;
+    let lavapipe = common::lavapipe(context.adapter_info());
     for (name, workload) in [("large", &large), ("other", &other), ("large", &large)] {
         match pipeline.sweep(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT) {
             Err(error @ Error::Timeout { waited }) => {

@@ -205,7 +205,7 @@ impl Caller {
     /// Whether the adapter's sweep rounds as the CPU twin does (lavapipe), so that the step
     /// equals the CPU's to the bit.
     fn exact(&self) -> bool {
-        common::rounds_as_the_twin(&self.adapter.get_info())
+        common::lavapipe(&self.adapter.get_info())
     }
 
     /// The caller's device wrapped, for the blocking pipeline on it.

@@ -66,15 +66,16 @@ pub fn skip_without_gpu(test: &str, error: &dyn std::fmt::Display) {
     );
 }
 
-/// Whether the adapter rounds every f32 operation of the shaders as the CPU twins do, so that
-/// a test may hold the device to its twin to the bit: lavapipe (Mesa's software Vulkan
-/// adapter), measured bit-equal. Nothing in WGSL promises it elsewhere: llvmpipe through GL
-/// does not round division and square root correctly, and a real GPU may also fuse
-/// multiply-adds and flush subnormals (an NVIDIA H200 through Vulkan: times 1 to 2 ulps
-/// apart on a few per cent of the bodies). Elsewhere the tests judge by the parity bound.
+/// Whether the adapter is lavapipe (Mesa's software Vulkan adapter: Vulkan and a CPU device
+/// type). It is the one adapter measured to round every f32 operation of the shaders as the
+/// CPU twins do, so the tests hold it to its twin to the bit; nothing in WGSL promises that
+/// elsewhere: llvmpipe through GL does not round division and square root correctly, and a
+/// real GPU may also fuse multiply-adds and flush subnormals (an NVIDIA H200 through Vulkan:
+/// times 1 to 2 ulps apart on a few per cent of the bodies), so there the tests judge by the
+/// parity bound. It is also slow enough that a million pairs cannot finish before a wait.
 #[cfg(feature = "gpu")]
 #[allow(dead_code)]
-pub fn rounds_as_the_twin(info: &wgpu::AdapterInfo) -> bool {
+pub fn lavapipe(info: &wgpu::AdapterInfo) -> bool {
     info.backend == wgpu::Backend::Vulkan && info.device_type == wgpu::DeviceType::Cpu
 }
 
