@@ -47,7 +47,9 @@ use sweepcast::gpu::{
     StepDomain, StepStage,
 };
 use sweepcast::low_level::{BROAD_PHASE_WGSL, CONTACTS_WGSL, SWEEP_WGSL, WALLS_WGSL};
-use sweepcast::{Contact, Impact, MovingSphere, Partner, SweepOptions, cpu, parity, reference};
+use sweepcast::{
+    Contact, Impact, ImpactStatus, MovingSphere, Partner, SweepOptions, cpu, parity, reference,
+};
 use testkit::Scene;
 
 fn main() -> ExitCode {
@@ -640,17 +642,18 @@ fn explain_difference(
         parity::CPU_BOUND,
         judge(&on_cpu, 0..pairs.len(), parity::CPU_BOUND),
     );
-    let time = |impact: Option<&Impact>| {
-        impact.map_or("miss".to_string(), |impact| {
-            format!("{:?} at t = {:e}", impact.status, impact.time_of_impact)
+    // Each side's time as it computed it (f32 or f64), or a miss.
+    fn time(answer: Option<(ImpactStatus, impl std::fmt::LowerExp)>) -> String {
+        answer.map_or("miss".to_string(), |(status, t)| {
+            format!("{status:?} at t = {t:e}")
         })
-    };
+    }
     for (k, pair) in pairs.iter().enumerate().take(8) {
         let verdict = |found: &HashMap<[u32; 2], Impact>, bound| {
             let report = judge(found, k..k + 1, bound);
             format!(
                 "{} (backward error {:.3} eps{})",
-                time(found.get(pair)),
+                time(found.get(pair).map(|i| (i.status, i.time_of_impact))),
                 report.max_backward_error,
                 if report.passed() {
                     ""
@@ -659,13 +662,11 @@ fn explain_difference(
                 }
             )
         };
-        let oracle = oracle[k].map_or("miss".to_string(), |impact| {
-            format!("{:?} at t = {:e}", impact.status, impact.time_of_impact)
-        });
         println!(
-            "          pair {pair:?}: GPU {}; CPU {}; oracle {oracle}",
+            "          pair {pair:?}: GPU {}; CPU {}; oracle {}",
             verdict(&on_gpu, parity::GPU_BOUND),
             verdict(&on_cpu, parity::CPU_BOUND),
+            time(oracle[k].map(|i| (i.status, i.time_of_impact))),
         );
     }
     Ok(())
