@@ -39,6 +39,12 @@ pub mod broad_phase {
     pub use crate::cpu::broad_phase::*;
 }
 
+/// The f32 twin of `shaders/grid.wgsl`: the grid broad phase in which each body finds, sweeps
+/// and keeps its own earliest contact (source `src/cpu/grid.rs`).
+pub mod grid {
+    pub use crate::cpu::grid::*;
+}
+
 /// The f32 twin of `shaders/contacts.wgsl`: each body's earliest contact, the ordered
 /// contacts and the step's counts (source `src/cpu/contacts.rs`).
 pub mod contacts {

@@ -741,10 +741,11 @@ impl Walk<'_> {
     }
 }
 
-/// `candidates`, invocation `p`: the query of the leaf at sorted position `p`.
-pub fn candidates(p: usize, queried: Queried, found: &mut Found) {
+/// `candidates`, invocation `p`: the query of the leaf at sorted position `p`. Returns the
+/// steps it took (node visits and image checks: the walk's budget), for counting.
+pub fn candidates(p: usize, queried: Queried, found: &mut Found) -> u32 {
     if p + 1 >= queried.params.body_count as usize {
-        return;
+        return 0;
     }
     let mut walk = Walk {
         queried,
@@ -753,6 +754,7 @@ pub fn candidates(p: usize, queried: Queried, found: &mut Found) {
         steps: 0,
     };
     walk.query(p as u32, 0, found);
+    walk.steps
 }
 
 /// `prepare_resume`, its one invocation: the workgroups of the resume of a queue whose head
@@ -769,16 +771,16 @@ pub fn prepare_resume(params: &StepParams, saved: u32) -> [u32; 3] {
 }
 
 /// `resume_candidates`, invocation `i`: the saved query `i` of the last dispatch, for another
-/// [`BUDGET`] steps.
+/// [`BUDGET`] steps. Returns the steps it took, as [`candidates`].
 pub fn resume_candidates(
     i: usize,
     queried: Queried,
     continuations_in: &[Continuation],
     continuation_count_in: u32,
     found: &mut Found,
-) {
+) -> u32 {
     if i >= continuation_count_in.min(queried.params.continuation_capacity) as usize {
-        return;
+        return 0;
     }
     let saved = &continuations_in[i];
     let mut walk = Walk {
@@ -789,6 +791,7 @@ pub fn resume_candidates(
     };
     walk.stack[..saved.stack.len()].copy_from_slice(&saved.stack);
     walk.query(saved.position, saved.image, found);
+    walk.steps
 }
 
 /// `FRAME_BINS` of the shader: the slices of a periodic axis in which [`frame`] looks for the

@@ -10,6 +10,7 @@ pub(crate) mod broad_phase;
 mod bvh;
 pub(crate) mod contacts;
 mod frame;
+pub(crate) mod grid;
 pub(crate) mod lanes;
 mod memory;
 mod scatter;

@@ -1,0 +1,842 @@
+//! The f32 twin of `shaders/grid.wgsl`: the grid broad phase of the GPU step, in which each
+//! body finds, sweeps and keeps its own earliest contact. One function per entry point, each
+//! one invocation of it, written to be read beside the shader; [`earliest_by_grid`] runs them
+//! in the order the device records them. `tests/grid.rs` holds the device to this twin and
+//! both to the CPU step.
+//!
+//! ```text
+//! grid_widths   one per body: the bodies' largest and smallest swept extent and the boxes'
+//!               bounds (order-preserving bits, joined by atomicMax)
+//! grid_frame    one: the levels (a cell of each at least the largest extent in it, each
+//!               level's cell 2^ratio_log2 times the next finer one) and the cells a periodic
+//!               axis holds at each level
+//! grid_keys     one per body: its level, its cell and the cell's hash (the sort key); each
+//!               level's population
+//! (sort)        a stable sort of the bodies by hash (lampshade's on the device)
+//! grid_cells    one per sorted position: the sorted entry (box, body, groups) and each hash's
+//!               range of sorted positions
+//! grid_plan     one: which level searches which (each level itself; of two levels, the side
+//!               the cost model finds cheaper)
+//! grid_gather   one per sorted position: the body's own earliest contact among the levels it
+//!               searches; a partner at another level, which does not search this one, is
+//!               told the time (atomicMax of its complement)
+//! grid_partners one per sorted position (only with several levels): the lowest partner at
+//!               each body's least time, as the gather and the cross-level hits give it
+//! grid_records  one per body (only with several levels): the body's EarliestRecord, from
+//!               the pair its two words name, swept again in canonical order
+//! ```
+//!
+//! **Why a body finds every partner.** A body is in the finest level whose size exceeds its
+//! widest extent (the rounded `hi - lo`, strictly below the level's size, so that the exact
+//! extent is too). Its sorted entry sits in the cell of its box's low corner. A partner's box
+//! meets a query's only if the partner's low corner lies in `[lo - cell, hi]` of the query's
+//! box: the query visits the cells of that interval, widened by a slack that covers the
+//! rounding of `lo - cell` (on an open axis), or by one cell each side and wrapped (on a
+//! periodic axis, where a body's corner is stored wrapped into the box and the box test
+//! shifts the query by -1, 0 and +1 period, as the tree's queries do). A hash that two cells
+//! share only adds box tests; an entry of another level is skipped. The box test and the
+//! margin are the tree's, so the pairs swept include every pair the sweep calls a hit; the
+//! sweep is `sweep_pair` of `shaders/sweep.wgsl` in the CPU step's canonical order (the lower
+//! index first), so both bodies of a pair hold the same bits.
+//!
+//! **Bounded work.** An invocation takes at most [`GRID_BUDGET`] steps (a cell looked up or an
+//! entry visited); past it, it stops and raises the unfinished flag, which makes the step
+//! invalid (never a silent partial answer).
+
+use bytemuck::{Pod, Zeroable};
+use glam::Vec3;
+
+use super::broad_phase::{
+    interacts, local_coordinate, margin, ordered, outside_the_box, unordered,
+};
+use super::sweep::sweep_pair;
+use crate::layout::{
+    BodyRecord, EARLIEST_BODY, EarliestRecord, KeyValue, STATUS_MISS, StepParams, SweepParams,
+};
+
+/// The most levels a grid has; bodies finer than the finest go into it.
+pub const GRID_MAX_LEVELS: usize = 16;
+/// Steps (a cell looked up, an entry visited) one invocation of `grid_gather` or
+/// `grid_partners` takes before it stops and flags the step unfinished. Mesa's software
+/// adapters end an invocation after 65,535 loop iterations, silently: well below that.
+pub const GRID_BUDGET: u32 = 32_768;
+/// Each level's cell is `2^ratio_log2` times the next finer one's, by default (issue 32's
+/// counts: the fewest steps a body on the scenes of mixed sizes).
+pub const GRID_RATIO_LOG2: u32 = 1;
+/// One level, by default, where the extents span at most `2^GRID_SINGLE_SPAN_LOG2` (the
+/// counts: as few steps as two levels on uniform sizes, without the passes levels need).
+pub const GRID_SINGLE_SPAN_LOG2: u32 = 2;
+
+/// Words of the grid's counters: the complement of the smallest extent's ordered bits, the
+/// largest extent's, the unfinished flag, one unused; per axis the complement of the boxes'
+/// lowest corner, their highest corner, and their highest low corner (ordered bits); three
+/// unused; each level's population.
+pub const GRID_WORDS: usize = 16 + GRID_MAX_LEVELS;
+const WORD_SMALLEST: usize = 0;
+const WORD_LARGEST: usize = 1;
+/// The counters' word set when an invocation ran out of its budget.
+pub const WORD_UNFINISHED: usize = 2;
+const WORD_LOW: usize = 4;
+const WORD_HIGH: usize = 7;
+const WORD_CORNER_HIGH: usize = 10;
+const WORD_POPULATION: usize = 16;
+
+/// One level of the grid: `GridLevel` of the shader, 16 bytes.
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
+pub struct GridLevel {
+    /// The level's cell, on every axis: a body is at the finest level whose cell exceeds its
+    /// widest extent.
+    pub size: f32,
+    /// `1 / size`.
+    pub inverse: f32,
+    /// Bit `k` set where this level's bodies search level `k` (always their own).
+    pub searches: u32,
+    /// The bodies at this level (set by `grid_plan`).
+    pub population: u32,
+}
+
+/// The grid's parameters: `GridParams` of the shader. The host sets `table_bits` and
+/// `ratio_log2`; `grid_frame` and `grid_plan` the rest.
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
+pub struct GridParams {
+    /// Levels in use (1 to [`GRID_MAX_LEVELS`]); level 0 is the coarsest.
+    pub level_count: u32,
+    /// The hash table holds `1 << table_bits` cells; the sort's key bits.
+    pub table_bits: u32,
+    /// Each level's cell is `2^ratio_log2` times the next finer one's; 0 for one level.
+    pub ratio_log2: u32,
+    /// Dimensions the cost model of `grid_plan` counts: the axes along which the boxes span
+    /// more than the coarsest level's size (set by `grid_frame`).
+    pub spread_axes: u32,
+    /// The lowest of the boxes' low corners: no cell below its cell holds an entry.
+    pub corner_lo: [f32; 3],
+    /// One level where the smallest extent is at least `2^-single_span_log2` of the largest
+    /// (0: levels whatever the extents).
+    pub single_span_log2: u32,
+    /// The highest of the boxes' low corners: no cell above its cell holds an entry.
+    pub corner_hi: [f32; 3],
+    /// Padding to 16 bytes.
+    pub _pad1: u32,
+    /// The levels.
+    pub levels: [GridLevel; GRID_MAX_LEVELS],
+}
+
+/// A sorted entry: `GridEntry` of the shader (the tree's `Leaf`), 32 bytes.
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
+pub struct GridEntry {
+    /// The swept box's low corner, in the local frame.
+    pub lo: [f32; 3],
+    /// The body's index.
+    pub body: u32,
+    /// The high corner.
+    pub hi: [f32; 3],
+    /// The body's collision groups (its record's word).
+    pub groups: u32,
+}
+
+/// What a step of the grid counted: `GridCounts` of the shader, 32 bytes, written by
+/// `grid_finish`. `valid` is 1 only when every body could be swept and every invocation
+/// finished within [`GRID_BUDGET`].
+#[repr(C)]
+#[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Eq, Default)]
+pub struct GridCounts {
+    /// 1 where the step's outputs are whole.
+    pub valid: u32,
+    /// The bodies of the step.
+    pub bodies: u32,
+    /// The grid's levels.
+    pub levels: u32,
+    /// 1 where an invocation ran out of its budget.
+    pub unfinished: u32,
+    /// 1 where a body could not be swept (not finite, or a negative radius).
+    pub invalid_bodies: u32,
+    /// Padding to 32 bytes.
+    pub _pad: [u32; 3],
+}
+
+/// What one invocation of the gather counted (the twin's instrumentation, not the shader's).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct GridWork {
+    /// Cells looked up in the hash table.
+    pub cells: u64,
+    /// Entries visited in those cells' ranges (other cells and levels of the same hash too).
+    pub entries: u64,
+    /// Box tests (entries of the searched level).
+    pub box_tests: u64,
+    /// Pairs swept.
+    pub sweeps: u64,
+}
+
+impl std::ops::AddAssign for GridWork {
+    fn add_assign(&mut self, other: Self) {
+        self.cells += other.cells;
+        self.entries += other.entries;
+        self.box_tests += other.box_tests;
+        self.sweeps += other.sweeps;
+    }
+}
+
+/// The swept box of `body` in the local frame of `step`: `swept_boxes` of the tree, without
+/// its code.
+#[must_use]
+pub fn swept_box(step: &StepParams, body: &BodyRecord) -> (Vec3, Vec3) {
+    let center = Vec3::new(
+        local_coordinate(
+            body.center[0],
+            step.period[0],
+            step.inverse_period[0],
+            step.origin[0],
+        ),
+        local_coordinate(
+            body.center[1],
+            step.period[1],
+            step.inverse_period[1],
+            step.origin[1],
+        ),
+        local_coordinate(
+            body.center[2],
+            step.period[2],
+            step.inverse_period[2],
+            step.origin[2],
+        ),
+    );
+    let end = center + Vec3::from_array(body.displacement);
+    let reach = body.radius
+        + margin(
+            body,
+            center.to_array(),
+            outside_the_box(body.center, step.period),
+        );
+    (
+        center.min(end) - Vec3::splat(reach),
+        center.max(end) + Vec3::splat(reach),
+    )
+}
+
+/// A box's widest extent.
+fn extent(lo: Vec3, hi: Vec3) -> f32 {
+    (hi - lo).max_element()
+}
+
+/// `grid_widths`, invocation `i`.
+pub fn grid_widths(i: usize, step: &StepParams, bodies: &[BodyRecord], words: &mut [u32]) {
+    if i >= step.body_count as usize {
+        return;
+    }
+    let (lo, hi) = swept_box(step, &bodies[i]);
+    let width = ordered(extent(lo, hi));
+    words[WORD_SMALLEST] = words[WORD_SMALLEST].max(!width);
+    words[WORD_LARGEST] = words[WORD_LARGEST].max(width);
+    for k in 0..3 {
+        words[WORD_LOW + k] = words[WORD_LOW + k].max(!ordered(lo[k]));
+        words[WORD_HIGH + k] = words[WORD_HIGH + k].max(ordered(hi[k]));
+        words[WORD_CORNER_HIGH + k] = words[WORD_CORNER_HIGH + k].max(ordered(lo[k]));
+    }
+}
+
+/// The size of the coarsest level for a largest extent `largest`: a little above it, so that
+/// every body's extent is strictly below; at least 2^-100 (a scene of points).
+fn coarsest_size(largest: f32) -> f32 {
+    (largest + largest * (1.0 / 1024.0)).max(f32::from_bits(0x0d80_0000))
+}
+
+/// `grid_frame`: the levels from the extents. `input` holds the host's `table_bits` and
+/// `ratio_log2`.
+#[must_use]
+pub fn grid_frame(input: &GridParams, step: &StepParams, words: &[u32]) -> GridParams {
+    let mut grid = *input;
+    let smallest = unordered(!words[WORD_SMALLEST]);
+    let largest = unordered(words[WORD_LARGEST]);
+    let top = coarsest_size(largest);
+    let ratio = f32::from_bits((127 - grid.ratio_log2.min(8)) << 23);
+    let single = f32::from_bits((127 - grid.single_span_log2.min(8)) << 23);
+    let mut count = 1usize;
+    let mut size = top;
+    grid.levels = [GridLevel::default(); GRID_MAX_LEVELS];
+    for k in 0..GRID_MAX_LEVELS {
+        if k > 0 {
+            if grid.ratio_log2 == 0 || (grid.single_span_log2 > 0 && smallest >= top * single) {
+                break;
+            }
+            size *= ratio;
+            if step.body_count == 0 || size <= smallest {
+                break;
+            }
+            count = k + 1;
+        }
+        grid.levels[k].size = size;
+        grid.levels[k].inverse = 1.0 / size;
+    }
+    grid.level_count = count as u32;
+    for k in 0..3 {
+        grid.corner_lo[k] = unordered(!words[WORD_LOW + k]);
+        grid.corner_hi[k] = unordered(words[WORD_CORNER_HIGH + k]);
+    }
+    // The axes along which the boxes spread beyond the coarsest cell: the cost model's
+    // dimensions (2 for a flat scene).
+    grid.spread_axes = (0..3)
+        .filter(|&k| {
+            let span = unordered(words[WORD_HIGH + k]) - unordered(!words[WORD_LOW + k]);
+            span > top
+        })
+        .count()
+        .max(1) as u32;
+    grid
+}
+
+/// The level of a body whose widest extent is `width`: the finest whose size exceeds it.
+fn level_of(grid: &GridParams, width: f32) -> usize {
+    let mut k = 0;
+    while k + 1 < grid.level_count as usize && width < grid.levels[k + 1].size {
+        k += 1;
+    }
+    k
+}
+
+/// The cell index of coordinate `x` at `level`: `floor(x / size)` (by its inverse), clamped
+/// to ±2^30 (a monotone clamp: the cells beyond it merge, which costs box tests only). A
+/// periodic axis is not wrapped: a box's corner lies in about `[-period / 4, period)`, and the
+/// queries shift themselves by a period instead.
+fn cell_index(level: &GridLevel, x: f32) -> i32 {
+    (x * level.inverse)
+        .floor()
+        .clamp(-((1 << 30) as f32), (1 << 30) as f32) as i32
+}
+
+/// The hash of a cell at level `k`: a mix of its coordinates and level (murmur3's
+/// finaliser), its top `table_bits` bits.
+#[must_use]
+pub fn cell_hash(cell: [i32; 3], k: u32, table_bits: u32) -> u32 {
+    let mut h = (cell[0] as u32).wrapping_mul(0x9e37_79b1)
+        ^ (cell[1] as u32).wrapping_mul(0x85eb_ca77)
+        ^ (cell[2] as u32).wrapping_mul(0xc2b2_ae3d)
+        ^ k.wrapping_mul(0x27d4_eb2f);
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^= h >> 16;
+    if table_bits == 0 {
+        0
+    } else {
+        h >> (32 - table_bits)
+    }
+}
+
+/// The cell of a box's low corner at `level`.
+fn home_cell(level: &GridLevel, lo: Vec3) -> [i32; 3] {
+    [0, 1, 2].map(|axis| cell_index(level, lo[axis]))
+}
+
+/// `grid_keys`, invocation `i`: body `i`'s hash as its sort key; its level counted.
+pub fn grid_keys(
+    i: usize,
+    step: &StepParams,
+    grid: &GridParams,
+    bodies: &[BodyRecord],
+    sort_in: &mut [KeyValue],
+    words: &mut [u32],
+) {
+    if i >= step.body_count as usize {
+        return;
+    }
+    let (lo, hi) = swept_box(step, &bodies[i]);
+    let k = level_of(grid, extent(lo, hi));
+    words[WORD_POPULATION + k] += 1;
+    let cell = home_cell(&grid.levels[k], lo);
+    sort_in[i] = KeyValue {
+        key: cell_hash(cell, k as u32, grid.table_bits),
+        value: i as u32,
+    };
+}
+
+/// `grid_cells`, invocation `p`: the entry at sorted position `p`, and the bounds of its
+/// hash's range where `p` starts or ends it (`ranges[2h]`, `ranges[2h + 1]`; both 0 for a hash
+/// no body has, from the clear before).
+pub fn grid_cells(
+    p: usize,
+    step: &StepParams,
+    bodies: &[BodyRecord],
+    sort_out: &[KeyValue],
+    entries: &mut [GridEntry],
+    ranges: &mut [u32],
+) {
+    let n = step.body_count as usize;
+    if p >= n {
+        return;
+    }
+    let KeyValue { key, value } = sort_out[p];
+    let body = &bodies[value as usize];
+    let (lo, hi) = swept_box(step, body);
+    entries[p] = GridEntry {
+        lo: lo.to_array(),
+        body: value,
+        hi: hi.to_array(),
+        groups: body.groups,
+    };
+    if p == 0 || sort_out[p - 1].key != key {
+        ranges[2 * key as usize] = p as u32;
+    }
+    if p + 1 == n || sort_out[p + 1].key != key {
+        ranges[2 * key as usize + 1] = p as u32 + 1;
+    }
+}
+
+/// `grid_plan`: each level's population and which levels it searches. A level searches
+/// itself; of a finer level `f` and a coarser `c`, the finer searches the coarser where the
+/// model's cost is lower: the finer's bodies each look up about 3 cells an axis of the
+/// coarser, each with the coarser's bodies a cell; the coarser's bodies each look up
+/// `size_c / size_f + 3` cells an axis of the finer, each with the finer's bodies a cell
+/// (bodies a cell: the population over the scene's cells, at least one).
+#[must_use]
+pub fn grid_plan(input: &GridParams, words: &[u32]) -> GridParams {
+    let mut grid = *input;
+    let count = grid.level_count as usize;
+    let dims = grid.spread_axes;
+    let span: Vec<f32> = (0..3)
+        .map(|k| unordered(words[WORD_HIGH + k]) - unordered(!words[WORD_LOW + k]))
+        .collect();
+    let volume = span.iter().fold(1.0f32, |v, s| v * s.max(0.0));
+    for k in 0..count {
+        grid.levels[k].population = words[WORD_POPULATION + k];
+        grid.levels[k].searches = 1 << k;
+    }
+    let per_cell = |level: &GridLevel| {
+        let cell_volume = power(level.size, dims);
+        (level.population as f32 * cell_volume / volume.max(cell_volume)).max(1.0)
+    };
+    for c in 0..count {
+        for f in c + 1..count {
+            let (coarse, fine) = (grid.levels[c], grid.levels[f]);
+            let up = fine.population as f32 * power(3.0, dims) * per_cell(&coarse);
+            let down = coarse.population as f32
+                * power(coarse.size / fine.size + 3.0, dims)
+                * per_cell(&fine);
+            if up <= down {
+                grid.levels[f].searches |= 1 << c;
+            } else {
+                grid.levels[c].searches |= 1 << f;
+            }
+        }
+    }
+    grid
+}
+
+/// `x` to the power `n`, by `n` products in order (as the shader computes it).
+fn power(x: f32, n: u32) -> f32 {
+    (0..n).fold(1.0, |product, _| product * x)
+}
+
+/// The sweep's parameters of the step's options.
+fn sweep_params(step: &StepParams) -> SweepParams {
+    SweepParams {
+        period: step.period,
+        flags: step.flags,
+        inverse_period: step.inverse_period,
+        pair_capacity: 0,
+    }
+}
+
+/// Whether box `own` shifted by `shift` meets `other`, as the tree's queries test an image.
+fn meets(own: &GridEntry, shift: Vec3, other: &GridEntry) -> bool {
+    let (lo, hi) = (
+        Vec3::from_array(own.lo) + shift,
+        Vec3::from_array(own.hi) + shift,
+    );
+    lo.cmple(Vec3::from_array(other.hi)).all() && Vec3::from_array(other.lo).cmple(hi).all()
+}
+
+/// The cells of one axis that the query of `[lo, hi]` (already shifted) visits at `level`:
+/// `(first, count)`. A partner whose box meets the query's has its low corner in
+/// `[lo - size, hi]` (its extent is below `size`), so in these cells: the slack covers the
+/// rounding of `lo - size`, and no cell outside the corners' holds an entry.
+fn axis_range(grid: &GridParams, level: &GridLevel, axis: usize, lo: f32, hi: f32) -> (i32, i32) {
+    let slack = (lo.abs() + hi.abs() + level.size) * (1.0 / 2_097_152.0);
+    let first =
+        cell_index(level, lo - level.size - slack).max(cell_index(level, grid.corner_lo[axis]));
+    let last = cell_index(level, hi + slack).min(cell_index(level, grid.corner_hi[axis]));
+    (first, (last - first + 1).max(0))
+}
+
+/// The level of a sorted entry.
+fn entry_level(grid: &GridParams, entry: &GridEntry) -> usize {
+    level_of(
+        grid,
+        extent(Vec3::from_array(entry.lo), Vec3::from_array(entry.hi)),
+    )
+}
+
+/// What one walk over the searched levels does with each partner it sweeps.
+trait Visit {
+    /// Partner `partner` (at level `k`, `other_level` where it is not the body's own), its
+    /// pair's sweep `impact`, a hit.
+    fn hit(&mut self, partner: u32, cross: bool, impact: &crate::layout::ImpactRecord);
+}
+
+/// The walk of body at sorted position `p` over the levels it searches: every partner whose
+/// box meets its own, of a level it searches, that it may interact with, swept in canonical
+/// order. Returns false where the budget ran out.
+#[allow(clippy::too_many_arguments)]
+fn walk(
+    p: usize,
+    step: &StepParams,
+    grid: &GridParams,
+    bodies: &[BodyRecord],
+    entries: &[GridEntry],
+    ranges: &[u32],
+    work: &mut GridWork,
+    visit: &mut impl Visit,
+) -> bool {
+    let own = entries[p];
+    let own_level = entry_level(grid, &own);
+    let searches = grid.levels[own_level].searches;
+    let sweep = sweep_params(step);
+    let mut steps = 0u32;
+    for k in 0..grid.level_count as usize {
+        if searches & (1 << k) == 0 {
+            continue;
+        }
+        let level = &grid.levels[k];
+        // Per axis, the query's images: the box itself, and on a periodic axis the box a
+        // period below and above (each axis's shift is independent, as the tree's 27 images).
+        for image in 0..27u32 {
+            let steps_of = [image / 9, (image / 3) % 3, image % 3];
+            if (0..3).any(|axis| steps_of[axis] != 0 && step.period[axis] <= 0.0) {
+                continue;
+            }
+            let shift = Vec3::from_array([0, 1, 2].map(|axis| match steps_of[axis] {
+                1 => -step.period[axis],
+                2 => step.period[axis],
+                _ => 0.0,
+            }));
+            let (lo, hi) = (
+                Vec3::from_array(own.lo) + shift,
+                Vec3::from_array(own.hi) + shift,
+            );
+            let axes = [0, 1, 2].map(|axis| axis_range(grid, level, axis, lo[axis], hi[axis]));
+            for x in 0..axes[0].1 {
+                for y in 0..axes[1].1 {
+                    for z in 0..axes[2].1 {
+                        let cell = [axes[0].0 + x, axes[1].0 + y, axes[2].0 + z];
+                        steps += 1;
+                        if steps > GRID_BUDGET {
+                            return false;
+                        }
+                        work.cells += 1;
+                        let hash = cell_hash(cell, k as u32, grid.table_bits) as usize;
+                        let (start, end) = (ranges[2 * hash], ranges[2 * hash + 1]);
+                        for q in start..end {
+                            steps += 1;
+                            if steps > GRID_BUDGET {
+                                return false;
+                            }
+                            work.entries += 1;
+                            let other = &entries[q as usize];
+                            if q as usize == p || entry_level(grid, other) != k {
+                                continue;
+                            }
+                            work.box_tests += 1;
+                            if !interacts(own.groups, other.groups) || !meets(&own, shift, other) {
+                                continue;
+                            }
+                            work.sweeps += 1;
+                            let (a, b) = (own.body.min(other.body), own.body.max(other.body));
+                            let impact =
+                                sweep_pair(&bodies[a as usize], &bodies[b as usize], &sweep);
+                            if impact.status != STATUS_MISS {
+                                visit.hit(other.body, k != own_level, &impact);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The complement of a hit's time bits: atomicMax of it keeps the least time (times are in
+/// [0, 1]; 0, below every complement, for none).
+fn time_key(time_of_impact: f32) -> u32 {
+    !time_of_impact.to_bits()
+}
+
+/// The least (time, partner) a gather has met, and the cross-level hits' times.
+struct Gather<'a> {
+    best: Option<(f32, u32, crate::layout::ImpactRecord)>,
+    time_words: &'a mut [u32],
+}
+
+impl Visit for Gather<'_> {
+    fn hit(&mut self, partner: u32, cross: bool, impact: &crate::layout::ImpactRecord) {
+        let t = impact.time_of_impact;
+        if self
+            .best
+            .is_none_or(|(time, other, _)| t < time || (t == time && partner < other))
+        {
+            self.best = Some((t, partner, *impact));
+        }
+        if cross {
+            let word = &mut self.time_words[2 * partner as usize];
+            *word = (*word).max(time_key(t));
+        }
+    }
+}
+
+/// The record of `body`'s contact with `partner`, whose pair's sweep is `impact`.
+fn record_of(
+    step: &StepParams,
+    bodies: &[BodyRecord],
+    body: u32,
+    partner: u32,
+    impact: &crate::layout::ImpactRecord,
+) -> EarliestRecord {
+    let (a, b) = (body.min(partner), body.max(partner));
+    let image =
+        super::contacts::image_of(step, bodies[a as usize].center, bodies[b as usize].center);
+    EarliestRecord {
+        time_of_impact: impact.time_of_impact,
+        other: partner,
+        status: impact.status,
+        kind: EARLIEST_BODY,
+        image: if body == a {
+            image
+        } else {
+            image.map(i32::wrapping_neg)
+        },
+        _pad: 0,
+    }
+}
+
+/// `grid_gather`, invocation `p`: with one level, the body's record itself; with several,
+/// its least time and partner (`own_best[2i]`, `own_best[2i + 1]`: the time key and the
+/// partner's complement, 0 for none) and the time words (`time_words[2i]`) of it and of its
+/// cross-level partners. Returns what it counted.
+#[allow(clippy::too_many_arguments)]
+pub fn grid_gather(
+    p: usize,
+    step: &StepParams,
+    grid: &GridParams,
+    bodies: &[BodyRecord],
+    entries: &[GridEntry],
+    ranges: &[u32],
+    own_best: &mut [u32],
+    time_words: &mut [u32],
+    earliest: &mut [EarliestRecord],
+    words: &mut [u32],
+) -> GridWork {
+    let mut work = GridWork::default();
+    if p >= step.body_count as usize {
+        return work;
+    }
+    let body = entries[p].body;
+    let mut gather = Gather {
+        best: None,
+        time_words,
+    };
+    if !walk(
+        p,
+        step,
+        grid,
+        bodies,
+        entries,
+        ranges,
+        &mut work,
+        &mut gather,
+    ) {
+        words[WORD_UNFINISHED] = 1;
+    }
+    let Some((time, partner, impact)) = gather.best else {
+        // No stale best of an earlier step for grid_partners to read.
+        own_best[2 * body as usize] = 0;
+        return work;
+    };
+    if grid.level_count == 1 {
+        earliest[body as usize] = record_of(step, bodies, body, partner, &impact);
+        return work;
+    }
+    let i = body as usize;
+    own_best[2 * i] = time_key(time);
+    own_best[2 * i + 1] = !partner;
+    gather.time_words[2 * i] = gather.time_words[2 * i].max(time_key(time));
+    work
+}
+
+/// The cross-level hits at each partner's least time, offering this body as its partner.
+struct Partners<'a> {
+    body: u32,
+    time_words: &'a mut [u32],
+}
+
+impl Visit for Partners<'_> {
+    fn hit(&mut self, partner: u32, cross: bool, impact: &crate::layout::ImpactRecord) {
+        let j = partner as usize;
+        if cross && self.time_words[2 * j] == time_key(impact.time_of_impact) {
+            self.time_words[2 * j + 1] = self.time_words[2 * j + 1].max(!self.body);
+        }
+    }
+}
+
+/// `grid_partners`, invocation `p` (several levels only): the lowest partner at each body's
+/// least time (`time_words[2i + 1]`, the complement, joined by atomicMax): the body's own best
+/// where its time is the least, and this body for each cross-level partner it hit at that
+/// partner's least time.
+#[allow(clippy::too_many_arguments)]
+pub fn grid_partners(
+    p: usize,
+    step: &StepParams,
+    grid: &GridParams,
+    bodies: &[BodyRecord],
+    entries: &[GridEntry],
+    ranges: &[u32],
+    own_best: &[u32],
+    time_words: &mut [u32],
+    words: &mut [u32],
+) {
+    if p >= step.body_count as usize || grid.level_count == 1 {
+        return;
+    }
+    let body = entries[p].body;
+    let i = body as usize;
+    if own_best[2 * i] != 0 && own_best[2 * i] == time_words[2 * i] {
+        time_words[2 * i + 1] = time_words[2 * i + 1].max(own_best[2 * i + 1]);
+    }
+    let mut work = GridWork::default();
+    let mut partners = Partners { body, time_words };
+    if !walk(
+        p,
+        step,
+        grid,
+        bodies,
+        entries,
+        ranges,
+        &mut work,
+        &mut partners,
+    ) {
+        words[WORD_UNFINISHED] = 1;
+    }
+}
+
+/// `grid_records`, invocation `i` (body `i`, several levels only): its record from the pair
+/// its two words name.
+pub fn grid_records(
+    i: usize,
+    step: &StepParams,
+    grid: &GridParams,
+    bodies: &[BodyRecord],
+    time_words: &[u32],
+    earliest: &mut [EarliestRecord],
+) {
+    if i >= step.body_count as usize || grid.level_count == 1 || time_words[2 * i] == 0 {
+        return;
+    }
+    let partner = !time_words[2 * i + 1];
+    let body = i as u32;
+    let (a, b) = (body.min(partner), body.max(partner));
+    let impact = sweep_pair(
+        &bodies[a as usize],
+        &bodies[b as usize],
+        &sweep_params(step),
+    );
+    earliest[i] = record_of(step, bodies, body, partner, &impact);
+}
+
+/// The hash table's bits for a capacity of `bodies`: the power of two at or above it, at
+/// least 2^10, at most 2^28.
+#[must_use]
+pub fn table_bits(bodies: usize) -> u32 {
+    (bodies.max(1).next_power_of_two().trailing_zeros()).clamp(10, 28)
+}
+
+/// What [`earliest_by_grid`] did: the grid it made and, per body, what its gather counted.
+#[derive(Clone, Debug)]
+pub struct GridRun {
+    /// Each body's earliest contact (kind [`EARLIEST_BODY`]) or none.
+    pub earliest: Vec<EarliestRecord>,
+    /// The grid's levels and plan.
+    pub grid: GridParams,
+    /// Per sorted position, what the gather counted.
+    pub work: Vec<GridWork>,
+    /// Whether an invocation ran out of its budget.
+    pub unfinished: bool,
+}
+
+/// Every entry point in the device's order, on the CPU, for bodies whose frame is `step`
+/// (from [`StepParams::new`]), with levels `2^ratio_log2` apart (one level where the
+/// extents span at most `2^single_span_log2`): each body's earliest contact with another
+/// body.
+#[must_use]
+pub fn earliest_by_grid(
+    step: &StepParams,
+    bodies: &[BodyRecord],
+    [single_span_log2, ratio_log2]: [u32; 2],
+) -> GridRun {
+    let n = step.body_count as usize;
+    let mut words = vec![0u32; GRID_WORDS];
+    for i in 0..n {
+        grid_widths(i, step, bodies, &mut words);
+    }
+    let input = GridParams {
+        table_bits: table_bits(n),
+        ratio_log2,
+        single_span_log2,
+        ..GridParams::default()
+    };
+    let grid = grid_frame(&input, step, &words);
+    let mut sort_in = vec![KeyValue::default(); n];
+    for i in 0..n {
+        grid_keys(i, step, &grid, bodies, &mut sort_in, &mut words);
+    }
+    let mut sort_out = vec![KeyValue::default(); n];
+    super::broad_phase::sort_by_key(&sort_in, &mut sort_out);
+    let mut entries = vec![GridEntry::default(); n];
+    let mut ranges = vec![0u32; 2 << grid.table_bits];
+    for p in 0..n {
+        grid_cells(p, step, bodies, &sort_out, &mut entries, &mut ranges);
+    }
+    let grid = grid_plan(&grid, &words);
+    let mut own_best = vec![0u32; 2 * n];
+    let mut time_words = vec![0u32; 2 * n];
+    let mut earliest = vec![EarliestRecord::default(); n];
+    let work = (0..n)
+        .map(|p| {
+            grid_gather(
+                p,
+                step,
+                &grid,
+                bodies,
+                &entries,
+                &ranges,
+                &mut own_best,
+                &mut time_words,
+                &mut earliest,
+                &mut words,
+            )
+        })
+        .collect();
+    for p in 0..n {
+        grid_partners(
+            p,
+            step,
+            &grid,
+            bodies,
+            &entries,
+            &ranges,
+            &own_best,
+            &mut time_words,
+            &mut words,
+        );
+    }
+    for i in 0..n {
+        grid_records(i, step, &grid, bodies, &time_words, &mut earliest);
+    }
+    GridRun {
+        earliest,
+        grid,
+        work,
+        unfinished: words[WORD_UNFINISHED] != 0,
+    }
+}
