@@ -288,3 +288,94 @@ fn workgroups_for(count: u32) -> vec3<u32> {
 fn linear_index(id: vec3<u32>, workgroups_x: u32) -> u32 {
     return id.x + id.y * workgroups_x * WORKGROUP_SIZE;
 }
+
+// The broad phases' local frame, boxes and groups (broad_phase.wgsl and grid.wgsl; their twins
+// are in src/cpu/broad_phase.rs).
+
+// `c` wrapped into [0, period) on an axis that wraps (period > 0). Exact for c in
+// [0, 2 period); elsewhere within a rounding of |c| and the period of the exact remainder
+// (validation keeps |c| below 2^24 periods).
+fn wrap(c: f32, period: f32, inverse_period: f32) -> f32 {
+    if (period <= 0.0) {
+        return c;
+    }
+    var wrapped = c - period * floor(c * inverse_period);
+    if (wrapped < 0.0) {
+        wrapped = wrapped + period;
+    }
+    if (wrapped >= period) {
+        wrapped = wrapped - period;
+    }
+    return wrapped;
+}
+
+// A centre's coordinate in the broad phase's local frame: c - origin, wrapped into
+// [0, period) on an axis that wraps. The origin is a multiple of f32's spacing at the period,
+// below it, so that period - origin is exact, and so is w - origin for w in [origin, period):
+// the result is exact or one rounding at its own size for c in the box. Just below the box,
+// c + (period - origin) keeps that, where the wrap's c + period would round at the period's
+// size first. Elsewhere it is within a few roundings of |c| (modulo the period), which the
+// margin's outside_the_box covers.
+fn local_coordinate(c: f32, period: f32, inverse_period: f32, origin: f32) -> f32 {
+    if (period <= 0.0) {
+        return c - origin;
+    }
+    let below = c + (period - origin);
+    if (c < 0.0 && below >= 0.0) {
+        return below;
+    }
+    let wrapped = wrap(c, period, inverse_period);
+    return select(wrapped + (period - origin), wrapped - origin, wrapped >= origin);
+}
+
+// The largest magnitude of the centre's components on the axes that wrap (period > 0) where
+// it lies outside [0, 2 period): 0 in open space, in the box and within a period beyond it,
+// where the wrap and the sweep's shift by whole periods are exact. `outside_the_box` in
+// src/cpu/broad_phase.rs.
+fn outside_the_box_of(center: vec3<f32>, period: vec3<f32>) -> f32 {
+    let outside = (period > vec3<f32>(0.0))
+        & ((center < vec3<f32>(0.0)) | (center >= 2.0 * period));
+    return largest_component(select(vec3<f32>(0.0), center, outside));
+}
+
+// The widening of a body's swept box, `margin` in src/cpu/broad_phase.rs (whose comment has
+// the rounding analysis in full). 2^-16 of the body's radius, largest displacement component and
+// outside_the_box covers the sweep's rounding: it works in relative coordinates, so it
+// rounds at the pair's own scale (under 30u of the two bodies' r + |d|, u = 2^-24), and at
+// a centre's coordinates only where it lies below the box or beyond 2L. 2^-20 of the
+// centre's largest component in the local frame covers the rounding of the boxes' corners,
+// made here in f32 (about 4u of it, and u of a query shifted by a period). One sum scaled
+// once: a sum of two products may be reassociated here, and the twin's boxes must be these
+// bit for bit.
+fn margin(body: BodyRecord, center: vec3<f32>, outside: f32) -> f32 {
+    return (body.radius + largest_component(body.displacement) + outside
+        + largest_component(center) * (1.0 / 16.0)) * (1.0 / 65536.0);
+}
+
+fn overlaps(a_lo: vec3<f32>, a_hi: vec3<f32>, b_lo: vec3<f32>, b_hi: vec3<f32>) -> bool {
+    return all(a_lo <= b_hi) && all(b_lo <= a_hi);
+}
+
+// f32 bits whose unsigned order is the numbers' order: atomicMin and atomicMax on them are
+// min and max of the floats.
+fn ordered(x: f32) -> u32 {
+    let bits = bitcast<u32>(x);
+    return select(bits | 0x80000000u, ~bits, (bits & 0x80000000u) != 0u);
+}
+
+fn unordered(u: u32) -> f32 {
+    return bitcast<f32>(select(~u, u & 0x7fffffffu, (u & 0x80000000u) != 0u));
+}
+
+// Whether two bodies whose records' group words are `a` and `b` interact: each one's
+// memberships (low 16 bits of the complement) meet the other's filter (high 16 bits).
+// `CollisionGroups::interacts_with` in src/groups.rs.
+fn interacts(a: u32, b: u32) -> bool {
+    return interacts_bits(~a, ~b);
+}
+
+// `interacts` on the groups' bits themselves, or on unions of them (a node's, whose bodies
+// may then interact): `CollisionGroups::interacts_with`.
+fn interacts_bits(own: u32, other: u32) -> bool {
+    return (own & (other >> 16u)) != 0u && (other & (own >> 16u)) != 0u;
+}

@@ -34,8 +34,8 @@ pub const BROAD_PHASE_WGSL: &str = concat!(
 pub(super) const CONTINUATION_SIZE: u64 = 4 * (4 + STACK_SIZE as u64);
 /// Bytes of a queue's head (its count and three words of padding) before its queries.
 const QUEUE_HEAD: u64 = 16;
-const PARAMS_SIZE: u64 = size_of::<StepParams>() as u64;
-const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
+pub(super) const PARAMS_SIZE: u64 = size_of::<StepParams>() as u64;
+pub(super) const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 
 /// Bytes per body of the broad phase's own buffers: its box (32), code (8), two sort records
 /// (16), its leaf (32) and leaf code (8), an internal node (16) and its box (32), and two
@@ -46,7 +46,7 @@ pub const BROAD_PHASE_BYTES_PER_CANDIDATE: u64 = 8;
 
 // The shader's bindings.
 const PARAMS: u32 = 0;
-const BODIES: u32 = 1;
+pub(super) const BODIES: u32 = 1;
 const BOXES: u32 = 2;
 const CODES: u32 = 3;
 const SORT_IN: u32 = 4;
@@ -62,14 +62,14 @@ const COUNTERS: u32 = 13;
 const QUEUE_IN: u32 = 15;
 const QUEUE_OUT: u32 = 17;
 const RESUME_DISPATCH: u32 = 21;
-const FRAME_INPUT: u32 = 22;
-const BOUNDS: u32 = 23;
-const FRAME_OUTPUT: u32 = 24;
-const BODY_DISPATCH: u32 = 25;
+pub(super) const FRAME_INPUT: u32 = 22;
+pub(super) const BOUNDS: u32 = 23;
+pub(super) const FRAME_OUTPUT: u32 = 24;
+pub(super) const BODY_DISPATCH: u32 = 25;
 
 use Access::{Read, Uniform, Write};
-const SCENE_BOUNDS: Bindings = &[(FRAME_INPUT, Read), (BODIES, Read), (BOUNDS, Write)];
-const FRAME: Bindings = &[
+pub(super) const SCENE_BOUNDS: Bindings = &[(FRAME_INPUT, Read), (BODIES, Read), (BOUNDS, Write)];
+pub(super) const FRAME: Bindings = &[
     (FRAME_INPUT, Read),
     (BOUNDS, Write),
     (FRAME_OUTPUT, Write),

@@ -1,0 +1,523 @@
+// grid.wgsl: the grid broad phase of the GPU step, in which each body finds, sweeps and keeps
+// its own earliest contact. shared.wgsl and sweep.wgsl (whose `sweep_pair`, `bodies` and
+// `params` it uses) are prepended to this file.
+//
+// The entry points, in the order src/gpu/grid.rs records them (after scene_bounds and frame of
+// broad_phase.wgsl, whose StepParams `step` is):
+//   grid_widths    one per body: the largest and smallest swept extent, the boxes' bounds
+//   grid_frame     one: the levels from the extents
+//   grid_keys      one per body: its level, its cell's hash (the sort key); levels' populations
+//   (lampshade's stable radix sort of the keys)
+//   grid_cells     one per sorted position: the sorted entry, and its hash's range
+//   grid_plan      one: which level searches which
+//   grid_gather    one per sorted position: the body's earliest contact among the levels it
+//                  searches; the times of its cross-level partners
+//   grid_partners  one per sorted position, several levels only: the lowest partner at each
+//                  body's least time
+//   grid_records   one per body, several levels only: the body's EarliestRecord
+// Its twin, one function per entry point, is src/cpu/grid.rs, whose module comment says why
+// a body finds every partner and what bounds an invocation's work.
+
+// The step's parameters: the options, the body count and the local frame (frame's output).
+@group(0) @binding(40) var<uniform> step_params: StepParams;
+// The grid's parameters, as grid_frame and grid_plan made them (copied in by the encoder).
+@group(0) @binding(41) var<uniform> grid: GridParams;
+// grid_frame's and grid_plan's output; the host's input (its table_bits, ratio_log2 and
+// single_span_log2) for grid_frame.
+@group(0) @binding(42) var<storage, read_write> grid_out: GridParams;
+@group(0) @binding(43) var<storage, read> grid_in: GridParams;
+// GRID_WORDS counters, cleared before grid_widths (see src/cpu/grid.rs).
+@group(0) @binding(44) var<storage, read_write> words: array<atomic<u32>>;
+@group(0) @binding(45) var<storage, read_write> sort_in: array<KeyValue>;
+@group(0) @binding(46) var<storage, read> sort_out: array<KeyValue>;
+@group(0) @binding(47) var<storage, read_write> entries: array<GridEntry>;
+// Per hash: the first and one past the last sorted position of its bodies (cleared to 0).
+@group(0) @binding(48) var<storage, read_write> ranges: array<u32>;
+// Per body (several levels): its own best time key and partner's complement.
+@group(0) @binding(49) var<storage, read_write> own_best: array<u32>;
+// Per body (several levels): the complement of its least time's bits and of its lowest
+// partner at that time, joined by atomicMax (cleared to 0: none).
+@group(0) @binding(50) var<storage, read_write> time_words: array<atomic<u32>>;
+// Per body: its earliest contact (cleared to EARLIEST_NONE).
+@group(0) @binding(51) var<storage, read_write> earliest: array<EarliestRecord>;
+
+const GRID_MAX_LEVELS: u32 = 16u;
+const GRID_BUDGET: u32 = 32768u;
+const GRID_WORDS: u32 = 32u;
+const WORD_SMALLEST: u32 = 0u;
+const WORD_LARGEST: u32 = 1u;
+const WORD_UNFINISHED: u32 = 2u;
+const WORD_LOW: u32 = 4u;
+const WORD_HIGH: u32 = 7u;
+const WORD_CORNER_HIGH: u32 = 10u;
+const WORD_POPULATION: u32 = 16u;
+
+struct GridLevel {
+    size: f32,
+    inverse: f32,
+    searches: u32,
+    population: u32,
+}
+
+struct GridParams {
+    level_count: u32,
+    table_bits: u32,
+    ratio_log2: u32,
+    spread_axes: u32,
+    corner_lo: vec3<f32>,
+    single_span_log2: u32,
+    corner_hi: vec3<f32>,
+    _pad1: u32,
+    levels: array<GridLevel, GRID_MAX_LEVELS>,
+}
+
+struct GridEntry {
+    lo: vec3<f32>,
+    body: u32,
+    hi: vec3<f32>,
+    groups: u32,
+}
+
+// The swept box of `body` in the local frame of `step` (swept_boxes of broad_phase.wgsl,
+// without its code), as (lo, hi).
+fn swept_box(body: BodyRecord) -> array<vec3<f32>, 2> {
+    let center = vec3<f32>(
+        local_coordinate(body.center.x, step_params.period.x, step_params.inverse_period.x, step_params.origin.x),
+        local_coordinate(body.center.y, step_params.period.y, step_params.inverse_period.y, step_params.origin.y),
+        local_coordinate(body.center.z, step_params.period.z, step_params.inverse_period.z, step_params.origin.z),
+    );
+    let end = center + body.displacement;
+    let reach = body.radius + margin(body, center, outside_the_box_of(body.center, step_params.period));
+    return array<vec3<f32>, 2>(min(center, end) - vec3<f32>(reach),
+                               max(center, end) + vec3<f32>(reach));
+}
+
+fn extent(lo: vec3<f32>, hi: vec3<f32>) -> f32 {
+    let e = hi - lo;
+    return max(max(e.x, e.y), e.z);
+}
+
+// A workgroup's counters, reduced here so that each word costs one global atomic a workgroup.
+var<workgroup> group_words: array<atomic<u32>, GRID_WORDS>;
+
+fn clear_group_words(local: u32) {
+    for (var word = local; word < GRID_WORDS; word = word + WORKGROUP_SIZE) {
+        atomicStore(&group_words[word], 0u);
+    }
+    workgroupBarrier();
+}
+
+fn flush_group_words(local: u32) {
+    workgroupBarrier();
+    for (var word = local; word < GRID_WORDS; word = word + WORKGROUP_SIZE) {
+        let value = atomicLoad(&group_words[word]);
+        if (value == 0u) {
+            continue;
+        }
+        if (word < WORD_POPULATION) {
+            atomicMax(&words[word], value);
+        } else {
+            atomicAdd(&words[word], value);
+        }
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn grid_widths(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    clear_group_words(local);
+    let i = linear_index(id, workgroups.x);
+    if (i < step_params.body_count) {
+        let b = swept_box(bodies[i]);
+        let width = ordered(extent(b[0], b[1]));
+        atomicMax(&group_words[WORD_SMALLEST], ~width);
+        atomicMax(&group_words[WORD_LARGEST], width);
+        for (var k = 0u; k < 3u; k = k + 1u) {
+            atomicMax(&group_words[WORD_LOW + k], ~ordered(b[0][k]));
+            atomicMax(&group_words[WORD_HIGH + k], ordered(b[1][k]));
+            atomicMax(&group_words[WORD_CORNER_HIGH + k], ordered(b[0][k]));
+        }
+    }
+    flush_group_words(local);
+}
+
+fn coarsest_size(largest: f32) -> f32 {
+    return max(largest + largest * (1.0 / 1024.0), bitcast<f32>(0x0d800000u));
+}
+
+// 2^-e for e in [0, 8].
+fn inverse_power_of_two(e: u32) -> f32 {
+    return bitcast<f32>((127u - min(e, 8u)) << 23u);
+}
+
+@compute @workgroup_size(1)
+fn grid_frame() {
+    var output = grid_in;
+    let smallest = unordered(~atomicLoad(&words[WORD_SMALLEST]));
+    let largest = unordered(atomicLoad(&words[WORD_LARGEST]));
+    let top = coarsest_size(largest);
+    let ratio = inverse_power_of_two(output.ratio_log2);
+    let single = inverse_power_of_two(output.single_span_log2);
+    var count = 1u;
+    var size = top;
+    for (var k = 0u; k < GRID_MAX_LEVELS; k = k + 1u) {
+        output.levels[k] = GridLevel(0.0, 0.0, 0u, 0u);
+    }
+    for (var k = 0u; k < GRID_MAX_LEVELS; k = k + 1u) {
+        if (k > 0u) {
+            if (output.ratio_log2 == 0u
+                || (output.single_span_log2 > 0u && smallest >= top * single)) {
+                break;
+            }
+            size = size * ratio;
+            if (step_params.body_count == 0u || size <= smallest) {
+                break;
+            }
+            count = k + 1u;
+        }
+        output.levels[k].size = size;
+        output.levels[k].inverse = 1.0 / size;
+    }
+    output.level_count = count;
+    var spread = 0u;
+    for (var k = 0u; k < 3u; k = k + 1u) {
+        let low = unordered(~atomicLoad(&words[WORD_LOW + k]));
+        output.corner_lo[k] = low;
+        output.corner_hi[k] = unordered(atomicLoad(&words[WORD_CORNER_HIGH + k]));
+        if (unordered(atomicLoad(&words[WORD_HIGH + k])) - low > top) {
+            spread = spread + 1u;
+        }
+    }
+    output.spread_axes = max(spread, 1u);
+    grid_out = output;
+}
+
+fn level_of(width: f32) -> u32 {
+    var k = 0u;
+    while (k + 1u < grid.level_count && width < grid.levels[k + 1u].size) {
+        k = k + 1u;
+    }
+    return k;
+}
+
+// floor(x / size) by the inverse, clamped to ±2^30 (`cell_index` in src/cpu/grid.rs).
+fn cell_index(k: u32, x: f32) -> i32 {
+    return i32(clamp(floor(x * grid.levels[k].inverse), -1073741824.0, 1073741824.0));
+}
+
+// The hash of a cell at level `k`: `cell_hash` in src/cpu/grid.rs.
+fn cell_hash(cell: vec3<i32>, k: u32) -> u32 {
+    var h = (bitcast<u32>(cell.x) * 0x9e3779b1u) ^ (bitcast<u32>(cell.y) * 0x85ebca77u)
+        ^ (bitcast<u32>(cell.z) * 0xc2b2ae3du) ^ (k * 0x27d4eb2fu);
+    h = h ^ (h >> 16u);
+    h = h * 0x85ebca6bu;
+    h = h ^ (h >> 13u);
+    h = h * 0xc2b2ae35u;
+    h = h ^ (h >> 16u);
+    return select(h >> (32u - grid.table_bits), 0u, grid.table_bits == 0u);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn grid_keys(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    clear_group_words(local);
+    let i = linear_index(id, workgroups.x);
+    if (i < step_params.body_count) {
+        let b = swept_box(bodies[i]);
+        let k = level_of(extent(b[0], b[1]));
+        atomicAdd(&group_words[WORD_POPULATION + k], 1u);
+        let cell = vec3<i32>(cell_index(k, b[0].x), cell_index(k, b[0].y), cell_index(k, b[0].z));
+        sort_in[i] = KeyValue(cell_hash(cell, k), i);
+    }
+    flush_group_words(local);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn grid_cells(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let p = linear_index(id, workgroups.x);
+    let n = step_params.body_count;
+    if (p >= n) {
+        return;
+    }
+    let sorted = sort_out[p];
+    let body = bodies[sorted.value];
+    let b = swept_box(body);
+    entries[p] = GridEntry(b[0], sorted.value, b[1], body.groups);
+    if (p == 0u || sort_out[p - 1u].key != sorted.key) {
+        ranges[2u * sorted.key] = p;
+    }
+    if (p + 1u == n || sort_out[p + 1u].key != sorted.key) {
+        ranges[2u * sorted.key + 1u] = p + 1u;
+    }
+}
+
+// `x` to the power `n`, by `n` products in order.
+fn power(x: f32, n: u32) -> f32 {
+    var product = 1.0;
+    for (var i = 0u; i < n; i = i + 1u) {
+        product = product * x;
+    }
+    return product;
+}
+
+fn per_cell(level: GridLevel, volume: f32, dims: u32) -> f32 {
+    let cell_volume = power(level.size, dims);
+    return max(f32(level.population) * cell_volume / max(volume, cell_volume), 1.0);
+}
+
+@compute @workgroup_size(1)
+fn grid_plan() {
+    var output = grid;
+    let count = output.level_count;
+    let dims = output.spread_axes;
+    var volume = 1.0;
+    for (var k = 0u; k < 3u; k = k + 1u) {
+        let span = unordered(atomicLoad(&words[WORD_HIGH + k]))
+            - unordered(~atomicLoad(&words[WORD_LOW + k]));
+        volume = volume * max(span, 0.0);
+    }
+    for (var k = 0u; k < count; k = k + 1u) {
+        output.levels[k].population = atomicLoad(&words[WORD_POPULATION + k]);
+        output.levels[k].searches = 1u << k;
+    }
+    for (var c = 0u; c < count; c = c + 1u) {
+        for (var f = c + 1u; f < count; f = f + 1u) {
+            let coarse = output.levels[c];
+            let fine = output.levels[f];
+            let up = f32(fine.population) * power(3.0, dims) * per_cell(coarse, volume, dims);
+            let down = f32(coarse.population) * power(coarse.size / fine.size + 3.0, dims)
+                * per_cell(fine, volume, dims);
+            if (up <= down) {
+                output.levels[f].searches = output.levels[f].searches | (1u << c);
+            } else {
+                output.levels[c].searches = output.levels[c].searches | (1u << f);
+            }
+        }
+    }
+    grid_out = output;
+}
+
+// The cells one axis of the query of [lo, hi] (already shifted) visits at level k: first and
+// count (`axis_range` in src/cpu/grid.rs).
+fn axis_range(k: u32, axis: u32, lo: f32, hi: f32) -> vec2<i32> {
+    let size = grid.levels[k].size;
+    let slack = (abs(lo) + abs(hi) + size) * (1.0 / 2097152.0);
+    let first = max(cell_index(k, lo - size - slack), cell_index(k, grid.corner_lo[axis]));
+    let last = min(cell_index(k, hi + slack), cell_index(k, grid.corner_hi[axis]));
+    return vec2<i32>(first, max(last - first + 1, 0));
+}
+
+fn entry_level(entry: GridEntry) -> u32 {
+    return level_of(extent(entry.lo, entry.hi));
+}
+
+// What the walk does with a hit: WALK_GATHER keeps the least (time, partner) and tells a
+// cross-level partner the time; WALK_PARTNERS offers this body as the lowest partner of each
+// cross-level partner hit at that partner's least time.
+const WALK_GATHER: u32 = 0u;
+const WALK_PARTNERS: u32 = 1u;
+
+var<private> best_time: f32;
+var<private> best_partner: u32;
+var<private> best_impact: ImpactRecord;
+var<private> found: bool;
+
+fn time_key(time_of_impact: f32) -> u32 {
+    return ~bitcast<u32>(time_of_impact);
+}
+
+fn hit(mode: u32, body: u32, partner: u32, cross: bool, impact: ImpactRecord) {
+    let t = impact.time_of_impact;
+    if (mode == WALK_GATHER) {
+        if (!found || t < best_time || (t == best_time && partner < best_partner)) {
+            found = true;
+            best_time = t;
+            best_partner = partner;
+            best_impact = impact;
+        }
+        if (cross) {
+            atomicMax(&time_words[2u * partner], time_key(t));
+        }
+    } else if (cross && atomicLoad(&time_words[2u * partner]) == time_key(t)) {
+        atomicMax(&time_words[2u * partner + 1u], ~body);
+    }
+}
+
+// The walk of the body at sorted position p over the levels it searches (`walk` in
+// src/cpu/grid.rs). False where it ran out of its budget.
+fn walk(p: u32, mode: u32) -> bool {
+    let own = entries[p];
+    let own_level = entry_level(own);
+    let searches = grid.levels[own_level].searches;
+    var steps = 0u;
+    for (var k = 0u; k < grid.level_count; k = k + 1u) {
+        if ((searches & (1u << k)) == 0u) {
+            continue;
+        }
+        for (var image = 0u; image < 27u; image = image + 1u) {
+            let steps_of = vec3<u32>(image / 9u, (image / 3u) % 3u, image % 3u);
+            if (any((steps_of != vec3<u32>(0u)) & (step_params.period <= vec3<f32>(0.0)))) {
+                continue;
+            }
+            let shift = select(vec3<f32>(0.0), -step_params.period, steps_of == vec3<u32>(1u))
+                + select(vec3<f32>(0.0), step_params.period, steps_of == vec3<u32>(2u));
+            let lo = own.lo + shift;
+            let hi = own.hi + shift;
+            let ax = axis_range(k, 0u, lo.x, hi.x);
+            let ay = axis_range(k, 1u, lo.y, hi.y);
+            let az = axis_range(k, 2u, lo.z, hi.z);
+            for (var x = 0; x < ax.y; x = x + 1) {
+                for (var y = 0; y < ay.y; y = y + 1) {
+                    for (var z = 0; z < az.y; z = z + 1) {
+                        steps = steps + 1u;
+                        if (steps > GRID_BUDGET) {
+                            return false;
+                        }
+                        let hash = cell_hash(vec3<i32>(ax.x + x, ay.x + y, az.x + z), k);
+                        let start = ranges[2u * hash];
+                        let end = ranges[2u * hash + 1u];
+                        for (var q = start; q < end; q = q + 1u) {
+                            steps = steps + 1u;
+                            if (steps > GRID_BUDGET) {
+                                return false;
+                            }
+                            let other = entries[q];
+                            if (q == p || entry_level(other) != k) {
+                                continue;
+                            }
+                            if (!interacts(own.groups, other.groups)
+                                || !overlaps(lo, hi, other.lo, other.hi)) {
+                                continue;
+                            }
+                            let a = min(own.body, other.body);
+                            let b = max(own.body, other.body);
+                            let impact = sweep_pair(bodies[a], bodies[b]);
+                            if (impact.status != STATUS_MISS) {
+                                hit(mode, own.body, other.body, k != own_level, impact);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return true;
+}
+
+// The image of b's centre nearest to a's, in periods (`image_of` of contacts.wgsl).
+fn image_of(a: vec3<f32>, b: vec3<f32>) -> vec3<i32> {
+    return vec3<i32>(round((b - a) * step_params.inverse_period));
+}
+
+fn record_of(body: u32, partner: u32, impact: ImpactRecord) -> EarliestRecord {
+    let a = min(body, partner);
+    let b = max(body, partner);
+    let image = image_of(bodies[a].center, bodies[b].center);
+    return EarliestRecord(impact.time_of_impact, partner, impact.status, EARLIEST_BODY,
+                          select(-image, image, body == a), 0u);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn grid_gather(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let p = linear_index(id, workgroups.x);
+    if (p >= step_params.body_count) {
+        return;
+    }
+    let body = entries[p].body;
+    found = false;
+    if (!walk(p, WALK_GATHER)) {
+        atomicMax(&words[WORD_UNFINISHED], 1u);
+    }
+    if (!found) {
+        // No stale best of an earlier step for grid_partners to read.
+        own_best[2u * body] = 0u;
+        return;
+    }
+    if (grid.level_count == 1u) {
+        earliest[body] = record_of(body, best_partner, best_impact);
+        return;
+    }
+    own_best[2u * body] = time_key(best_time);
+    own_best[2u * body + 1u] = ~best_partner;
+    atomicMax(&time_words[2u * body], time_key(best_time));
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn grid_partners(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let p = linear_index(id, workgroups.x);
+    if (p >= step_params.body_count || grid.level_count == 1u) {
+        return;
+    }
+    let body = entries[p].body;
+    let own = own_best[2u * body];
+    if (own != 0u && own == atomicLoad(&time_words[2u * body])) {
+        atomicMax(&time_words[2u * body + 1u], own_best[2u * body + 1u]);
+    }
+    if (!walk(p, WALK_PARTNERS)) {
+        atomicMax(&words[WORD_UNFINISHED], 1u);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn grid_records(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let i = linear_index(id, workgroups.x);
+    if (i >= step_params.body_count || grid.level_count == 1u) {
+        return;
+    }
+    let key = atomicLoad(&time_words[2u * i]);
+    if (key == 0u) {
+        return;
+    }
+    let partner = ~atomicLoad(&time_words[2u * i + 1u]);
+    let a = min(i, partner);
+    let b = max(i, partner);
+    earliest[i] = record_of(i, partner, sweep_pair(bodies[a], bodies[b]));
+}
+
+// The step's bounds of broad_phase.wgsl's scene_bounds, read for its INVALID_BODIES word.
+@group(0) @binding(52) var<storage, read> scene_words: array<u32>;
+// What the step counted: GridCounts.
+@group(0) @binding(53) var<storage, read_write> grid_counts: GridCounts;
+
+// INVALID_BODIES of broad_phase.wgsl: the bounds' word set when a body cannot be swept.
+const SCENE_INVALID_BODIES: u32 = 6u;
+
+// What a step of the grid counted, and whether its outputs are whole: `valid` is 1 only when
+// every body could be swept and every invocation finished within its budget. 32 bytes.
+struct GridCounts {
+    valid: u32,
+    bodies: u32,
+    levels: u32,
+    unfinished: u32,
+    invalid_bodies: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@compute @workgroup_size(1)
+fn grid_finish() {
+    let unfinished = atomicLoad(&words[WORD_UNFINISHED]);
+    let invalid = scene_words[SCENE_INVALID_BODIES];
+    grid_counts = GridCounts(select(0u, 1u, unfinished == 0u && invalid == 0u),
+                             step_params.body_count, grid.level_count, unfinished, invalid, 0u, 0u,
+                             0u);
+}

@@ -1,0 +1,531 @@
+//! The grid step: `shaders/grid.wgsl` recorded into the caller's command encoder, from a body
+//! buffer on the device to each body's earliest contact with another body
+//! ([`EarliestRecord`](crate::low_level::layout::EarliestRecord)s), with no candidate buffer and
+//! no host read between. Its f32 twin, one function per entry point, is
+//! [`crate::low_level::grid`].
+//!
+//! ```text
+//! bodies ─► scene_bounds ─► frame ─► grid_widths ─► grid_frame ─► grid_keys ─► sort (hash)
+//!           (broad_phase.wgsl: the local frame)      (levels)     (cell hash,   (lampshade)
+//!                                                                 populations)
+//!        ─► grid_cells ─► grid_plan ─► grid_gather ─► grid_partners ─► grid_records ─► grid_finish
+//!           (entries,     (who         (find, sweep,  (several levels only: the      (GridCounts)
+//!            ranges)       searches)    keep)          cross-level partners)
+//! ```
+
+use super::broad_phase::{
+    BODIES, BODY_DISPATCH, BOUNDS, BROAD_PHASE_WGSL, DISPATCH_SIZE, FRAME, FRAME_INPUT,
+    FRAME_OUTPUT, PARAMS_SIZE, SCENE_BOUNDS,
+};
+use super::buffers::{BufferSet, COUNTED};
+use super::kernel::{
+    Access, Bindings, Kernel, StageEnd, Workgroups, check_binding, clear, compile_checked, module,
+    new_sorter, record_sort,
+};
+use super::sweep::BODY_SIZE;
+use crate::cpu::broad_phase::BOUNDS_WORDS;
+use crate::cpu::grid::{
+    GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, GRID_WORDS, GridCounts, GridEntry, GridParams,
+    table_bits,
+};
+use crate::error::Error;
+use crate::layout::{EarliestRecord, KeyValue, StepParams, SweepDispatch, SweepParams};
+use crate::options::SweepOptions;
+
+/// The WGSL source of the grid: `shaders/shared.wgsl`, `shaders/sweep.wgsl` (its
+/// `sweep_pair`) and `shaders/grid.wgsl`.
+pub const GRID_WGSL: &str = concat!(
+    include_str!("../../shaders/shared.wgsl"),
+    include_str!("../../shaders/sweep.wgsl"),
+    include_str!("../../shaders/grid.wgsl")
+);
+
+/// Bytes per body of the grid's own buffers, beyond the caller's bodies: two sort records
+/// (16), the sorted entry (32), the own best and time words (16), the earliest record (32),
+/// and the hash table's ranges (8 a slot, one to two slots a body: counted at the capacity's
+/// power of two by [`GridBuffers::device_memory_bytes`], not here).
+pub const GRID_BYTES_PER_BODY: u64 = size_of::<KeyValue>() as u64 * 2
+    + size_of::<GridEntry>() as u64
+    + 16
+    + size_of::<EarliestRecord>() as u64;
+
+// grid.wgsl's bindings (and sweep.wgsl's `params`).
+const SWEEP_PARAMS: u32 = 3;
+const STEP: u32 = 40;
+const GRID: u32 = 41;
+const GRID_OUT: u32 = 42;
+const GRID_IN: u32 = 43;
+const WORDS: u32 = 44;
+const SORT_IN: u32 = 45;
+const SORT_OUT: u32 = 46;
+const ENTRIES: u32 = 47;
+const RANGES: u32 = 48;
+const OWN_BEST: u32 = 49;
+const TIME_WORDS: u32 = 50;
+const EARLIEST: u32 = 51;
+const SCENE_WORDS: u32 = 52;
+const COUNTS: u32 = 53;
+
+use Access::{Read, Uniform, Write};
+const GRID_WIDTHS: Bindings = &[(STEP, Uniform), (BODIES_0, Read), (WORDS, Write)];
+const GRID_FRAME: Bindings = &[
+    (STEP, Uniform),
+    (GRID_IN, Read),
+    (WORDS, Write),
+    (GRID_OUT, Write),
+];
+const GRID_KEYS: Bindings = &[
+    (STEP, Uniform),
+    (GRID, Uniform),
+    (BODIES_0, Read),
+    (WORDS, Write),
+    (SORT_IN, Write),
+];
+const GRID_CELLS: Bindings = &[
+    (STEP, Uniform),
+    (BODIES_0, Read),
+    (SORT_OUT, Read),
+    (ENTRIES, Write),
+    (RANGES, Write),
+];
+const GRID_PLAN: Bindings = &[(GRID, Uniform), (WORDS, Write), (GRID_OUT, Write)];
+const GRID_GATHER: Bindings = &[
+    (SWEEP_PARAMS, Uniform),
+    (STEP, Uniform),
+    (GRID, Uniform),
+    (BODIES_0, Read),
+    (WORDS, Write),
+    (ENTRIES, Write),
+    (RANGES, Write),
+    (OWN_BEST, Write),
+    (TIME_WORDS, Write),
+    (EARLIEST, Write),
+];
+const GRID_PARTNERS: Bindings = &[
+    (SWEEP_PARAMS, Uniform),
+    (STEP, Uniform),
+    (GRID, Uniform),
+    (BODIES_0, Read),
+    (WORDS, Write),
+    (ENTRIES, Write),
+    (RANGES, Write),
+    (OWN_BEST, Write),
+    (TIME_WORDS, Write),
+];
+const GRID_RECORDS: Bindings = &[
+    (SWEEP_PARAMS, Uniform),
+    (STEP, Uniform),
+    (GRID, Uniform),
+    (BODIES_0, Read),
+    (TIME_WORDS, Write),
+    (EARLIEST, Write),
+];
+const GRID_FINISH: Bindings = &[
+    (STEP, Uniform),
+    (GRID, Uniform),
+    (WORDS, Write),
+    (SCENE_WORDS, Read),
+    (COUNTS, Write),
+];
+/// sweep.wgsl's `bodies`.
+const BODIES_0: u32 = 0;
+
+/// The grid step as a stage that records into the caller's encoder: each body's earliest
+/// contact with another body, from the bodies alone. Every entry point has a bind group
+/// layout of the bindings it uses (at most 7 storage buffers: wgpu's default limits hold
+/// it).
+///
+/// # What bounds the work
+/// An invocation of the gather takes at most [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET)
+/// steps (a cell looked up, an entry visited); one that runs out raises `unfinished` in the
+/// step's [`GridCounts`] and the step is not `valid`: never a silent partial answer.
+#[derive(Debug, Clone)]
+pub struct GridStage {
+    scene_bounds: Kernel,
+    frame: Kernel,
+    grid_widths: Kernel,
+    grid_frame: Kernel,
+    grid_keys: Kernel,
+    grid_cells: Kernel,
+    grid_plan: Kernel,
+    grid_gather: Kernel,
+    grid_partners: Kernel,
+    grid_records: Kernel,
+    grid_finish: Kernel,
+    adapter: Option<wgpu::AdapterInfo>,
+}
+
+/// The buffers of one [`GridStage`] over the caller's bodies.
+pub struct GridBuffers {
+    body_capacity: u64,
+    body_count: u32,
+    options: SweepOptions,
+    table_bits: u32,
+    sorter: lampshade::KeyValueSorter,
+    frame_input: wgpu::Buffer,
+    frame_output: wgpu::Buffer,
+    bounds: wgpu::Buffer,
+    body_dispatch: wgpu::Buffer,
+    sort_count: wgpu::Buffer,
+    step: wgpu::Buffer,
+    sweep_params: wgpu::Buffer,
+    grid: wgpu::Buffer,
+    grid_in: wgpu::Buffer,
+    grid_out: wgpu::Buffer,
+    words: wgpu::Buffer,
+    sort: [wgpu::Buffer; 2],
+    ranges: wgpu::Buffer,
+    earliest: wgpu::Buffer,
+    time_words: wgpu::Buffer,
+    counts: wgpu::Buffer,
+    groups: Vec<wgpu::BindGroup>,
+    all: Vec<wgpu::Buffer>,
+}
+
+impl std::fmt::Debug for GridBuffers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GridBuffers")
+            .field("body_capacity", &self.body_capacity)
+            .field("body_count", &self.body_count)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GridStage {
+    /// Compiles the grid step on `device`; its sorter takes lampshade's portable path
+    /// ([`GridStage::for_adapter`] lets it choose the adapter's fast one).
+    ///
+    /// # Errors
+    /// [`Error::Device`] when the device rejects a shader or pipeline.
+    pub fn new(device: &wgpu::Device) -> Result<Self, Error> {
+        compile_checked(device, || Self::compile(device, None))
+    }
+
+    /// As [`GridStage::new`], with the sorter specialised for `adapter`.
+    ///
+    /// # Errors
+    /// As [`GridStage::new`].
+    pub fn for_adapter(device: &wgpu::Device, adapter: &wgpu::AdapterInfo) -> Result<Self, Error> {
+        compile_checked(device, || Self::compile(device, Some(adapter)))
+    }
+
+    fn compile(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Self {
+        let frame_module = module(device, "broad_phase.wgsl", BROAD_PHASE_WGSL);
+        let shader = "grid.wgsl";
+        let grid_module = module(device, shader, GRID_WGSL);
+        let kernel = |name, bindings| Kernel::new(device, &grid_module, shader, name, bindings);
+        Self {
+            scene_bounds: Kernel::new(
+                device,
+                &frame_module,
+                "broad_phase.wgsl",
+                "scene_bounds",
+                SCENE_BOUNDS,
+            ),
+            frame: Kernel::new(device, &frame_module, "broad_phase.wgsl", "frame", FRAME),
+            grid_widths: kernel("grid_widths", GRID_WIDTHS),
+            grid_frame: kernel("grid_frame", GRID_FRAME),
+            grid_keys: kernel("grid_keys", GRID_KEYS),
+            grid_cells: kernel("grid_cells", GRID_CELLS),
+            grid_plan: kernel("grid_plan", GRID_PLAN),
+            grid_gather: kernel("grid_gather", GRID_GATHER),
+            grid_partners: kernel("grid_partners", GRID_PARTNERS),
+            grid_records: kernel("grid_records", GRID_RECORDS),
+            grid_finish: kernel("grid_finish", GRID_FINISH),
+            adapter: adapter.cloned(),
+        }
+    }
+
+    /// The buffers over the caller's `bodies` (usage `STORAGE`, a whole number of
+    /// [`BodyRecord`](crate::low_level::layout::BodyRecord)s: its size is the body capacity)
+    /// for `options`. The body count is the capacity until [`GridBuffers::set_body_count`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidBuffer`] for a body buffer without `STORAGE`, of a size that is not a
+    /// whole number of records, or beyond one binding; [`Error::Device`] when the device
+    /// cannot make the buffers.
+    pub fn create_buffers(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        bodies: &wgpu::Buffer,
+        options: SweepOptions,
+    ) -> Result<GridBuffers, Error> {
+        let limits = device.limits();
+        let largest_binding = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        check_binding("bodies", bodies, BODY_SIZE, largest_binding)?;
+        let n = bodies.size() / BODY_SIZE;
+        let table_bits = table_bits(n as usize);
+        use wgpu::BufferUsages as Usage;
+        let storage = Usage::STORAGE;
+        let mut set = BufferSet::new(device);
+        let mut buffer = |label, size: u64, usage| set.make(label, size, usage);
+        let frame_input = buffer("grid frame input", PARAMS_SIZE, storage | Usage::COPY_DST);
+        let frame_output = buffer("grid frame output", PARAMS_SIZE, storage | Usage::COPY_SRC);
+        let bounds = buffer("grid scene bounds", 4 * BOUNDS_WORDS as u64, COUNTED);
+        let body_dispatch = buffer(
+            "grid body dispatch",
+            DISPATCH_SIZE,
+            storage | Usage::INDIRECT | Usage::COPY_SRC,
+        );
+        let sort_count = buffer("grid sort count", 4, COUNTED);
+        let step = buffer(
+            "grid step params",
+            PARAMS_SIZE,
+            Usage::UNIFORM | Usage::COPY_DST,
+        );
+        let sweep_params = buffer(
+            "grid sweep params",
+            size_of::<SweepParams>() as u64,
+            Usage::UNIFORM | Usage::COPY_DST,
+        );
+        let grid_size = size_of::<GridParams>() as u64;
+        let grid = buffer("grid params", grid_size, Usage::UNIFORM | Usage::COPY_DST);
+        let grid_in = buffer("grid input", grid_size, storage | Usage::COPY_DST);
+        let grid_out = buffer("grid output", grid_size, storage | Usage::COPY_SRC);
+        let words = buffer("grid words", 4 * GRID_WORDS as u64, COUNTED);
+        let record = size_of::<KeyValue>() as u64;
+        let sort = [
+            buffer("grid sort in", record * n, storage),
+            buffer("grid sort out", record * n, storage),
+        ];
+        let entries = buffer("grid entries", size_of::<GridEntry>() as u64 * n, storage);
+        let ranges = buffer("grid ranges", 8 << table_bits, COUNTED);
+        let own_best = buffer("grid own best", 8 * n, storage);
+        let time_words = buffer("grid time words", 8 * n, COUNTED);
+        let earliest = buffer(
+            "grid earliest",
+            size_of::<EarliestRecord>() as u64 * n,
+            COUNTED,
+        );
+        let counts = buffer("grid counts", size_of::<GridCounts>() as u64, COUNTED);
+        let all = set.finish()?;
+        let bind = |kernel: &Kernel| {
+            kernel.bind(device, |binding| match binding {
+                BODIES_0 => bodies,
+                SWEEP_PARAMS => &sweep_params,
+                STEP => &step,
+                GRID => &grid,
+                GRID_OUT => &grid_out,
+                GRID_IN => &grid_in,
+                WORDS => &words,
+                SORT_IN => &sort[0],
+                SORT_OUT => &sort[1],
+                ENTRIES => &entries,
+                RANGES => &ranges,
+                OWN_BEST => &own_best,
+                TIME_WORDS => &time_words,
+                EARLIEST => &earliest,
+                SCENE_WORDS => &bounds,
+                COUNTS => &counts,
+                _ => unreachable!("grid.wgsl has no binding {binding}"),
+            })
+        };
+        let bind_frame = |kernel: &Kernel| {
+            kernel.bind(device, |binding| match binding {
+                BODIES => bodies,
+                FRAME_INPUT => &frame_input,
+                BOUNDS => &bounds,
+                FRAME_OUTPUT => &frame_output,
+                BODY_DISPATCH => &body_dispatch,
+                _ => unreachable!("scene_bounds and frame have no binding {binding}"),
+            })
+        };
+        let groups = vec![
+            bind_frame(&self.scene_bounds),
+            bind_frame(&self.frame),
+            bind(&self.grid_widths),
+            bind(&self.grid_frame),
+            bind(&self.grid_keys),
+            bind(&self.grid_cells),
+            bind(&self.grid_plan),
+            bind(&self.grid_gather),
+            bind(&self.grid_partners),
+            bind(&self.grid_records),
+            bind(&self.grid_finish),
+        ];
+        let buffers = GridBuffers {
+            body_capacity: n,
+            body_count: n as u32,
+            options,
+            table_bits,
+            sorter: new_sorter(device, queue, self.adapter.as_ref()),
+            frame_input,
+            frame_output,
+            bounds,
+            body_dispatch,
+            sort_count,
+            step,
+            sweep_params,
+            grid,
+            grid_in,
+            grid_out,
+            words,
+            sort,
+            ranges,
+            earliest,
+            time_words,
+            counts,
+            groups,
+            all,
+        };
+        buffers.write_input(queue);
+        Ok(buffers)
+    }
+
+    /// Records the step into `encoder`: afterwards [`GridBuffers::earliest`] holds each
+    /// body's earliest contact and [`GridBuffers::counts`] the step's [`GridCounts`].
+    ///
+    /// # Errors
+    /// [`Error::Device`] where lampshade's sort cannot be recorded.
+    pub fn record(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &mut GridBuffers,
+    ) -> Result<(), Error> {
+        self.record_stages(encoder, buffers, &mut |_, _| Ok(()))
+    }
+
+    /// [`GridStage::record`], calling `stage_end` after each stage (the bench's timestamps).
+    pub(super) fn record_stages(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &mut GridBuffers,
+        stage_end: &mut StageEnd<'_>,
+    ) -> Result<(), Error> {
+        let [
+            scene_bounds,
+            frame,
+            widths,
+            grid_frame,
+            keys,
+            cells,
+            plan,
+            gather,
+            partners,
+            records,
+            finish,
+        ] = buffers.groups.as_slice()
+        else {
+            unreachable!("one bind group an entry point");
+        };
+        let whole = SweepDispatch::new(buffers.body_count);
+        let per_body = || Workgroups::Indirect(&buffers.body_dispatch);
+        let grid_size = size_of::<GridParams>() as u64;
+        clear(encoder, &buffers.bounds, 0, None);
+        clear(encoder, &buffers.words, 0, None);
+        self.scene_bounds.record(
+            encoder,
+            scene_bounds,
+            Workgroups::Direct(whole.workgroups_x, whole.workgroups_y),
+        );
+        self.frame.record(encoder, frame, Workgroups::Direct(1, 1));
+        encoder.copy_buffer_to_buffer(&buffers.frame_output, 0, &buffers.step, 0, PARAMS_SIZE);
+        let count_field = std::mem::offset_of!(SweepDispatch, pair_count) as u64;
+        encoder.copy_buffer_to_buffer(
+            &buffers.body_dispatch,
+            count_field,
+            &buffers.sort_count,
+            0,
+            4,
+        );
+        self.grid_widths.record(encoder, widths, per_body());
+        self.grid_frame
+            .record(encoder, grid_frame, Workgroups::Direct(1, 1));
+        encoder.copy_buffer_to_buffer(&buffers.grid_out, 0, &buffers.grid, 0, grid_size);
+        self.grid_keys.record(encoder, keys, per_body());
+        stage_end(encoder, "bounds")?;
+        record_sort(
+            &mut buffers.sorter,
+            encoder,
+            [&buffers.sort[0], &buffers.sort[1]],
+            &buffers.sort_count,
+            buffers.body_capacity as u32,
+            buffers.table_bits,
+        )?;
+        stage_end(encoder, "sort")?;
+        clear(encoder, &buffers.ranges, 0, None);
+        self.grid_cells.record(encoder, cells, per_body());
+        self.grid_plan
+            .record(encoder, plan, Workgroups::Direct(1, 1));
+        encoder.copy_buffer_to_buffer(&buffers.grid_out, 0, &buffers.grid, 0, grid_size);
+        stage_end(encoder, "cells")?;
+        clear(encoder, &buffers.earliest, 0, None);
+        clear(encoder, &buffers.time_words, 0, None);
+        self.grid_gather.record(encoder, gather, per_body());
+        stage_end(encoder, "gather")?;
+        self.grid_partners.record(encoder, partners, per_body());
+        self.grid_records.record(encoder, records, per_body());
+        self.grid_finish
+            .record(encoder, finish, Workgroups::Direct(1, 1));
+        stage_end(encoder, "levels")
+    }
+}
+
+impl GridBuffers {
+    fn write_input(&self, queue: &wgpu::Queue) {
+        let mut input = StepParams::new(&[], &self.options);
+        input.body_count = self.body_count;
+        queue.write_buffer(&self.frame_input, 0, bytemuck::bytes_of(&input));
+        let sweep = SweepParams::new(&self.options, 0);
+        queue.write_buffer(&self.sweep_params, 0, bytemuck::bytes_of(&sweep));
+        let grid = GridParams {
+            table_bits: self.table_bits,
+            ratio_log2: GRID_RATIO_LOG2,
+            single_span_log2: GRID_SINGLE_SPAN_LOG2,
+            ..GridParams::default()
+        };
+        queue.write_buffer(&self.grid_in, 0, bytemuck::bytes_of(&grid));
+    }
+
+    /// Sets how many of the buffer's bodies (from the first) the next steps take.
+    ///
+    /// # Errors
+    /// [`Error::TooManyBodies`] beyond the body buffer's capacity.
+    pub fn set_body_count(&mut self, queue: &wgpu::Queue, body_count: u32) -> Result<(), Error> {
+        if u64::from(body_count) > self.body_capacity {
+            return Err(Error::TooManyBodies {
+                count: body_count as usize,
+                max: self.body_capacity as usize,
+            });
+        }
+        self.body_count = body_count;
+        self.write_input(queue);
+        Ok(())
+    }
+
+    /// Sets the options of the next steps.
+    pub fn set_options(&mut self, queue: &wgpu::Queue, options: SweepOptions) {
+        self.options = options;
+        self.write_input(queue);
+    }
+
+    /// Each body's earliest contact with another body: one
+    /// [`EarliestRecord`](crate::low_level::layout::EarliestRecord) a body (usage `STORAGE |
+    /// COPY_SRC`).
+    #[must_use]
+    pub fn earliest(&self) -> &wgpu::Buffer {
+        &self.earliest
+    }
+
+    /// The step's [`GridCounts`] (usage `STORAGE | COPY_SRC`).
+    #[must_use]
+    pub fn counts(&self) -> &wgpu::Buffer {
+        &self.counts
+    }
+
+    /// The grid's parameters as the last step made them ([`GridParams`], `COPY_SRC`).
+    #[must_use]
+    pub fn grid_params(&self) -> &wgpu::Buffer {
+        &self.grid_out
+    }
+
+    /// Bytes of device memory these buffers hold (not the caller's bodies, not lampshade's
+    /// workspace).
+    #[must_use]
+    pub fn device_memory_bytes(&self) -> u64 {
+        self.all.iter().map(wgpu::Buffer::size).sum()
+    }
+}

@@ -1,0 +1,255 @@
+//! The grid broad phase (`shaders/grid.wgsl` and its twin `low_level::grid`): each body's
+//! earliest contact equals the CPU step's, on every scene.
+
+use sweepcast::low_level::grid::{GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, earliest_by_grid};
+use sweepcast::low_level::layout::{BodyRecord, StepParams};
+use sweepcast::{MovingSphere, SweepOptions, cpu};
+use testkit::Scene;
+
+/// The twin's earliest contacts for `bodies`, decoded.
+fn twin_earliest(
+    bodies: &[MovingSphere],
+    options: SweepOptions,
+    ratios: [u32; 2],
+) -> Vec<Option<sweepcast::EarliestImpact>> {
+    let records: Vec<BodyRecord> = bodies.iter().copied().map(BodyRecord::from).collect();
+    let step = StepParams::new(&records, &options);
+    let run = earliest_by_grid(&step, &records, ratios);
+    assert!(!run.unfinished, "an invocation ran out of its budget");
+    run.earliest.iter().map(|record| record.decode()).collect()
+}
+
+fn assert_twin_is_the_cpu_step(label: &str, bodies: &[MovingSphere], options: SweepOptions) {
+    let cpu = cpu::find_contacts(bodies, options).expect("valid bodies");
+    let expected = cpu.earliest_impacts();
+    for ratios in [
+        [GRID_SINGLE_SPAN_LOG2, GRID_RATIO_LOG2],
+        [0, 1],
+        [0, 2],
+        [0, 0],
+    ] {
+        let twin = twin_earliest(bodies, options, ratios);
+        let differ: Vec<_> = (0..bodies.len())
+            .filter(|&i| twin[i] != expected[i])
+            .take(5)
+            .map(|i| (i, twin[i], expected[i]))
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{label}, ratios {ratios:?}: bodies whose earliest contact differs from the CPU \
+             step's (grid, CPU): {differ:?}"
+        );
+    }
+}
+
+/// Every scene in 2D and 3D, with and without the separating option, at three level ratios.
+#[test]
+fn the_grid_twin_equals_the_cpu_step_on_every_scene() {
+    for scene in Scene::ALL {
+        for dims in [2, 3] {
+            for (n, seed) in [(1, 1), (500, 1), (3_000, 2)] {
+                let (bodies, options) = scene.bodies(n, dims, seed);
+                let label = format!("{scene:?} {dims}D {n}");
+                assert_twin_is_the_cpu_step(&label, &bodies, options);
+                let separating = SweepOptions {
+                    stop_at_penetration: false,
+                    ..options
+                };
+                assert_twin_is_the_cpu_step(&format!("{label} separating"), &bodies, separating);
+            }
+        }
+    }
+}
+
+/// No body at all.
+#[test]
+fn the_grid_twin_of_no_body_is_empty() {
+    assert!(twin_earliest(&[], SweepOptions::default(), [0, GRID_RATIO_LOG2]).is_empty());
+}
+
+#[cfg(feature = "gpu")]
+mod common;
+
+#[cfg(feature = "gpu")]
+mod on_the_device {
+    use super::common;
+    use sweepcast::gpu::{ContactPipeline, GpuContext, GridStage};
+    use sweepcast::low_level::grid::{
+        GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, GridCounts, GridParams,
+    };
+    use sweepcast::low_level::layout::{BodyRecord, EarliestRecord, StepParams};
+    use sweepcast::{EarliestImpact, MovingSphere, SweepOptions, cpu, wgpu};
+    use testkit::Scene;
+
+    /// One step of the grid on the device: each body's earliest contact, the counts and the
+    /// grid it made.
+    struct Run {
+        earliest: Vec<Option<EarliestImpact>>,
+        counts: GridCounts,
+        grid: GridParams,
+    }
+
+    fn run(
+        context: &GpuContext,
+        stage: &GridStage,
+        bodies: &[MovingSphere],
+        count: usize,
+        options: SweepOptions,
+    ) -> Run {
+        let (device, queue) = (context.device(), context.queue());
+        let records: Vec<BodyRecord> = bodies.iter().copied().map(BodyRecord::from).collect();
+        let body_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("bodies"),
+            size: (size_of::<BodyRecord>() * records.len()) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        queue.write_buffer(&body_buffer, 0, bytemuck::cast_slice(&records));
+        let mut buffers = stage
+            .create_buffers(device, queue, &body_buffer, options)
+            .expect("the buffers");
+        buffers
+            .set_body_count(queue, count as u32)
+            .expect("within the capacity");
+        let earliest_size = (size_of::<EarliestRecord>() * records.len()) as u64;
+        let counts_size = size_of::<GridCounts>() as u64;
+        let grid_size = size_of::<GridParams>() as u64;
+        let readback = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: earliest_size + counts_size + grid_size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        stage.record(&mut encoder, &mut buffers).expect("recorded");
+        encoder.copy_buffer_to_buffer(buffers.earliest(), 0, &readback, 0, earliest_size);
+        encoder.copy_buffer_to_buffer(buffers.counts(), 0, &readback, earliest_size, counts_size);
+        encoder.copy_buffer_to_buffer(
+            buffers.grid_params(),
+            0,
+            &readback,
+            earliest_size + counts_size,
+            grid_size,
+        );
+        queue.submit([encoder.finish()]);
+        let bytes = common::read_mapped(device, &readback);
+        let (earliest, rest) = bytes.split_at(earliest_size as usize);
+        let (counts, grid) = rest.split_at(counts_size as usize);
+        let records: Vec<EarliestRecord> = bytemuck::pod_collect_to_vec(earliest);
+        Run {
+            earliest: records[..count]
+                .iter()
+                .map(EarliestRecord::decode)
+                .collect(),
+            counts: bytemuck::pod_read_unaligned(counts),
+            grid: bytemuck::pod_read_unaligned(grid),
+        }
+    }
+
+    /// What the device must give: on lavapipe (whose sweep rounds as the CPU twin does) the
+    /// CPU step's answer and the twin's grid, to the bit; elsewhere (GL's division and square
+    /// root are not correctly rounded) the blocking `ContactPipeline`'s answer on the same
+    /// device, to the bit.
+    fn assert_right(
+        context: &GpuContext,
+        pipeline: Option<&ContactPipeline>,
+        stage: &GridStage,
+        label: &str,
+        bodies: &[MovingSphere],
+        options: SweepOptions,
+    ) {
+        let device = run(context, stage, bodies, bodies.len(), options);
+        assert_eq!(device.counts.valid, 1, "{label}: {:?}", device.counts);
+        assert_eq!(device.counts.bodies as usize, bodies.len(), "{label}");
+        let expected = match pipeline {
+            Some(pipeline) => pipeline
+                .find_earliest(bodies, &[], options)
+                .expect("valid bodies"),
+            None => {
+                let records: Vec<BodyRecord> =
+                    bodies.iter().copied().map(BodyRecord::from).collect();
+                let step = StepParams::new(&records, &options);
+                let twin = sweepcast::low_level::grid::earliest_by_grid(
+                    &step,
+                    &records,
+                    [GRID_SINGLE_SPAN_LOG2, GRID_RATIO_LOG2],
+                );
+                assert_eq!(device.grid.level_count, twin.grid.level_count, "{label}");
+                let levels = twin.grid.level_count as usize;
+                assert_eq!(
+                    device.grid.levels[..levels],
+                    twin.grid.levels[..levels],
+                    "{label}"
+                );
+                cpu::find_contacts(bodies, options)
+                    .expect("valid bodies")
+                    .earliest_impacts()
+            }
+        };
+        assert_eq!(device.counts.levels, device.grid.level_count, "{label}");
+        if let Some(k) = (0..bodies.len()).find(|&k| device.earliest[k] != expected[k]) {
+            let differ = (0..bodies.len())
+                .filter(|&k| device.earliest[k] != expected[k])
+                .count();
+            panic!(
+                "{label}: body {k}: the grid says {:?}, the reference {:?} ({differ} of {} differ)",
+                device.earliest[k],
+                expected[k],
+                bodies.len()
+            );
+        }
+    }
+
+    fn set_up(test: &str) -> Option<(GpuContext, GridStage, Option<ContactPipeline>)> {
+        let context = common::gpu_context(test)?;
+        let stage = GridStage::new(context.device()).expect("the grid compiles");
+        let pipeline = (!common::lavapipe(context.adapter_info()))
+            .then(|| ContactPipeline::new(&context).expect("the step compiles"));
+        Some((context, stage, pipeline))
+    }
+
+    /// Every scene in 2D and 3D, with and without the separating option.
+    #[test]
+    fn the_grid_step_equals_the_cpu_step_on_every_scene() {
+        let Some((context, stage, pipeline)) =
+            set_up("the_grid_step_equals_the_cpu_step_on_every_scene")
+        else {
+            return;
+        };
+        for scene in Scene::ALL {
+            for dims in [2, 3] {
+                for (n, seed) in [(1, 1), (700, 1), (5_000, 2)] {
+                    let (bodies, options) = scene.bodies(n, dims, seed);
+                    for stop_at_penetration in [true, false] {
+                        let options = SweepOptions {
+                            stop_at_penetration,
+                            ..options
+                        };
+                        let label = format!("{scene:?} {dims}D {n} {stop_at_penetration}");
+                        assert_right(
+                            &context,
+                            pipeline.as_ref(),
+                            &stage,
+                            &label,
+                            &bodies,
+                            options,
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A step of no body (the count set to 0 over a buffer of one) meets nothing and is valid.
+    #[test]
+    fn a_grid_step_of_no_body_is_valid_and_empty() {
+        let Some((context, stage, _)) = set_up("a_grid_step_of_no_body_is_valid_and_empty") else {
+            return;
+        };
+        let (bodies, options) = Scene::Uniform.bodies(1, 3, 1);
+        let device = run(&context, &stage, &bodies, 0, options);
+        assert_eq!(device.counts.valid, 1, "{:?}", device.counts);
+        assert_eq!(device.counts.bodies, 0);
+        assert!(device.earliest.is_empty());
+    }
+}
