@@ -42,7 +42,10 @@
 @group(0) @binding(51) var<storage, read_write> earliest: array<EarliestRecord>;
 
 const GRID_MAX_LEVELS: u32 = 16u;
-const GRID_BUDGET: u32 = 32768u;
+const GRID_BUDGET: u32 = 60000u;
+// An entry's `body` word: the body's index in the low 28 bits, its level in the top 4.
+const LEVEL_SHIFT: u32 = 28u;
+const BODY_MASK: u32 = 0x0fffffffu;
 const GRID_WORDS: u32 = 32u;
 const WORD_SMALLEST: u32 = 0u;
 const WORD_LARGEST: u32 = 1u;
@@ -67,7 +70,7 @@ struct GridParams {
     corner_lo: vec3<f32>,
     single_span_log2: u32,
     corner_hi: vec3<f32>,
-    _pad1: u32,
+    budget: u32,
     levels: array<GridLevel, GRID_MAX_LEVELS>,
 }
 
@@ -251,7 +254,8 @@ fn grid_cells(
     let sorted = sort_out[p];
     let body = bodies[sorted.value];
     let b = swept_box(body);
-    entries[p] = GridEntry(b[0], sorted.value, b[1], body.groups);
+    let level = level_of(extent(b[0], b[1]));
+    entries[p] = GridEntry(b[0], sorted.value | (level << LEVEL_SHIFT), b[1], body.groups);
     if (p == 0u || sort_out[p - 1u].key != sorted.key) {
         ranges[2u * sorted.key] = p;
     }
@@ -316,10 +320,6 @@ fn axis_range(k: u32, axis: u32, lo: f32, hi: f32) -> vec2<i32> {
     return vec2<i32>(first, max(last - first + 1, 0));
 }
 
-fn entry_level(entry: GridEntry) -> u32 {
-    return level_of(extent(entry.lo, entry.hi));
-}
-
 // What the walk does with a hit: WALK_GATHER keeps the least (time, partner) and tells a
 // cross-level partner the time; WALK_PARTNERS offers this body as the lowest partner of each
 // cross-level partner hit at that partner's least time.
@@ -356,14 +356,28 @@ fn hit(mode: u32, body: u32, partner: u32, cross: bool, impact: ImpactRecord) {
 // src/cpu/grid.rs). False where it ran out of its budget.
 fn walk(p: u32, mode: u32) -> bool {
     let own = entries[p];
-    let own_level = entry_level(own);
+    let own_level = own.body >> LEVEL_SHIFT;
+    let own_body = own.body & BODY_MASK;
     let searches = grid.levels[own_level].searches;
+    // Every loop's every iteration is a step (Mesa counts them all).
+    let budget = select(min(grid.budget, GRID_BUDGET), GRID_BUDGET, grid.budget == 0u);
     var steps = 0u;
+    // The box itself, and on a periodic axis the box a period below and above; image 0 is
+    // the box itself.
+    let images = select(1u, 27u, any(step_params.period > vec3<f32>(0.0)));
     for (var k = 0u; k < grid.level_count; k = k + 1u) {
+        steps = steps + 1u;
+        if (steps > budget) {
+            return false;
+        }
         if ((searches & (1u << k)) == 0u) {
             continue;
         }
-        for (var image = 0u; image < 27u; image = image + 1u) {
+        for (var image = 0u; image < images; image = image + 1u) {
+            steps = steps + 1u;
+            if (steps > budget) {
+                return false;
+            }
             let steps_of = vec3<u32>(image / 9u, (image / 3u) % 3u, image % 3u);
             if (any((steps_of != vec3<u32>(0u)) & (step_params.period <= vec3<f32>(0.0)))) {
                 continue;
@@ -376,10 +390,18 @@ fn walk(p: u32, mode: u32) -> bool {
             let ay = axis_range(k, 1u, lo.y, hi.y);
             let az = axis_range(k, 2u, lo.z, hi.z);
             for (var x = 0; x < ax.y; x = x + 1) {
+                steps = steps + 1u;
+                if (steps > budget) {
+                    return false;
+                }
                 for (var y = 0; y < ay.y; y = y + 1) {
+                    steps = steps + 1u;
+                    if (steps > budget) {
+                        return false;
+                    }
                     for (var z = 0; z < az.y; z = z + 1) {
                         steps = steps + 1u;
-                        if (steps > GRID_BUDGET) {
+                        if (steps > budget) {
                             return false;
                         }
                         let hash = cell_hash(vec3<i32>(ax.x + x, ay.x + y, az.x + z), k);
@@ -387,22 +409,23 @@ fn walk(p: u32, mode: u32) -> bool {
                         let end = ranges[2u * hash + 1u];
                         for (var q = start; q < end; q = q + 1u) {
                             steps = steps + 1u;
-                            if (steps > GRID_BUDGET) {
+                            if (steps > budget) {
                                 return false;
                             }
                             let other = entries[q];
-                            if (q == p || entry_level(other) != k) {
+                            if (q == p || (other.body >> LEVEL_SHIFT) != k) {
                                 continue;
                             }
                             if (!interacts(own.groups, other.groups)
                                 || !overlaps(lo, hi, other.lo, other.hi)) {
                                 continue;
                             }
-                            let a = min(own.body, other.body);
-                            let b = max(own.body, other.body);
+                            let other_body = other.body & BODY_MASK;
+                            let a = min(own_body, other_body);
+                            let b = max(own_body, other_body);
                             let impact = sweep_pair(bodies[a], bodies[b]);
                             if (impact.status != STATUS_MISS) {
-                                hit(mode, own.body, other.body, k != own_level, impact);
+                                hit(mode, own_body, other_body, k != own_level, impact);
                             }
                         }
                     }
@@ -435,7 +458,7 @@ fn grid_gather(
     if (p >= step_params.body_count) {
         return;
     }
-    let body = entries[p].body;
+    let body = entries[p].body & BODY_MASK;
     found = false;
     if (!walk(p, WALK_GATHER)) {
         atomicMax(&words[WORD_UNFINISHED], 1u);
@@ -463,7 +486,7 @@ fn grid_partners(
     if (p >= step_params.body_count || grid.level_count == 1u) {
         return;
     }
-    let body = entries[p].body;
+    let body = entries[p].body & BODY_MASK;
     let own = own_best[2u * body];
     if (own != 0u && own == atomicLoad(&time_words[2u * body])) {
         atomicMax(&time_words[2u * body + 1u], own_best[2u * body + 1u]);

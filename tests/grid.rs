@@ -96,6 +96,17 @@ mod on_the_device {
         count: usize,
         options: SweepOptions,
     ) -> Run {
+        run_with_budget(context, stage, bodies, count, options, 0)
+    }
+
+    fn run_with_budget(
+        context: &GpuContext,
+        stage: &GridStage,
+        bodies: &[MovingSphere],
+        count: usize,
+        options: SweepOptions,
+        budget: u32,
+    ) -> Run {
         let (device, queue) = (context.device(), context.queue());
         let records: Vec<BodyRecord> = bodies.iter().copied().map(BodyRecord::from).collect();
         let body_buffer = device.create_buffer(&wgpu::BufferDescriptor {
@@ -111,6 +122,7 @@ mod on_the_device {
         buffers
             .set_body_count(queue, count as u32)
             .expect("within the capacity");
+        buffers.set_budget(queue, budget);
         let earliest_size = (size_of::<EarliestRecord>() * records.len()) as u64;
         let counts_size = size_of::<GridCounts>() as u64;
         let grid_size = size_of::<GridParams>() as u64;
@@ -251,5 +263,61 @@ mod on_the_device {
         assert_eq!(device.counts.valid, 1, "{:?}", device.counts);
         assert_eq!(device.counts.bodies, 0);
         assert!(device.earliest.is_empty());
+    }
+
+    /// The `fast` scene at 10⁵ bodies: its bullets' walks over the fine cells they cross are
+    /// the longest of the scenes (some 32,000 steps), past where Mesa would end an invocation
+    /// that counted only its cells and entries.
+    #[test]
+    fn bullets_whose_walks_are_long_get_the_cpu_steps_answer() {
+        let Some((context, stage, pipeline)) =
+            set_up("bullets_whose_walks_are_long_get_the_cpu_steps_answer")
+        else {
+            return;
+        };
+        let (bodies, options) = Scene::Fast.bodies(100_000, 3, 1);
+        assert_right(
+            &context,
+            pipeline.as_ref(),
+            &stage,
+            "fast 3D 10⁵",
+            &bodies,
+            options,
+        );
+    }
+
+    /// A walk past its budget (lowered, so that a small scene reaches it) raises the
+    /// unfinished flag and the step is not valid: never a silent partial answer. With the
+    /// budget back, the same buffers give the whole answer.
+    #[test]
+    fn a_walk_past_its_budget_makes_the_step_invalid() {
+        let Some((context, stage, _)) = set_up("a_walk_past_its_budget_makes_the_step_invalid")
+        else {
+            return;
+        };
+        // 400 bodies at one point: each walk visits 400 entries.
+        let bodies = vec![MovingSphere::new(glam::Vec3::ZERO, 1.0, glam::Vec3::X); 400];
+        let options = SweepOptions::default();
+        let cut = run_with_budget(&context, &stage, &bodies, bodies.len(), options, 100);
+        assert_eq!(cut.counts.valid, 0, "{:?}", cut.counts);
+        assert_eq!(cut.counts.unfinished, 1, "{:?}", cut.counts);
+        let whole = run(&context, &stage, &bodies, bodies.len(), options);
+        assert_eq!(whole.counts.valid, 1, "{:?}", whole.counts);
+        assert!(whole.earliest.iter().all(Option::is_some));
+    }
+
+    /// A body the step cannot sweep (a NaN centre, as a buffer the host never checked may
+    /// hold) makes the step invalid, as it makes `StepStage`'s.
+    #[test]
+    fn an_invalid_body_makes_the_grid_step_invalid() {
+        let Some((context, stage, _)) = set_up("an_invalid_body_makes_the_grid_step_invalid")
+        else {
+            return;
+        };
+        let (mut bodies, options) = Scene::Uniform.bodies(300, 3, 4);
+        bodies[17].center.x = f32::NAN;
+        let device = run(&context, &stage, &bodies, bodies.len(), options);
+        assert_eq!(device.counts.valid, 0, "{:?}", device.counts);
+        assert_eq!(device.counts.invalid_bodies, 1, "{:?}", device.counts);
     }
 }

@@ -56,16 +56,24 @@ use crate::layout::{
 
 /// The most levels a grid has; bodies finer than the finest go into it.
 pub const GRID_MAX_LEVELS: usize = 16;
-/// Steps (a cell looked up, an entry visited) one invocation of `grid_gather` or
-/// `grid_partners` takes before it stops and flags the step unfinished. Mesa's software
-/// adapters end an invocation after 65,535 loop iterations, silently: well below that.
-pub const GRID_BUDGET: u32 = 32_768;
+/// Steps (an iteration of any of its loops: levels, images, cells, entries) one invocation of
+/// `grid_gather` or `grid_partners` takes before it stops and flags the step unfinished.
+/// Mesa's software adapters end an invocation after 65,535 loop iterations, silently: below
+/// that, and above the longest walk of the scenes' counts (a bullet of the `fast` scene,
+/// some 32,000).
+pub const GRID_BUDGET: u32 = 60_000;
 /// Each level's cell is `2^ratio_log2` times the next finer one's, by default (issue 32's
 /// counts: the fewest steps a body on the scenes of mixed sizes).
 pub const GRID_RATIO_LOG2: u32 = 1;
 /// One level, by default, where the extents span at most `2^GRID_SINGLE_SPAN_LOG2` (the
 /// counts: as few steps as two levels on uniform sizes, without the passes levels need).
 pub const GRID_SINGLE_SPAN_LOG2: u32 = 2;
+
+/// Where an entry's `body` word holds its level, and the mask of its body.
+const LEVEL_SHIFT: u32 = 28;
+const BODY_MASK: u32 = (1 << LEVEL_SHIFT) - 1;
+/// The most bodies a grid step takes: an entry's body index has 28 bits.
+pub const GRID_MAX_BODIES: u64 = 1 << LEVEL_SHIFT;
 
 /// Words of the grid's counters: the complement of the smallest extent's ordered bits, the
 /// largest extent's, the unfinished flag, one unused; per axis the complement of the boxes'
@@ -117,8 +125,9 @@ pub struct GridParams {
     pub single_span_log2: u32,
     /// The highest of the boxes' low corners: no cell above its cell holds an entry.
     pub corner_hi: [f32; 3],
-    /// Padding to 16 bytes.
-    pub _pad1: u32,
+    /// The steps an invocation may take, at most [`GRID_BUDGET`]; 0 for [`GRID_BUDGET`] (the
+    /// host's, kept by `grid_frame` and `grid_plan`).
+    pub budget: u32,
     /// The levels.
     pub levels: [GridLevel; GRID_MAX_LEVELS],
 }
@@ -129,7 +138,8 @@ pub struct GridParams {
 pub struct GridEntry {
     /// The swept box's low corner, in the local frame.
     pub lo: [f32; 3],
-    /// The body's index.
+    /// The body's index in the low 28 bits, its level in the top 4 (the step's bodies fit one
+    /// binding of 32-byte records: fewer than 2^27).
     pub body: u32,
     /// The high corner.
     pub hi: [f32; 3],
@@ -359,6 +369,7 @@ pub fn grid_keys(
 pub fn grid_cells(
     p: usize,
     step: &StepParams,
+    grid: &GridParams,
     bodies: &[BodyRecord],
     sort_out: &[KeyValue],
     entries: &mut [GridEntry],
@@ -371,9 +382,10 @@ pub fn grid_cells(
     let KeyValue { key, value } = sort_out[p];
     let body = &bodies[value as usize];
     let (lo, hi) = swept_box(step, body);
+    let level = level_of(grid, extent(lo, hi)) as u32;
     entries[p] = GridEntry {
         lo: lo.to_array(),
-        body: value,
+        body: value | (level << LEVEL_SHIFT),
         hi: hi.to_array(),
         groups: body.groups,
     };
@@ -461,12 +473,23 @@ fn axis_range(grid: &GridParams, level: &GridLevel, axis: usize, lo: f32, hi: f3
     (first, (last - first + 1).max(0))
 }
 
-/// The level of a sorted entry.
-fn entry_level(grid: &GridParams, entry: &GridEntry) -> usize {
-    level_of(
-        grid,
-        extent(Vec3::from_array(entry.lo), Vec3::from_array(entry.hi)),
-    )
+/// The steps a walk may take: the grid's budget, at most [`GRID_BUDGET`] (0 for it).
+fn budget_of(grid: &GridParams) -> u32 {
+    if grid.budget == 0 {
+        GRID_BUDGET
+    } else {
+        grid.budget.min(GRID_BUDGET)
+    }
+}
+
+/// The level of a sorted entry: the top four bits of its `body` word.
+fn entry_level(entry: &GridEntry) -> usize {
+    (entry.body >> LEVEL_SHIFT) as usize
+}
+
+/// The body of a sorted entry: the low 28 bits of its `body` word.
+fn entry_body(entry: &GridEntry) -> u32 {
+    entry.body & BODY_MASK
 }
 
 /// What one walk over the searched levels does with each partner it sweeps.
@@ -491,18 +514,36 @@ fn walk(
     visit: &mut impl Visit,
 ) -> bool {
     let own = entries[p];
-    let own_level = entry_level(grid, &own);
+    let own_level = entry_level(&own);
+    let own_body = entry_body(&own);
     let searches = grid.levels[own_level].searches;
     let sweep = sweep_params(step);
+    // Every loop's every iteration is a step (Mesa counts them all).
+    let budget = budget_of(grid);
     let mut steps = 0u32;
+    let mut tick = || {
+        steps += 1;
+        steps <= budget
+    };
+    // The box itself, and on a periodic axis the box a period below and above (each axis's
+    // shift independent, as the tree's 27 images); image 0 is the box itself.
+    let images = if step.period.iter().any(|&period| period > 0.0) {
+        27
+    } else {
+        1
+    };
     for k in 0..grid.level_count as usize {
+        if !tick() {
+            return false;
+        }
         if searches & (1 << k) == 0 {
             continue;
         }
         let level = &grid.levels[k];
-        // Per axis, the query's images: the box itself, and on a periodic axis the box a
-        // period below and above (each axis's shift is independent, as the tree's 27 images).
-        for image in 0..27u32 {
+        for image in 0..images {
+            if !tick() {
+                return false;
+            }
             let steps_of = [image / 9, (image / 3) % 3, image % 3];
             if (0..3).any(|axis| steps_of[axis] != 0 && step.period[axis] <= 0.0) {
                 continue;
@@ -518,24 +559,28 @@ fn walk(
             );
             let axes = [0, 1, 2].map(|axis| axis_range(grid, level, axis, lo[axis], hi[axis]));
             for x in 0..axes[0].1 {
+                if !tick() {
+                    return false;
+                }
                 for y in 0..axes[1].1 {
+                    if !tick() {
+                        return false;
+                    }
                     for z in 0..axes[2].1 {
-                        let cell = [axes[0].0 + x, axes[1].0 + y, axes[2].0 + z];
-                        steps += 1;
-                        if steps > GRID_BUDGET {
+                        if !tick() {
                             return false;
                         }
+                        let cell = [axes[0].0 + x, axes[1].0 + y, axes[2].0 + z];
                         work.cells += 1;
                         let hash = cell_hash(cell, k as u32, grid.table_bits) as usize;
                         let (start, end) = (ranges[2 * hash], ranges[2 * hash + 1]);
                         for q in start..end {
-                            steps += 1;
-                            if steps > GRID_BUDGET {
+                            if !tick() {
                                 return false;
                             }
                             work.entries += 1;
                             let other = &entries[q as usize];
-                            if q as usize == p || entry_level(grid, other) != k {
+                            if q as usize == p || entry_level(other) != k {
                                 continue;
                             }
                             work.box_tests += 1;
@@ -543,11 +588,12 @@ fn walk(
                                 continue;
                             }
                             work.sweeps += 1;
-                            let (a, b) = (own.body.min(other.body), own.body.max(other.body));
+                            let other_body = entry_body(other);
+                            let (a, b) = (own_body.min(other_body), own_body.max(other_body));
                             let impact =
                                 sweep_pair(&bodies[a as usize], &bodies[b as usize], &sweep);
                             if impact.status != STATUS_MISS {
-                                visit.hit(other.body, k != own_level, &impact);
+                                visit.hit(other_body, k != own_level, &impact);
                             }
                         }
                     }
@@ -632,7 +678,7 @@ pub fn grid_gather(
     if p >= step.body_count as usize {
         return work;
     }
-    let body = entries[p].body;
+    let body = entry_body(&entries[p]);
     let mut gather = Gather {
         best: None,
         time_words,
@@ -699,7 +745,7 @@ pub fn grid_partners(
     if p >= step.body_count as usize || grid.level_count == 1 {
         return;
     }
-    let body = entries[p].body;
+    let body = entry_body(&entries[p]);
     let i = body as usize;
     if own_best[2 * i] != 0 && own_best[2 * i] == time_words[2 * i] {
         time_words[2 * i + 1] = time_words[2 * i + 1].max(own_best[2 * i + 1]);
@@ -795,7 +841,7 @@ pub fn earliest_by_grid(
     let mut entries = vec![GridEntry::default(); n];
     let mut ranges = vec![0u32; 2 << grid.table_bits];
     for p in 0..n {
-        grid_cells(p, step, bodies, &sort_out, &mut entries, &mut ranges);
+        grid_cells(p, step, &grid, bodies, &sort_out, &mut entries, &mut ranges);
     }
     let grid = grid_plan(&grid, &words);
     let mut own_best = vec![0u32; 2 * n];

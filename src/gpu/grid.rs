@@ -25,8 +25,8 @@ use super::kernel::{
 use super::sweep::BODY_SIZE;
 use crate::cpu::broad_phase::BOUNDS_WORDS;
 use crate::cpu::grid::{
-    GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, GRID_WORDS, GridCounts, GridEntry, GridParams,
-    table_bits,
+    GRID_MAX_BODIES, GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, GRID_WORDS, GridCounts, GridEntry,
+    GridParams, table_bits,
 };
 use crate::error::Error;
 use crate::layout::{EarliestRecord, KeyValue, StepParams, SweepDispatch, SweepParams};
@@ -83,6 +83,7 @@ const GRID_KEYS: Bindings = &[
 ];
 const GRID_CELLS: Bindings = &[
     (STEP, Uniform),
+    (GRID, Uniform),
     (BODIES_0, Read),
     (SORT_OUT, Read),
     (ENTRIES, Write),
@@ -161,6 +162,7 @@ pub struct GridBuffers {
     body_count: u32,
     options: SweepOptions,
     table_bits: u32,
+    budget: u32,
     sorter: lampshade::KeyValueSorter,
     frame_input: wgpu::Buffer,
     frame_output: wgpu::Buffer,
@@ -242,8 +244,9 @@ impl GridStage {
     ///
     /// # Errors
     /// [`Error::InvalidBuffer`] for a body buffer without `STORAGE`, of a size that is not a
-    /// whole number of records, or beyond one binding; [`Error::Device`] when the device
-    /// cannot make the buffers.
+    /// whole number of records, or beyond one binding; [`Error::TooManyBodies`] beyond
+    /// [`GRID_MAX_BODIES`](crate::low_level::grid::GRID_MAX_BODIES); [`Error::Device`] when the
+    /// device cannot make the buffers.
     pub fn create_buffers(
         &self,
         device: &wgpu::Device,
@@ -257,6 +260,12 @@ impl GridStage {
             .min(limits.max_buffer_size);
         check_binding("bodies", bodies, BODY_SIZE, largest_binding)?;
         let n = bodies.size() / BODY_SIZE;
+        if n > GRID_MAX_BODIES {
+            return Err(Error::TooManyBodies {
+                count: usize::try_from(n).unwrap_or(usize::MAX),
+                max: GRID_MAX_BODIES as usize,
+            });
+        }
         let table_bits = table_bits(n as usize);
         use wgpu::BufferUsages as Usage;
         let storage = Usage::STORAGE;
@@ -351,6 +360,7 @@ impl GridStage {
             body_count: n as u32,
             options,
             table_bits,
+            budget: 0,
             sorter: new_sorter(device, queue, self.adapter.as_ref()),
             frame_input,
             frame_output,
@@ -388,8 +398,23 @@ impl GridStage {
         self.record_stages(encoder, buffers, &mut |_, _| Ok(()))
     }
 
-    /// [`GridStage::record`], calling `stage_end` after each stage (the bench's timestamps).
-    pub(super) fn record_stages(
+    /// [`GridStage::record`], calling `stage_end` after each of its stages (`bounds`, `sort`,
+    /// `cells`, `gather`, `levels`) with the encoder: where a benchmark writes a timestamp,
+    /// or submits and waits.
+    ///
+    /// # Errors
+    /// As [`GridStage::record`], and any error of `stage_end`.
+    pub fn record_timed(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &mut GridBuffers,
+        stage_end: &mut dyn FnMut(&mut wgpu::CommandEncoder, &'static str) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.record_stages(encoder, buffers, stage_end)
+    }
+
+    /// [`GridStage::record`], calling `stage_end` after each stage.
+    fn record_stages(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         buffers: &mut GridBuffers,
@@ -475,6 +500,7 @@ impl GridBuffers {
             table_bits: self.table_bits,
             ratio_log2: GRID_RATIO_LOG2,
             single_span_log2: GRID_SINGLE_SPAN_LOG2,
+            budget: self.budget,
             ..GridParams::default()
         };
         queue.write_buffer(&self.grid_in, 0, bytemuck::bytes_of(&grid));
@@ -494,6 +520,15 @@ impl GridBuffers {
         self.body_count = body_count;
         self.write_input(queue);
         Ok(())
+    }
+
+    /// Lowers the steps one invocation may take (see [`GridStage`]'s "What bounds the
+    /// work") to `steps`, at most (and 0 for)
+    /// [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET): for tests and experiments with
+    /// hostile scenes, which then see the unfinished flag without a pile of 60,000 bodies.
+    pub fn set_budget(&mut self, queue: &wgpu::Queue, steps: u32) {
+        self.budget = steps;
+        self.write_input(queue);
     }
 
     /// Sets the options of the next steps.
