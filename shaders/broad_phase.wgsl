@@ -590,16 +590,20 @@ fn scene_bounds(
     }
 }
 
-// The first occupied slice at or after `start` of the axis whose words start at `base`, or
+// One axis's occupied slices, read once from `bounds` by `longest_gap_end` (an atomic load a
+// slice cost the H200 some 3 ms a frame of a periodic box).
+var<private> occupied: array<u32, FRAME_WORDS>;
+
+// The first occupied slice at or after `start` of the axis in `occupied`, or
 // FRAME_BINS where none is: a word at a time, so that the walk of `longest_gap_end` takes at
 // most one step a word and one an occupied slice (Mesa ends an invocation after 65,535 loop
 // iterations).
-fn next_occupied(base: u32, start: u32) -> u32 {
+fn next_occupied(start: u32) -> u32 {
     var word = start / 32u;
     if (word >= FRAME_WORDS) {
         return FRAME_BINS;
     }
-    var bits = atomicLoad(&bounds[base + word]) & (0xffffffffu << (start % 32u));
+    var bits = occupied[word] & (0xffffffffu << (start % 32u));
     loop {
         if (bits != 0u) {
             return 32u * word + countTrailingZeros(bits);
@@ -608,7 +612,7 @@ fn next_occupied(base: u32, start: u32) -> u32 {
         if (word >= FRAME_WORDS) {
             return FRAME_BINS;
         }
-        bits = atomicLoad(&bounds[base + word]);
+        bits = occupied[word];
     }
     return FRAME_BINS;
 }
@@ -617,12 +621,15 @@ fn next_occupied(base: u32, start: u32) -> u32 {
 // first occupied slice (a tie goes to the run found first), or FRAME_BINS where every slice
 // is occupied or none is.
 fn longest_gap_end(base: u32) -> u32 {
-    let first = next_occupied(base, 0u);
+    for (var word = 0u; word < FRAME_WORDS; word = word + 1u) {
+        occupied[word] = atomicLoad(&bounds[base + word]);
+    }
+    let first = next_occupied(0u);
     var end = FRAME_BINS;
     var longest = 0u;
     var previous = first;
     while (previous < FRAME_BINS) {
-        let next = next_occupied(base, previous + 1u);
+        let next = next_occupied(previous + 1u);
         // After the last occupied slice, the run goes round to the first.
         let stop = select(next, first + FRAME_BINS, next == FRAME_BINS);
         let gap = stop - previous - 1u;

@@ -211,16 +211,20 @@ fn cell_index(k: u32, x: f32) -> i32 {
     return i32(clamp(floor(x * grid.levels[k].inverse), -1073741824.0, 1073741824.0));
 }
 
-// The hash of a cell at level `k`: `cell_hash` in src/cpu/grid.rs.
+// The key of a cell at level `k`: its block's hash in the high bits, its place in the block
+// of 4 x 4 x 4 in the low 6 (`cell_hash` in src/cpu/grid.rs).
 fn cell_hash(cell: vec3<i32>, k: u32) -> u32 {
-    var h = (bitcast<u32>(cell.x) * 0x9e3779b1u) ^ (bitcast<u32>(cell.y) * 0x85ebca77u)
-        ^ (bitcast<u32>(cell.z) * 0xc2b2ae3du) ^ (k * 0x27d4eb2fu);
+    let block = bitcast<vec3<u32>>(cell >> vec3<u32>(2u));
+    let place = (bitcast<u32>(cell.x) & 3u) | ((bitcast<u32>(cell.y) & 3u) << 2u)
+        | ((bitcast<u32>(cell.z) & 3u) << 4u);
+    var h = (block.x * 0x9e3779b1u) ^ (block.y * 0x85ebca77u) ^ (block.z * 0xc2b2ae3du)
+        ^ (k * 0x27d4eb2fu);
     h = h ^ (h >> 16u);
     h = h * 0x85ebca6bu;
     h = h ^ (h >> 13u);
     h = h * 0xc2b2ae35u;
     h = h ^ (h >> 16u);
-    return select(h >> (32u - grid.table_bits), 0u, grid.table_bits == 0u);
+    return ((h >> (32u - (grid.table_bits - 6u))) << 6u) | place;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -359,6 +363,7 @@ fn walk(p: u32, mode: u32) -> bool {
     let own_level = own.body >> LEVEL_SHIFT;
     let own_body = own.body & BODY_MASK;
     let searches = grid.levels[own_level].searches;
+    let own_record = bodies[own_body];
     // Every loop's every iteration is a step (Mesa counts them all).
     let budget = select(min(grid.budget, GRID_BUDGET), GRID_BUDGET, grid.budget == 0u);
     var steps = 0u;
@@ -370,7 +375,8 @@ fn walk(p: u32, mode: u32) -> bool {
         if (steps > budget) {
             return false;
         }
-        if ((searches & (1u << k)) == 0u) {
+        // The partners' walk needs only the other levels.
+        if ((searches & (1u << k)) == 0u || (k == own_level && mode == WALK_PARTNERS)) {
             continue;
         }
         for (var image = 0u; image < images; image = image + 1u) {
@@ -421,9 +427,13 @@ fn walk(p: u32, mode: u32) -> bool {
                                 continue;
                             }
                             let other_body = other.body & BODY_MASK;
-                            let a = min(own_body, other_body);
-                            let b = max(own_body, other_body);
-                            let impact = sweep_pair(bodies[a], bodies[b]);
+                            let other_record = bodies[other_body];
+                            var impact: ImpactRecord;
+                            if (own_body < other_body) {
+                                impact = sweep_pair(own_record, other_record);
+                            } else {
+                                impact = sweep_pair(other_record, own_record);
+                            }
                             if (impact.status != STATUS_MISS) {
                                 hit(mode, own_body, other_body, k != own_level, impact);
                             }

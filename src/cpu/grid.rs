@@ -316,25 +316,30 @@ fn cell_index(level: &GridLevel, x: f32) -> i32 {
         .clamp(-((1 << 30) as f32), (1 << 30) as f32) as i32
 }
 
-/// The hash of a cell at level `k`: a mix of its coordinates and level (murmur3's
-/// finaliser), its top `table_bits` bits.
+/// The key of a cell at level `k` in a table of `2^table_bits` slots: cells are taken in
+/// blocks of 4 × 4 × 4, a block's hash (murmur3's finaliser of its coordinates and level) in
+/// the high bits and the cell's place in its block in the low 6, so that the sort puts the
+/// bodies of a block together and an invocation's neighbours in the gather walk the same
+/// cells (the GPU's warps stay together and read the same lines). Two cells that share a key
+/// cost box tests only.
 #[must_use]
 pub fn cell_hash(cell: [i32; 3], k: u32, table_bits: u32) -> u32 {
-    let mut h = (cell[0] as u32).wrapping_mul(0x9e37_79b1)
-        ^ (cell[1] as u32).wrapping_mul(0x85eb_ca77)
-        ^ (cell[2] as u32).wrapping_mul(0xc2b2_ae3d)
+    let block = cell.map(|c| (c >> 2) as u32);
+    let place = (cell[0] as u32 & 3) | ((cell[1] as u32 & 3) << 2) | ((cell[2] as u32 & 3) << 4);
+    let mut h = block[0].wrapping_mul(0x9e37_79b1)
+        ^ block[1].wrapping_mul(0x85eb_ca77)
+        ^ block[2].wrapping_mul(0xc2b2_ae3d)
         ^ k.wrapping_mul(0x27d4_eb2f);
     h ^= h >> 16;
     h = h.wrapping_mul(0x85eb_ca6b);
     h ^= h >> 13;
     h = h.wrapping_mul(0xc2b2_ae35);
     h ^= h >> 16;
-    if table_bits == 0 {
-        0
-    } else {
-        h >> (32 - table_bits)
-    }
+    ((h >> (32 - (table_bits - BLOCK_BITS))) << BLOCK_BITS) | place
 }
+
+/// Bits of a cell's place in its block of 4 × 4 × 4.
+const BLOCK_BITS: u32 = 6;
 
 /// The cell of a box's low corner at `level`.
 fn home_cell(level: &GridLevel, lo: Vec3) -> [i32; 3] {
@@ -494,6 +499,10 @@ fn entry_body(entry: &GridEntry) -> u32 {
 
 /// What one walk over the searched levels does with each partner it sweeps.
 trait Visit {
+    /// Whether the walk visits the body's own level (the partners' walk needs only the
+    /// others).
+    fn own_level(&self) -> bool;
+
     /// Partner `partner` (at level `k`, `other_level` where it is not the body's own), its
     /// pair's sweep `impact`, a hit.
     fn hit(&mut self, partner: u32, cross: bool, impact: &crate::layout::ImpactRecord);
@@ -536,7 +545,7 @@ fn walk(
         if !tick() {
             return false;
         }
-        if searches & (1 << k) == 0 {
+        if searches & (1 << k) == 0 || (k == own_level && !visit.own_level()) {
             continue;
         }
         let level = &grid.levels[k];
@@ -617,6 +626,10 @@ struct Gather<'a> {
 }
 
 impl Visit for Gather<'_> {
+    fn own_level(&self) -> bool {
+        true
+    }
+
     fn hit(&mut self, partner: u32, cross: bool, impact: &crate::layout::ImpactRecord) {
         let t = impact.time_of_impact;
         if self
@@ -718,6 +731,10 @@ struct Partners<'a> {
 }
 
 impl Visit for Partners<'_> {
+    fn own_level(&self) -> bool {
+        false
+    }
+
     fn hit(&mut self, partner: u32, cross: bool, impact: &crate::layout::ImpactRecord) {
         let j = partner as usize;
         if cross && self.time_words[2 * j] == time_key(impact.time_of_impact) {
@@ -790,11 +807,11 @@ pub fn grid_records(
     earliest[i] = record_of(step, bodies, body, partner, &impact);
 }
 
-/// The hash table's bits for a capacity of `bodies`: the power of two at or above it, at
-/// least 2^10, at most 2^28.
+/// The hash table's bits for a capacity of `bodies`: twice the power of two at or above it
+/// (a flat scene uses a quarter of each block's places), at least 2^10, at most 2^28.
 #[must_use]
 pub fn table_bits(bodies: usize) -> u32 {
-    (bodies.max(1).next_power_of_two().trailing_zeros()).clamp(10, 28)
+    (bodies.max(1).next_power_of_two().trailing_zeros() + 1).clamp(10, 28)
 }
 
 /// What [`earliest_by_grid`] did: the grid it made and, per body, what its gather counted.
