@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! cargo run --release --example step_bench -- [--bodies N,N,...] [--scene S] [--dims 2|3]
-//!     [--rounds R] [--seed K] [--no-parry] [--no-gpu] [--no-subgroups]
+//!     [--rounds R] [--seed K] [--no-parry] [--no-gpu] [--no-cpu] [--no-subgroups]
 //! ```
 //!
 //! Scenes (`testkit::Scene`): `uniform` (the default: about 10% of the volume in bodies of
@@ -16,7 +16,9 @@
 //! median step time of each path over the rounds, the CPU's median time per stage,
 //! candidates and contacts, memory per body, the ratio to parry's step (the median of the
 //! rounds' ratios, and the ratio of the medians), and at the end the growth exponent of each
-//! path's step time between the last two sizes.
+//! path's step time between the last two sizes. `--no-cpu` runs the CPU step once per N (its
+//! counts still check the GPU's; its time is of that one cold run), so that a lent GPU's
+//! minutes go to the GPU rows.
 //!
 //! The GPU is whatever adapter `WGPU_BACKEND` selects (without one the GPU rows are skipped,
 //! loudly), on a device of the bench's own that asks for the timestamp queries and
@@ -60,12 +62,14 @@ fn main() -> ExitCode {
     let mut seed = 1;
     let mut with_parry = true;
     let mut with_gpu = true;
+    let mut with_cpu = true;
     let mut subgroups = true;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         match flag.as_str() {
             "--no-parry" => with_parry = false,
             "--no-gpu" => with_gpu = false,
+            "--no-cpu" => with_cpu = false,
             "--no-subgroups" => subgroups = false,
             _ => {}
         }
@@ -130,19 +134,23 @@ fn main() -> ExitCode {
         // rounds, each with a GPU step of some 100 ms on a software adapter.
         let rounds = rounds * (100_000 / n.max(1)).clamp(1, 10);
         for round in 0..=rounds {
-            let start = Instant::now();
-            let found = match finder.find(&bodies, options) {
-                Ok(found) => found,
-                Err(error) => {
-                    eprintln!("find_contacts: {error}");
-                    return ExitCode::FAILURE;
+            // With --no-cpu, the CPU step runs once (its counts check the GPU's) and is timed
+            // once: the device's minutes go to the GPU.
+            if with_cpu || round == 0 {
+                let start = Instant::now();
+                let found = match finder.find(&bodies, options) {
+                    Ok(found) => found,
+                    Err(error) => {
+                        eprintln!("find_contacts: {error}");
+                        return ExitCode::FAILURE;
+                    }
+                };
+                let elapsed = start.elapsed();
+                (contacts, candidates) = (found.contacts().len(), found.candidates());
+                if round > 0 || !with_cpu {
+                    ours.push(elapsed);
+                    stages.push(finder.stage_times());
                 }
-            };
-            let elapsed = start.elapsed();
-            (contacts, candidates) = (found.contacts().len(), found.candidates());
-            if round > 0 {
-                ours.push(elapsed);
-                stages.push(finder.stage_times());
             }
             if let (Some(gpu), Some(state)) = (gpu.as_ref(), resident.as_mut())
                 && let Err(error) = runs.round(gpu, state, &bodies, options, round > 0)

@@ -320,4 +320,41 @@ mod on_the_device {
         assert_eq!(device.counts.valid, 0, "{:?}", device.counts);
         assert_eq!(device.counts.invalid_bodies, 1, "{:?}", device.counts);
     }
+
+    /// A body buffer the grid cannot bind, and a count above the buffer's, are typed errors.
+    #[test]
+    fn bad_buffers_and_counts_are_typed_errors() {
+        let Some((context, stage, _)) = set_up("bad_buffers_and_counts_are_typed_errors") else {
+            return;
+        };
+        let (device, queue) = (context.device(), context.queue());
+        let buffer = |size, usage| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("bodies"),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let options = SweepOptions::default();
+        let no_storage = buffer(64, wgpu::BufferUsages::COPY_DST);
+        let ragged = buffer(48, wgpu::BufferUsages::STORAGE);
+        for bodies in [&no_storage, &ragged] {
+            assert!(matches!(
+                stage.create_buffers(device, queue, bodies, options),
+                Err(sweepcast::Error::InvalidBuffer { name: "bodies", .. })
+            ));
+        }
+        let two = buffer(64, wgpu::BufferUsages::STORAGE);
+        let mut buffers = stage
+            .create_buffers(device, queue, &two, options)
+            .expect("two bodies");
+        assert!(matches!(
+            buffers.set_body_count(queue, 3),
+            Err(sweepcast::Error::TooManyBodies { count: 3, max: 2 })
+        ));
+        buffers
+            .set_body_count(queue, 2)
+            .expect("within the capacity");
+    }
 }
