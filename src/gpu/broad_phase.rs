@@ -335,21 +335,31 @@ impl BroadPhaseStage {
         options: SweepOptions,
         capacities: BroadPhaseCapacities,
     ) -> Result<BroadPhaseBuffers, Error> {
-        let mut buffers =
-            self.create_buffers_with(device, bodies, capacities, self.sorter(device, queue))?;
+        let mut buffers = self.create_buffers_with(
+            device,
+            bodies,
+            capacities,
+            self.sorter(device, queue, bodies),
+        )?;
         buffers.options = options;
         buffers.body_count_set = buffers.body_capacity as u32;
         buffers.write_input(queue);
         Ok(buffers)
     }
 
-    /// A new sorter for this stage's adapter.
+    /// A new sorter for this stage's adapter, for the codes of the bodies `bodies` holds.
     pub(super) fn sorter(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
+        bodies: &wgpu::Buffer,
     ) -> lampshade::KeyValueSorter {
-        new_sorter(device, queue, self.adapter.as_ref())
+        new_sorter(
+            device,
+            queue,
+            self.adapter.as_ref(),
+            bodies.size() / BODY_SIZE,
+        )
     }
 
     /// The buffers over `bodies` for `capacities`, with `sorter`; the host's input is left

@@ -278,13 +278,19 @@ impl ContactStage {
         self.create_buffers_with(device, inputs, body_capacity, contact_capacity, sorter)
     }
 
-    /// A new sorter for this stage's adapter.
+    /// A new sorter for this stage's adapter. The contacts it sorts never exceed one binding
+    /// of contact records (64 bytes each: 67 million in 4 GiB), below lampshade's 8-bit limit.
     pub(super) fn sorter(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
     ) -> lampshade::KeyValueSorter {
-        new_sorter(device, queue, self.adapter.as_ref())
+        let limits = device.limits();
+        let largest = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        let contacts = largest / size_of::<crate::layout::ContactRecord>() as u64;
+        new_sorter(device, queue, self.adapter.as_ref(), contacts)
     }
 
     /// [`ContactStage::create_buffers`] with the ordered contacts' `sorter` (that of the

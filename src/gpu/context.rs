@@ -64,7 +64,9 @@ impl LossRecord {
 impl GpuContext {
     /// Finds an adapter (see the type's documentation for the environment variables) and
     /// opens a device on it with the adapter's own limits, so that batches can use as much of
-    /// the hardware as it offers.
+    /// the hardware as it offers, and with `wgpu::Features::SUBGROUP` where the adapter has
+    /// it (lampshade's 8-bit sort on NVIDIA needs it: the stages made `for_adapter` on such a
+    /// device take it, and its portable sort above its record limit).
     ///
     /// # Errors
     /// [`Error::NoAdapter`] when no adapter matches, [`Error::UnsupportedAdapter`] when the
@@ -77,6 +79,11 @@ impl GpuContext {
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("sweepcast"),
+                // Subgroups where the adapter has them: lampshade's 8-bit sort (NVIDIA)
+                // needs them, and takes 15 dispatches for the step's two code sorts where
+                // its 4-bit path takes 99 (stages fall back to the portable sort above the
+                // 8-bit one's record limit).
+                required_features: adapter.features() & wgpu::Features::SUBGROUP,
                 required_limits: adapter.limits(),
                 memory_hints: wgpu::MemoryHints::Performance,
                 ..Default::default()

@@ -361,7 +361,7 @@ impl GridStage {
             options,
             table_bits,
             budget: 0,
-            sorter: new_sorter(device, queue, self.adapter.as_ref()),
+            sorter: new_sorter(device, queue, self.adapter.as_ref(), n),
             frame_input,
             frame_output,
             bounds,

@@ -324,18 +324,31 @@ pub(super) fn compile_checked<T>(
     Ok(stage)
 }
 
-/// A radix sorter of key-value records: specialised for `adapter` where known (lampshade's
-/// 8-bit kernel on NVIDIA Vulkan with subgroups, its 4-bit one on some others), else its
-/// portable 2-bit kernel.
+/// A radix sorter of key-value records for sorts of at most `capacity` records: specialised
+/// for `adapter` where known (lampshade's 8-bit kernel on NVIDIA Vulkan with subgroups, its
+/// 4-bit one on some others), else its portable 2-bit kernel. The 8-bit kernel refuses sorts
+/// above [`eight_bit_limit`] records (`RadixElementCountLimitExceeded`), so a capacity above
+/// it takes the portable kernel, which has no such limit.
 pub(super) fn new_sorter(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     adapter: Option<&wgpu::AdapterInfo>,
+    capacity: u64,
 ) -> lampshade::KeyValueSorter {
     match adapter {
-        Some(adapter) => lampshade::KeyValueSorter::new_for_adapter(device, queue, adapter),
-        None => lampshade::KeyValueSorter::new(device, queue),
+        Some(adapter) if capacity <= eight_bit_limit(device) => {
+            lampshade::KeyValueSorter::new_for_adapter(device, queue, adapter)
+        }
+        _ => lampshade::KeyValueSorter::new(device, queue),
     }
+}
+
+/// The most records lampshade 0.13's 8-bit sort takes on `device`: 1,792 a workgroup of its
+/// one-sweep tiles times the workgroups of one dimension, at most 2^28 - 1 (its packed count;
+/// `element_count_limit` in its `src/sort/eight_bit.rs`). 117,438,720 on a device of 65,535
+/// workgroups a dimension.
+pub(super) fn eight_bit_limit(device: &wgpu::Device) -> u64 {
+    (u64::from(device.limits().max_compute_workgroups_per_dimension) * 1792).min(0x0fff_ffff)
 }
 
 /// One command of a step as its recording helpers observe it: a dispatch (with the buffer an

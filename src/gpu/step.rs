@@ -339,7 +339,7 @@ impl StepStage {
         ordered_contacts: bool,
     ) -> Result<StepBuffers, Error> {
         let sorters = Sorters {
-            broad_phase: self.broad_phase.sorter(device, queue),
+            broad_phase: self.broad_phase.sorter(device, queue, bodies),
             ordered: ordered_contacts.then(|| self.contacts.sorter(device, queue)),
         };
         let mut buffers = self.assemble(
@@ -730,7 +730,7 @@ impl StepStage {
             broad_phase: buffers
                 .broad_phase
                 .take_sorter()
-                .unwrap_or_else(|| self.broad_phase.sorter(device, queue)),
+                .unwrap_or_else(|| self.broad_phase.sorter(device, queue, &bodies)),
             ordered: ordered.then(|| {
                 buffers
                     .outputs
@@ -745,7 +745,7 @@ impl StepStage {
             Err(error) => {
                 buffers
                     .broad_phase
-                    .restore_sorter(|| self.broad_phase.sorter(device, queue));
+                    .restore_sorter(|| self.broad_phase.sorter(device, queue, &bodies));
                 buffers
                     .outputs
                     .restore_sorter(|| self.contacts.sorter(device, queue));
