@@ -541,9 +541,7 @@ struct GridCounts {
     levels: u32,
     unfinished: u32,
     invalid_bodies: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
+    _pad: array<u32, 3>,
 }
 
 @compute @workgroup_size(1)
@@ -551,6 +549,6 @@ fn grid_finish() {
     let unfinished = atomicLoad(&words[WORD_UNFINISHED]);
     let invalid = scene_words[SCENE_INVALID_BODIES];
     grid_counts = GridCounts(select(0u, 1u, unfinished == 0u && invalid == 0u),
-                             step_params.body_count, grid.level_count, unfinished, invalid, 0u, 0u,
-                             0u);
+                             step_params.body_count, grid.level_count, unfinished, invalid,
+                             array<u32, 3>(0u, 0u, 0u));
 }

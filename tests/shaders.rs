@@ -36,7 +36,13 @@ fn every_stage_parses_and_validates_after_the_contract() {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         if path.extension().is_some_and(|e| e == "wgsl") && name != "shared.wgsl" {
             let stage = std::fs::read_to_string(&path).expect("readable shader");
-            parse_and_validate(&name, &format!("{SHARED_WGSL}{stage}"));
+            // The grid calls the sweep's `sweep_pair`: the crate compiles it after sweep.wgsl.
+            let before = if name == "grid.wgsl" {
+                SWEEP_WGSL
+            } else {
+                SHARED_WGSL
+            };
+            parse_and_validate(&name, &format!("{before}{stage}"));
             stages += 1;
         }
     }
@@ -178,6 +184,68 @@ fn the_broad_phase_constants_match_their_twins_mirrors() {
     let size = |name: &str| workgroup_size(&module, name);
     assert_eq!(size("scene_bounds"), [WORKGROUP_SIZE, 1, 1]);
     assert_eq!(size("frame"), [1, 1, 1]);
+}
+
+/// The grid's structs and constants are those of its twin (`low_level::grid`), and its entry
+/// points run the contract's workgroup size (one invocation for the planning passes).
+#[test]
+fn the_grid_matches_its_twins_mirrors() {
+    use sweepcast::low_level::grid::{
+        GRID_BUDGET, GRID_MAX_LEVELS, GRID_WORDS, GridCounts, GridEntry, GridLevel, GridParams,
+        WORD_UNFINISHED,
+    };
+    let module = parse_and_validate("grid.wgsl", sweepcast::gpu::GRID_WGSL);
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).expect("layout");
+    let mirrors = [
+        rust_layout!(GridLevel: size, inverse, searches, population),
+        rust_layout!(GridParams: level_count, table_bits, ratio_log2, spread_axes, corner_lo,
+            single_span_log2, corner_hi, budget, levels),
+        rust_layout!(GridEntry: lo, body, hi, groups),
+        rust_layout!(GridCounts: valid, bodies, levels, unfinished, invalid_bodies, _pad),
+    ];
+    for (name, rust_size, rust_offsets) in &mirrors {
+        let (handle, _) = module
+            .types
+            .iter()
+            .find(|(_, ty)| ty.name.as_deref() == Some(*name))
+            .unwrap_or_else(|| panic!("grid.wgsl has no struct {name}"));
+        let (size, offsets) = struct_layout(&module, &layouter, handle);
+        assert_eq!(size, *rust_size, "size of {name}");
+        assert_eq!(&offsets, rust_offsets, "fields of {name}");
+    }
+    for (name, rust) in [
+        ("GRID_MAX_LEVELS", GRID_MAX_LEVELS as u32),
+        ("GRID_BUDGET", GRID_BUDGET),
+        ("GRID_WORDS", GRID_WORDS as u32),
+        ("WORD_UNFINISHED", WORD_UNFINISHED as u32),
+    ] {
+        let (_, constant) = module
+            .constants
+            .iter()
+            .find(|(_, constant)| constant.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("grid.wgsl has no constant {name}"));
+        let naga::Expression::Literal(naga::Literal::U32(value)) =
+            module.global_expressions[constant.init]
+        else {
+            panic!("{name}: a u32 literal expected");
+        };
+        assert_eq!(value, rust, "{name}");
+    }
+    let size = |name: &str| workgroup_size(&module, name);
+    for name in [
+        "grid_widths",
+        "grid_keys",
+        "grid_cells",
+        "grid_gather",
+        "grid_partners",
+        "grid_records",
+    ] {
+        assert_eq!(size(name), [WORKGROUP_SIZE, 1, 1], "{name}");
+    }
+    for name in ["grid_frame", "grid_plan", "grid_finish"] {
+        assert_eq!(size(name), [1, 1, 1], "{name}");
+    }
 }
 
 /// The workgroup size of `module`'s entry point `name`.
