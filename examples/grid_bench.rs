@@ -23,7 +23,7 @@ mod common;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use common::{bad_options, machine, parse, read_mapped as read};
+use common::{Timestamps, bad_options, machine, parse, read_mapped as read};
 use sweepcast::gpu::{
     BodyRecord, GpuContext, GridBuffers, GridStage, StepBuffers, StepCapacities, StepCounts,
     StepStage,
@@ -40,62 +40,17 @@ struct Gpu {
     context: GpuContext,
     tree: StepStage,
     grid: GridStage,
-    stamps: Option<Stamps>,
-}
-
-struct Stamps {
-    queries: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    readback: wgpu::Buffer,
-    period_ns: f64,
+    stamps: Option<Timestamps>,
 }
 
 impl Gpu {
     fn create(subgroups: bool) -> Result<Self, String> {
         let text = |error: sweepcast::Error| error.to_string();
-        let adapter = GpuContext::new_blocking().map_err(text)?.adapter().clone();
-        let mut wanted =
-            wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
-        if subgroups {
-            wanted |= wgpu::Features::SUBGROUP;
-        }
-        let features = adapter.features() & wanted;
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("grid_bench"),
-            required_features: features,
-            required_limits: adapter.limits(),
-            memory_hints: wgpu::MemoryHints::Performance,
-            ..Default::default()
-        }))
-        .map_err(|error| error.to_string())?;
-        let context = GpuContext::from_device(adapter, device, queue).map_err(text)?;
+        let (context, features) = common::bench_context("grid_bench", subgroups)?;
         let info = context.adapter_info().clone();
         let tree = StepStage::for_adapter(context.device(), &info).map_err(text)?;
         let grid = GridStage::for_adapter(context.device(), &info).map_err(text)?;
-        let device = context.device();
-        let stamps = features
-            .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
-            .then(|| {
-                let buffer = |label, usage| {
-                    device.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some(label),
-                        size: 8 * u64::from(STAMPS),
-                        usage,
-                        mapped_at_creation: false,
-                    })
-                };
-                use wgpu::BufferUsages as Usage;
-                Stamps {
-                    queries: device.create_query_set(&wgpu::QuerySetDescriptor {
-                        label: Some("stamps"),
-                        ty: wgpu::QueryType::Timestamp,
-                        count: STAMPS,
-                    }),
-                    resolve: buffer("stamps", Usage::QUERY_RESOLVE | Usage::COPY_SRC),
-                    readback: buffer("stamps readback", Usage::MAP_READ | Usage::COPY_DST),
-                    period_ns: f64::from(context.queue().get_timestamp_period()),
-                }
-            });
+        let stamps = Timestamps::new(&context, STAMPS);
         println!(
             "GPU: {}; features asked for and offered: {features:?}",
             context.describe()

@@ -42,7 +42,7 @@ use std::collections::HashMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use common::{bad_options, machine, parse, read_mapped as read};
+use common::{Timestamps, bad_options, machine, parse, read_mapped as read};
 use rayon::prelude::*;
 use sweepcast::gpu::{
     BodyRecord, ContactPipeline, GpuContext, StepBuffers, StepCapacities, StepCommand, StepCounts,
@@ -273,14 +273,6 @@ struct Gpu {
     profiled_sorts: HashMap<(u32, u32), Option<usize>>,
 }
 
-/// A query set written between the stages of a step, and its resolve and readback buffers.
-struct Timestamps {
-    queries: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    readback: wgpu::Buffer,
-    period_ns: f64,
-}
-
 impl Gpu {
     fn new(subgroups: bool) -> Option<Self> {
         match Self::create(subgroups) {
@@ -294,49 +286,12 @@ impl Gpu {
 
     fn create(subgroups: bool) -> Result<Self, String> {
         let text = |error: sweepcast::Error| error.to_string();
-        let adapter = GpuContext::new_blocking().map_err(text)?.adapter().clone();
-        let mut wanted =
-            wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
-        if subgroups {
-            wanted |= wgpu::Features::SUBGROUP;
-        }
-        let features = adapter.features() & wanted;
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("step_bench"),
-            required_features: features,
-            required_limits: adapter.limits(),
-            memory_hints: wgpu::MemoryHints::Performance,
-            ..Default::default()
-        }))
-        .map_err(|error| error.to_string())?;
-        let context = GpuContext::from_device(adapter, device, queue).map_err(text)?;
+        let (context, features) = common::bench_context("step_bench", subgroups)?;
         let pipeline = ContactPipeline::new(&context).map_err(text)?;
         let stage =
             StepStage::for_adapter(context.device(), context.adapter_info()).map_err(text)?;
         let device = context.device();
-        let timestamps = features
-            .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
-            .then(|| {
-                let buffer = |label, usage| {
-                    device.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some(label),
-                        size: 8 * u64::from(STAMPS),
-                        usage,
-                        mapped_at_creation: false,
-                    })
-                };
-                use wgpu::BufferUsages as Usage;
-                Timestamps {
-                    queries: device.create_query_set(&wgpu::QuerySetDescriptor {
-                        label: Some("stage ends"),
-                        ty: wgpu::QueryType::Timestamp,
-                        count: STAMPS,
-                    }),
-                    resolve: buffer("stage ends", Usage::QUERY_RESOLVE | Usage::COPY_SRC),
-                    readback: buffer("stage ends readback", Usage::MAP_READ | Usage::COPY_DST),
-                    period_ns: f64::from(context.queue().get_timestamp_period()),
-                }
-            });
+        let timestamps = Timestamps::new(&context, STAMPS);
         let limits = device.limits();
         let sort_path = SortPath::of(context.adapter_info(), device.features(), &limits);
         let gpu = Self {

@@ -113,3 +113,75 @@ pub fn read_mapped<T>(
     buffer.unmap();
     Ok(value)
 }
+
+/// A device of a benchmark's own on the adapter `GpuContext::new` picks from the environment,
+/// opened with the adapter's limits and the timestamp queries (and, with `subgroups`, the
+/// subgroups) it offers: the features it got.
+#[cfg(feature = "gpu")]
+pub fn bench_context(
+    label: &str,
+    subgroups: bool,
+) -> Result<(sweepcast::gpu::GpuContext, wgpu::Features), String> {
+    use sweepcast::gpu::GpuContext;
+    let text = |error: sweepcast::Error| error.to_string();
+    let adapter = GpuContext::new_blocking().map_err(text)?.adapter().clone();
+    let mut wanted =
+        wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+    if subgroups {
+        wanted |= wgpu::Features::SUBGROUP;
+    }
+    let features = adapter.features() & wanted;
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some(label),
+        required_features: features,
+        required_limits: adapter.limits(),
+        memory_hints: wgpu::MemoryHints::Performance,
+        ..Default::default()
+    }))
+    .map_err(|error| error.to_string())?;
+    let context = GpuContext::from_device(adapter, device, queue).map_err(text)?;
+    Ok((context, features))
+}
+
+/// A query set of `count` timestamps written inside an encoder, its resolve buffer and its
+/// readback, and the device's tick in nanoseconds.
+#[cfg(feature = "gpu")]
+pub struct Timestamps {
+    pub queries: wgpu::QuerySet,
+    pub resolve: wgpu::Buffer,
+    pub readback: wgpu::Buffer,
+    pub period_ns: f64,
+}
+
+#[cfg(feature = "gpu")]
+impl Timestamps {
+    /// Timestamps on `context`'s device, where it has `TIMESTAMP_QUERY_INSIDE_ENCODERS`.
+    pub fn new(context: &sweepcast::gpu::GpuContext, count: u32) -> Option<Self> {
+        let device = context.device();
+        if !device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
+        {
+            return None;
+        }
+        let buffer = |label, usage| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: 8 * u64::from(count),
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        use wgpu::BufferUsages as Usage;
+        Some(Self {
+            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count,
+            }),
+            resolve: buffer("timestamps", Usage::QUERY_RESOLVE | Usage::COPY_SRC),
+            readback: buffer("timestamps readback", Usage::MAP_READ | Usage::COPY_DST),
+            period_ns: f64::from(context.queue().get_timestamp_period()),
+        })
+    }
+}
