@@ -131,23 +131,12 @@ fn every_shared_struct_matches_its_rust_mirror() {
 fn the_broad_phase_structs_match_their_twins_mirrors() {
     use sweepcast::low_level::broad_phase::{Aabb, Leaf, Node};
     let module = parse_and_validate("broad_phase.wgsl", sweepcast::low_level::BROAD_PHASE_WGSL);
-    let mut layouter = naga::proc::Layouter::default();
-    layouter.update(module.to_ctx()).expect("layout");
     let mirrors = [
         rust_layout!(Aabb: lo, _pad0, hi, _pad1),
         rust_layout!(Leaf: lo, body, hi, groups),
         rust_layout!(Node: child, last),
     ];
-    for (name, rust_size, rust_offsets) in &mirrors {
-        let (handle, _) = module
-            .types
-            .iter()
-            .find(|(_, ty)| ty.name.as_deref() == Some(*name))
-            .unwrap_or_else(|| panic!("broad_phase.wgsl has no struct {name}"));
-        let (size, offsets) = struct_layout(&module, &layouter, handle);
-        assert_eq!(size, *rust_size, "size of {name}");
-        assert_eq!(&offsets, rust_offsets, "fields of {name}");
-    }
+    assert_structs_match(&module, "broad_phase.wgsl", &mirrors);
 }
 
 /// The broad phase's own constants are those of its twin.
@@ -168,19 +157,7 @@ fn the_broad_phase_constants_match_their_twins_mirrors() {
         ("BOUNDS_WORDS", BOUNDS_WORDS as u32),
         ("GROUPS_WORD", GROUPS_WORD as u32),
     ];
-    for (name, rust) in mirrors {
-        let (_, constant) = module
-            .constants
-            .iter()
-            .find(|(_, constant)| constant.name.as_deref() == Some(name))
-            .unwrap_or_else(|| panic!("broad_phase.wgsl has no constant {name}"));
-        let naga::Expression::Literal(naga::Literal::U32(value)) =
-            module.global_expressions[constant.init]
-        else {
-            panic!("{name}: a u32 literal expected");
-        };
-        assert_eq!(value, rust, "{name}");
-    }
+    assert_u32_constants_match(&module, "broad_phase.wgsl", &mirrors);
     let size = |name: &str| workgroup_size(&module, name);
     assert_eq!(size("scene_bounds"), [WORKGROUP_SIZE, 1, 1]);
     assert_eq!(size("frame"), [1, 1, 1]);
@@ -195,8 +172,6 @@ fn the_grid_matches_its_twins_mirrors() {
         WORD_UNFINISHED,
     };
     let module = parse_and_validate("grid.wgsl", sweepcast::gpu::GRID_WGSL);
-    let mut layouter = naga::proc::Layouter::default();
-    layouter.update(module.to_ctx()).expect("layout");
     let mirrors = [
         rust_layout!(GridLevel: size, inverse, searches, population),
         rust_layout!(GridParams: level_count, table_bits, ratio_log2, spread_axes, corner_lo,
@@ -204,34 +179,14 @@ fn the_grid_matches_its_twins_mirrors() {
         rust_layout!(GridEntry: lo, body, hi, groups),
         rust_layout!(GridCounts: valid, bodies, levels, unfinished, invalid_bodies, _pad),
     ];
-    for (name, rust_size, rust_offsets) in &mirrors {
-        let (handle, _) = module
-            .types
-            .iter()
-            .find(|(_, ty)| ty.name.as_deref() == Some(*name))
-            .unwrap_or_else(|| panic!("grid.wgsl has no struct {name}"));
-        let (size, offsets) = struct_layout(&module, &layouter, handle);
-        assert_eq!(size, *rust_size, "size of {name}");
-        assert_eq!(&offsets, rust_offsets, "fields of {name}");
-    }
-    for (name, rust) in [
+    assert_structs_match(&module, "grid.wgsl", &mirrors);
+    let constants = [
         ("GRID_MAX_LEVELS", GRID_MAX_LEVELS as u32),
         ("GRID_BUDGET", GRID_BUDGET),
         ("GRID_WORDS", GRID_WORDS as u32),
         ("WORD_UNFINISHED", WORD_UNFINISHED as u32),
-    ] {
-        let (_, constant) = module
-            .constants
-            .iter()
-            .find(|(_, constant)| constant.name.as_deref() == Some(name))
-            .unwrap_or_else(|| panic!("grid.wgsl has no constant {name}"));
-        let naga::Expression::Literal(naga::Literal::U32(value)) =
-            module.global_expressions[constant.init]
-        else {
-            panic!("{name}: a u32 literal expected");
-        };
-        assert_eq!(value, rust, "{name}");
-    }
+    ];
+    assert_u32_constants_match(&module, "grid.wgsl", &constants);
     let size = |name: &str| workgroup_size(&module, name);
     for name in [
         "grid_widths",
@@ -245,6 +200,44 @@ fn the_grid_matches_its_twins_mirrors() {
     }
     for name in ["grid_frame", "grid_plan", "grid_finish"] {
         assert_eq!(size(name), [1, 1, 1], "{name}");
+    }
+}
+
+/// A Rust struct as `rust_layout!` gives it: its name, size and fields with their offsets.
+type Mirror = (&'static str, usize, Vec<(String, u32)>);
+
+/// Each of `mirrors` (a Rust struct's name, size and field offsets) has a struct of that name
+/// in `module` (of `file`) with the same size and fields.
+fn assert_structs_match(module: &naga::Module, file: &str, mirrors: &[Mirror]) {
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).expect("layout");
+    for (name, rust_size, rust_offsets) in mirrors {
+        let (handle, _) = module
+            .types
+            .iter()
+            .find(|(_, ty)| ty.name.as_deref() == Some(*name))
+            .unwrap_or_else(|| panic!("{file} has no struct {name}"));
+        let (size, offsets) = struct_layout(module, &layouter, handle);
+        assert_eq!(size, *rust_size, "size of {name}");
+        assert_eq!(&offsets, rust_offsets, "fields of {name}");
+    }
+}
+
+/// Each of `mirrors` (a constant's name and the Rust value) is a u32 constant of `module` (of
+/// `file`) with that value.
+fn assert_u32_constants_match(module: &naga::Module, file: &str, mirrors: &[(&str, u32)]) {
+    for &(name, rust) in mirrors {
+        let (_, constant) = module
+            .constants
+            .iter()
+            .find(|(_, constant)| constant.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("{file} has no constant {name}"));
+        let naga::Expression::Literal(naga::Literal::U32(value)) =
+            module.global_expressions[constant.init]
+        else {
+            panic!("{name}: a u32 literal expected");
+        };
+        assert_eq!(value, rust, "{name}");
     }
 }
 
