@@ -92,10 +92,12 @@
 //!    20u, the share 2m/(m + M) (8u, times the impulse and the velocity, twice) 48u, and the
 //!    final roundings of the two velocities 18u: 86u, rounded up to 128u for second-order
 //!    terms. Reflections off the box's faces are exact.
-//! 4. **Overflow.** The run starts with the smallest buffers (1,024 candidates), so that an
-//!    early frame's steps overflow (frame 0 at 10⁵ bodies, frame 2 at 5,000): such a step's
-//!    `valid` must be 0, the bodies and velocities unchanged to the bit, and after the growth
-//!    the rerun whole; a run in which no step overflowed fails.
+//! 4. **An invalid step.** The step (the grid: earliest contacts only) has no buffer a scene
+//!    outgrows; what makes it invalid is a body's walk past its budget. The run starts with
+//!    that budget lowered to a few steps (`StepBuffers::set_walk_budget`), so that frame 0's
+//!    step is invalid: its `valid` must be 0, the bodies and velocities unchanged to the bit,
+//!    and after the budget is restored the rerun whole; a run in which no step was invalid
+//!    fails.
 //!
 //! It prints the adapter, the frames, the contacts and the frames a second, writes a picture
 //! of the last frame (a slab of the box: paths, contacts, frozen bodies) and exits 1 if a
@@ -136,6 +138,9 @@ const LEAST_MEAN_ADVANCE: f64 = 0.9;
 
 /// The energy bound's coefficient, in units of u: see the header.
 const ENERGY_BOUND: f64 = 128.0;
+/// The walk budget of `--check`'s first steps: a few steps, which a body among its
+/// neighbours exceeds, so that the step is invalid (check 4).
+const LOWERED_BUDGET: u32 = 4;
 
 /// `Frame` of the passes: a uniform block.
 #[repr(C)]
@@ -809,18 +814,14 @@ fn run(context: &GpuContext, options: &Options) -> Result<bool, String> {
         options.frames,
         if options.check { ", checked" } else { "" }
     );
-    // Under --check an early step must overflow: the smallest buffers.
-    let capacities = if options.check {
-        StepCapacities {
-            candidates: 1,
-            contacts: 1,
-            saved_queries: 1,
-            resume_passes: 1,
-        }
-    } else {
-        StepCapacities::default()
-    };
-    let mut resident = Resident::new(context, &gas, &sweep_options, capacities)?;
+    let mut resident = Resident::new(context, &gas, &sweep_options, StepCapacities::default())?;
+    // Under --check the first step must be invalid: a walk budget of a few steps.
+    let mut budget_lowered = options.check;
+    if budget_lowered {
+        resident
+            .step
+            .set_walk_budget(&resident.queue, LOWERED_BUDGET);
+    }
     let mut checker = options.check.then(|| Checker::new(&gas, sweep_options));
     let mut totals = Totals::default();
     let mut last = None;
@@ -842,11 +843,18 @@ fn run(context: &GpuContext, options: &Options) -> Result<bool, String> {
                     checker.overflowed(&resident, frame, "the step on the bodies", &counts)?;
                     overflow_seen = true;
                 }
-                let grown = resident.grow(true, &counts)?;
-                println!(
-                    "frame {frame}: the step overflowed ({} candidates, {} held): valid 0, nothing applied; grown to {} candidates, rerun",
-                    counts.candidates, counts.body_capacity, grown.candidates
-                );
+                if counts.unfinished_queries != 0 && budget_lowered {
+                    resident.step.set_walk_budget(&resident.queue, 0);
+                    budget_lowered = false;
+                    println!(
+                        "frame {frame}: a walk ran past the budget of {LOWERED_BUDGET} steps: valid 0, nothing applied; budget restored, rerun"
+                    );
+                } else {
+                    let grown = resident.grow(true, &counts)?;
+                    println!(
+                        "frame {frame}: the step was not valid ({counts:?}): nothing applied; grown to {grown:?}, rerun"
+                    );
+                }
                 whole = true;
                 continue;
             }
@@ -857,8 +865,7 @@ fn run(context: &GpuContext, options: &Options) -> Result<bool, String> {
                 }
                 let grown = resident.grow(false, &counts)?;
                 println!(
-                    "frame {frame}: the step on the plans overflowed ({} candidates): valid 0, nothing applied; grown to {} candidates, rerun",
-                    counts.candidates, grown.candidates
+                    "frame {frame}: the step on the plans was not valid ({counts:?}): nothing applied; grown to {grown:?}, rerun"
                 );
                 whole = false;
                 continue;
@@ -1037,10 +1044,11 @@ impl Checker {
         let velocities_kept = bytemuck::cast_slice::<_, u8>(&data.velocities_after)
             == bytemuck::cast_slice::<_, u8>(&self.velocities);
         println!(
-            "frame {frame}: check (4): {which} overflowed (valid {}, {} candidates, overflow flag {}): bodies {}, velocities {}",
+            "frame {frame}: check (4): {which} was not valid (valid {}, unfinished walks {}, overflow flags {}/{}): bodies {}, velocities {}",
             counts.valid,
-            counts.candidates,
+            counts.unfinished_queries,
             counts.candidates_overflowed,
+            counts.contacts_overflowed,
             if centres_kept { "unchanged" } else { "CHANGED" },
             if velocities_kept {
                 "unchanged"
@@ -1050,7 +1058,7 @@ impl Checker {
         );
         if !(centres_kept && velocities_kept) {
             self.fail(format!(
-                "frame {frame}: {which} overflowed and the response still acted"
+                "frame {frame}: {which} was not valid and the response still acted"
             ));
         }
         self.overflow_reported = true;
@@ -1326,7 +1334,7 @@ impl Checker {
             ));
         }
         if !(overflow_seen && self.overflow_reported) {
-            self.fail("no step overflowed its smallest buffers: use more bodies".into());
+            self.fail("no step was invalid under the lowered walk budget".into());
         }
         let energy = energy(&self.velocities);
         println!(

@@ -696,7 +696,9 @@ impl GpuRuns {
         let recorded = median(&mut self.recorded);
         let counts = state.counts;
         let (c, k) = (counts.candidates as usize, counts.contacts as usize);
-        let agree = (c, k) == cpu_counts
+        // The resident step (the grid) counts the pairs whose swept boxes meet, each once,
+        // not the tree's candidates: its contacts are the CPU's.
+        let agree = k == cpu_counts.1
             && self.find_counts == cpu_counts
             && (
                 state.ordered_counts.candidates as usize,
@@ -705,13 +707,13 @@ impl GpuRuns {
         println!(
             "          GPU resident step {:.2} ms (submission to the counts mapped, median; \
              recording it took {:.2} ms before), ContactPipeline::find {:.2} ms: find / \
-             resident {:.2}x; {c} candidates, {k} contacts ({})",
+             resident {:.2}x; {c} pairs swept by the grid, {k} contacts ({})",
             ms(resident),
             ms(recorded),
             ms(find),
             find.as_secs_f64() / resident.as_secs_f64(),
             if agree {
-                "the same in find and on the CPU".to_string()
+                "the contacts the same in find and on the CPU".to_string()
             } else {
                 format!(
                     "!!!!!!!! find {:?}, CPU {cpu_counts:?}, ordered step {}/{}",
@@ -746,7 +748,7 @@ impl GpuRuns {
         }
         let measured = Counts {
             n: n as f64,
-            c: c as f64,
+            c: state.ordered_counts.candidates as f64,
             k: state.ordered_counts.contacts as f64,
         };
         // The commands as this adapter's lampshade path records them.

@@ -53,6 +53,9 @@ const WORD_UNFINISHED: u32 = 2u;
 const WORD_LOW: u32 = 4u;
 const WORD_HIGH: u32 = 7u;
 const WORD_CORNER_HIGH: u32 = 10u;
+// Words from here on join by sum, those below by maximum.
+const WORD_CANDIDATES: u32 = 13u;
+const WORD_CONTACTS: u32 = 14u;
 const WORD_POPULATION: u32 = 16u;
 
 struct GridLevel {
@@ -117,7 +120,7 @@ fn flush_group_words(local: u32) {
         if (value == 0u) {
             continue;
         }
-        if (word < WORD_POPULATION) {
+        if (word < WORD_CANDIDATES) {
             atomicMax(&words[word], value);
         } else {
             atomicAdd(&words[word], value);
@@ -334,6 +337,43 @@ var<private> best_time: f32;
 var<private> best_partner: u32;
 var<private> best_impact: ImpactRecord;
 var<private> found: bool;
+// The pairs this invocation counts for the step, and those that hit.
+var<private> pairs_found: u32;
+var<private> hits_found: u32;
+
+// Whether image `image` (0 to 26) of a box shifts only axes that wrap; its shift: per axis, by
+// its digit in base 3 (from the highest), none, a period below or a period above.
+fn image_valid(image: u32) -> bool {
+    let steps_of = vec3<u32>(image / 9u, (image / 3u) % 3u, image % 3u);
+    return !any((steps_of != vec3<u32>(0u)) & (step_params.period <= vec3<f32>(0.0)));
+}
+
+// The first image (the least index) of the box [lo, hi] that meets `other`: per axis the
+// least digit whose shift meets it, as a loop over the images would find it, without one
+// (Mesa counts each loop entered against its limit, and every pair would pay it).
+fn first_image(lo: vec3<f32>, hi: vec3<f32>, other: GridEntry) -> u32 {
+    return first_digit(lo.x, hi.x, other.lo.x, other.hi.x, step_params.period.x) * 9u
+        + first_digit(lo.y, hi.y, other.lo.y, other.hi.y, step_params.period.y) * 3u
+        + first_digit(lo.z, hi.z, other.lo.z, other.hi.z, step_params.period.z);
+}
+
+// On one axis: 0 where [lo, hi] meets [other_lo, other_hi], else 1 where it does a period
+// below (on an axis that wraps), else 2.
+fn first_digit(lo: f32, hi: f32, other_lo: f32, other_hi: f32, period: f32) -> u32 {
+    if (lo <= other_hi && other_lo <= hi) {
+        return 0u;
+    }
+    if (period > 0.0 && lo + -period <= other_hi && other_lo <= hi + -period) {
+        return 1u;
+    }
+    return 2u;
+}
+
+fn image_shift(image: u32) -> vec3<f32> {
+    let steps_of = vec3<u32>(image / 9u, (image / 3u) % 3u, image % 3u);
+    return select(vec3<f32>(0.0), -step_params.period, steps_of == vec3<u32>(1u))
+        + select(vec3<f32>(0.0), step_params.period, steps_of == vec3<u32>(2u));
+}
 
 fn time_key(time_of_impact: f32) -> u32 {
     return ~bitcast<u32>(time_of_impact);
@@ -384,12 +424,10 @@ fn walk(p: u32, mode: u32) -> bool {
             if (steps > budget) {
                 return false;
             }
-            let steps_of = vec3<u32>(image / 9u, (image / 3u) % 3u, image % 3u);
-            if (any((steps_of != vec3<u32>(0u)) & (step_params.period <= vec3<f32>(0.0)))) {
+            if (!image_valid(image)) {
                 continue;
             }
-            let shift = select(vec3<f32>(0.0), -step_params.period, steps_of == vec3<u32>(1u))
-                + select(vec3<f32>(0.0), step_params.period, steps_of == vec3<u32>(2u));
+            let shift = image_shift(image);
             let lo = own.lo + shift;
             let hi = own.hi + shift;
             let ax = axis_range(k, 0u, lo.x, hi.x);
@@ -434,8 +472,24 @@ fn walk(p: u32, mode: u32) -> bool {
                             } else {
                                 impact = sweep_pair(other_record, own_record);
                             }
-                            if (impact.status != STATUS_MISS) {
+                            let is_hit = impact.status != STATUS_MISS;
+                            if (is_hit) {
                                 hit(mode, own_body, other_body, k != own_level, impact);
+                            }
+                            // The step's counts: each pair by one of its bodies (the lower
+                            // at one level, the searching one across two), at the partner's
+                            // own cell (another of the same hash is a collision) and in the
+                            // first image whose box meets it.
+                            let cell = vec3<i32>(ax.x + x, ay.x + y, az.x + z);
+                            let other_cell = vec3<i32>(cell_index(k, other.lo.x),
+                                cell_index(k, other.lo.y), cell_index(k, other.lo.z));
+                            if (mode != WALK_GATHER || (k == own_level && other_body < own_body)
+                                || any(cell != other_cell)) {
+                                continue;
+                            }
+                            if (image == first_image(own.lo, own.hi, other)) {
+                                pairs_found = pairs_found + 1u;
+                                hits_found = hits_found + select(0u, 1u, is_hit);
                             }
                         }
                     }
@@ -462,9 +516,21 @@ fn record_of(body: u32, partner: u32, impact: ImpactRecord) -> EarliestRecord {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn grid_gather(
     @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
     @builtin(num_workgroups) workgroups: vec3<u32>,
 ) {
-    let p = linear_index(id, workgroups.x);
+    clear_group_words(local);
+    pairs_found = 0u;
+    hits_found = 0u;
+    gather(linear_index(id, workgroups.x));
+    if (pairs_found != 0u) {
+        atomicAdd(&group_words[WORD_CANDIDATES], pairs_found);
+        atomicAdd(&group_words[WORD_CONTACTS], hits_found);
+    }
+    flush_group_words(local);
+}
+
+fn gather(p: u32) {
     if (p >= step_params.body_count) {
         return;
     }
@@ -541,14 +607,27 @@ struct GridCounts {
     levels: u32,
     unfinished: u32,
     invalid_bodies: u32,
-    _pad: array<u32, 3>,
+    candidates: u32,
+    contacts: u32,
+    _pad: u32,
 }
+
+// The same as the GPU step's StepCounts (src/gpu/step.rs binds it as the step's counts): the
+// grid has no candidate buffer, saved queries or ordered contacts to overflow; its
+// `unfinished_queries` is the budget's flag.
+@group(0) @binding(54) var<storage, read_write> step_counts: StepCounts;
 
 @compute @workgroup_size(1)
 fn grid_finish() {
     let unfinished = atomicLoad(&words[WORD_UNFINISHED]);
     let invalid = scene_words[SCENE_INVALID_BODIES];
-    grid_counts = GridCounts(select(0u, 1u, unfinished == 0u && invalid == 0u),
-                             step_params.body_count, grid.level_count, unfinished, invalid,
-                             array<u32, 3>(0u, 0u, 0u));
+    let candidates = atomicLoad(&words[WORD_CANDIDATES]);
+    let contacts = atomicLoad(&words[WORD_CONTACTS]);
+    let bodies_held = arrayLength(&bodies);
+    let count = step_params.body_count;
+    let valid = select(0u, 1u, unfinished == 0u && invalid == 0u && count <= bodies_held);
+    grid_counts = GridCounts(valid, count, grid.level_count, unfinished, invalid, candidates,
+                             contacts, 0u);
+    step_counts = StepCounts(valid, count, candidates, contacts, bodies_held, 0u, unfinished,
+                             0u, 0u, invalid, 0u, 0u);
 }

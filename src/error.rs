@@ -41,6 +41,9 @@ pub enum Counted {
     Contacts,
     /// Queries of the GPU step's broad phase saved for the next dispatch.
     SavedQueries,
+    /// Steps of one body's walk in the GPU step's grid (a level, an image, a cell looked up
+    /// or a body visited), at most [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET).
+    WalkSteps,
 }
 
 impl Counted {
@@ -49,6 +52,9 @@ impl Counted {
         match self {
             Self::Pairs => {
                 "create the stage's buffers for more pairs (up to one binding), or record fewer pairs a dispatch"
+            }
+            Self::WalkSteps => {
+                "a body's swept box meets more cells and bodies than one invocation may visit (tens of thousands of bodies piled in one place, or a body whose path crosses a crowded scene): take shorter steps, or make the step's buffers with ordered contacts, whose tree resumes its queries"
             }
             Self::Candidates | Self::Contacts | Self::SavedQueries => {
                 "one storage binding of this device holds no more: take shorter steps or split the world (every pair of bodies that all overlap is a contact), or use a device with larger bindings"
@@ -64,6 +70,7 @@ impl std::fmt::Display for Counted {
             Self::Candidates => "candidate pairs",
             Self::Contacts => "contacts",
             Self::SavedQueries => "saved queries",
+            Self::WalkSteps => "steps of a body's walk",
         })
     }
 }

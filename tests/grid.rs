@@ -173,10 +173,9 @@ mod on_the_device {
         let device = run(context, stage, bodies, bodies.len(), options);
         assert_eq!(device.counts.valid, 1, "{label}: {:?}", device.counts);
         assert_eq!(device.counts.bodies as usize, bodies.len(), "{label}");
+        // The ordered contacts' path (the tree's) on the same device, or the CPU step.
         let expected = match pipeline {
-            Some(pipeline) => pipeline
-                .find_earliest(bodies, &[], options)
-                .expect("valid bodies"),
+            Some(pipeline) => pipeline.find(bodies, options).expect("valid bodies"),
             None => {
                 let records: Vec<BodyRecord> =
                     bodies.iter().copied().map(BodyRecord::from).collect();
@@ -193,11 +192,21 @@ mod on_the_device {
                     twin.grid.levels[..levels],
                     "{label}"
                 );
-                cpu::find_contacts(bodies, options)
-                    .expect("valid bodies")
-                    .earliest_impacts()
+                let (pairs, hits) = twin.work.iter().fold((0, 0), |(pairs, hits), work| {
+                    (pairs + work.pairs, hits + work.hits)
+                });
+                assert_eq!(u64::from(device.counts.candidates), pairs, "{label}");
+                assert_eq!(u64::from(device.counts.contacts), hits, "{label}");
+                cpu::find_contacts(bodies, options).expect("valid bodies")
             }
         };
+        // Each pair counted once: the contacts of the reference.
+        assert_eq!(
+            device.counts.contacts as usize,
+            expected.contacts().len(),
+            "{label}: contacts"
+        );
+        let expected = expected.earliest_impacts();
         assert_eq!(device.counts.levels, device.grid.level_count, "{label}");
         if let Some(k) = (0..bodies.len()).find(|&k| device.earliest[k] != expected[k]) {
             let differ = (0..bodies.len())

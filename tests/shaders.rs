@@ -169,7 +169,7 @@ fn the_broad_phase_constants_match_their_twins_mirrors() {
 fn the_grid_matches_its_twins_mirrors() {
     use sweepcast::low_level::grid::{
         GRID_BUDGET, GRID_MAX_LEVELS, GRID_WORDS, GridCounts, GridEntry, GridLevel, GridParams,
-        WORD_UNFINISHED,
+        WORD_CANDIDATES, WORD_CONTACTS, WORD_UNFINISHED,
     };
     let module = parse_and_validate("grid.wgsl", sweepcast::gpu::GRID_WGSL);
     let mirrors = [
@@ -177,7 +177,8 @@ fn the_grid_matches_its_twins_mirrors() {
         rust_layout!(GridParams: level_count, table_bits, ratio_log2, spread_axes, corner_lo,
             single_span_log2, corner_hi, budget, levels),
         rust_layout!(GridEntry: lo, body, hi, groups),
-        rust_layout!(GridCounts: valid, bodies, levels, unfinished, invalid_bodies, _pad),
+        rust_layout!(GridCounts: valid, bodies, levels, unfinished, invalid_bodies, candidates,
+            contacts, _pad),
     ];
     assert_structs_match(&module, "grid.wgsl", &mirrors);
     let constants = [
@@ -185,6 +186,8 @@ fn the_grid_matches_its_twins_mirrors() {
         ("GRID_BUDGET", GRID_BUDGET),
         ("GRID_WORDS", GRID_WORDS as u32),
         ("WORD_UNFINISHED", WORD_UNFINISHED as u32),
+        ("WORD_CANDIDATES", WORD_CANDIDATES as u32),
+        ("WORD_CONTACTS", WORD_CONTACTS as u32),
     ];
     assert_u32_constants_match(&module, "grid.wgsl", &constants);
     let size = |name: &str| workgroup_size(&module, name);

@@ -30,7 +30,7 @@ use sweepcast::low_level::SHARED_WGSL;
 use sweepcast::low_level::layout::{
     BodyRecord, ContactRecord, EarliestImpact, EarliestRecord, StepCounts,
 };
-use sweepcast::{Error, MovingSphere, Partner, SweepOptions, Wall, cpu};
+use sweepcast::{Counted, Error, MovingSphere, Partner, SweepOptions, Wall, cpu};
 use testkit::Scene;
 use wgpu::BufferUsages as Usage;
 use wgpu::util::DeviceExt;
@@ -853,9 +853,11 @@ fn run_until_valid(
 }
 
 /// The least capacities (what `create_buffers` clamps 1 up to) on 5,000 bodies with far
-/// more candidates: the step completes with `valid` 0 and the consumer writes nothing;
+/// more candidates, with ordered contacts (the tree's path: the grid's has no candidate
+/// buffer to overflow): the step completes with `valid` 0 and the consumer writes nothing;
 /// grown from its counts and recorded again from the same bodies (as often as it takes),
-/// the whole answer: the earliest records, with walls, and the ordered contacts.
+/// the whole answer: the earliest records, with walls and without, and the ordered
+/// contacts.
 #[test]
 fn an_overflow_is_invalid_until_grown_then_whole() {
     let Some((caller, stage, mut reference)) =
@@ -872,10 +874,9 @@ fn an_overflow_is_invalid_until_grown_then_whole() {
     };
     let (bodies, options) = Scene::Uniform.bodies(5_000, 3, 53);
     let body_buffer = caller.bodies(&bodies, bodies.len());
-    for ordered in [false, true] {
-        let walls = walls_or_none(&bodies, 3, !ordered);
-        let mut buffers =
-            caller.step_buffers(&stage, &body_buffer, &options, &walls, least, ordered);
+    for with_walls in [false, true] {
+        let walls = walls_or_none(&bodies, 3, with_walls);
+        let mut buffers = caller.step_buffers(&stage, &body_buffer, &options, &walls, least, true);
         assert_eq!(
             buffers.capacities(),
             StepCapacities {
@@ -886,7 +887,7 @@ fn an_overflow_is_invalid_until_grown_then_whole() {
             },
             "the capacities clamped up to the least"
         );
-        let label = format!("least capacities, ordered {ordered}, {} walls", walls.len());
+        let label = format!("least capacities, {} walls", walls.len());
         let (frame, runs) = run_until_valid(&caller, &stage, &mut buffers, &label);
         assert!(runs > 1, "{label}: the first step must overflow");
         assert!(
@@ -895,9 +896,7 @@ fn an_overflow_is_invalid_until_grown_then_whole() {
             frame.counts
         );
         reference.assert_earliest(&label, &bodies, &walls, options, &frame);
-        if ordered {
-            reference.assert_contacts(&label, &bodies, options, &frame);
-        }
+        reference.assert_contacts(&label, &bodies, options, &frame);
         // The grown buffers hold the next step at once.
         let again = caller.run_frame(&stage, &mut buffers);
         assert_eq!(
@@ -906,6 +905,35 @@ fn an_overflow_is_invalid_until_grown_then_whole() {
         );
     }
     println!("overflow and growth in {:?}", start.elapsed());
+}
+
+/// Without ordered contacts the step runs the grid, whose walks have a budget: one lowered
+/// so that a small scene exceeds it makes a step with `unfinished_queries` and `valid` 0 that
+/// the consumer skips, and `grow` says what to do (a typed error: the budget is not a
+/// buffer); the full budget gives the CPU step's answer again.
+#[test]
+fn a_walk_past_its_budget_is_invalid_and_a_typed_error() {
+    let Some((caller, stage, mut reference)) =
+        Caller::with_step("a_walk_past_its_budget_is_invalid_and_a_typed_error")
+    else {
+        return;
+    };
+    let (bodies, options) = Scene::Clustered.bodies(3_000, 3, 61);
+    let body_buffer = caller.bodies(&bodies, bodies.len());
+    let mut buffers = caller.step_buffers(&stage, &body_buffer, &options, &[], ROOMY, false);
+    buffers.set_walk_budget(&caller.queue, 20);
+    let frame = caller.run_frame(&stage, &mut buffers);
+    assert!(!frame.counts.is_valid(), "{:?}", frame.counts);
+    assert_eq!(frame.counts.unfinished_queries, 1, "{:?}", frame.counts);
+    frame.assert_consumed("a walk past its budget");
+    assert!(matches!(
+        stage.grow(&caller.device, &caller.queue, &mut buffers, &frame.counts),
+        Err(Error::CapacityExceeded { what: Counted::WalkSteps, at_least, capacity })
+            if at_least == capacity + 1
+    ));
+    buffers.set_walk_budget(&caller.queue, 0);
+    let frame = caller.run_frame(&stage, &mut buffers);
+    reference.assert_earliest("the full budget", &bodies, &[], options, &frame);
 }
 
 /// A device below the step's limits gets `Error::DeviceLimit` naming the limit, not a

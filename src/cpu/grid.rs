@@ -77,8 +77,9 @@ pub const GRID_MAX_BODIES: u64 = 1 << LEVEL_SHIFT;
 
 /// Words of the grid's counters: the complement of the smallest extent's ordered bits, the
 /// largest extent's, the unfinished flag, one unused; per axis the complement of the boxes'
-/// lowest corner, their highest corner, and their highest low corner (ordered bits); three
-/// unused; each level's population.
+/// lowest corner, their highest corner, and their highest low corner (ordered bits); the
+/// pairs the gather swept and those that hit (each pair once, modulo 2^32), one unused; each
+/// level's population. Words below [`WORD_CANDIDATES`] join by maximum, the rest by sum.
 pub const GRID_WORDS: usize = 16 + GRID_MAX_LEVELS;
 const WORD_SMALLEST: usize = 0;
 const WORD_LARGEST: usize = 1;
@@ -87,6 +88,10 @@ pub const WORD_UNFINISHED: usize = 2;
 const WORD_LOW: usize = 4;
 const WORD_HIGH: usize = 7;
 const WORD_CORNER_HIGH: usize = 10;
+/// The counters' word of the pairs the gather swept (each pair once).
+pub const WORD_CANDIDATES: usize = 13;
+/// The counters' word of the swept pairs that hit or overlap (each pair once).
+pub const WORD_CONTACTS: usize = 14;
 const WORD_POPULATION: usize = 16;
 
 /// One level of the grid: `GridLevel` of the shader, 16 bytes.
@@ -163,8 +168,12 @@ pub struct GridCounts {
     pub unfinished: u32,
     /// 1 where a body could not be swept (not finite, or a negative radius).
     pub invalid_bodies: u32,
+    /// Pairs whose boxes meet and whose groups interact, each swept once (modulo 2^32).
+    pub candidates: u32,
+    /// Those that hit or overlap: the step's contacts (modulo 2^32).
+    pub contacts: u32,
     /// Padding to 32 bytes.
-    pub _pad: [u32; 3],
+    pub _pad: u32,
 }
 
 /// What one invocation of the gather counted (the twin's instrumentation, not the shader's).
@@ -178,6 +187,11 @@ pub struct GridWork {
     pub box_tests: u64,
     /// Pairs swept.
     pub sweeps: u64,
+    /// Pairs this invocation counted for the step (each pair is counted by one invocation,
+    /// once: see [`grid_gather`]).
+    pub pairs: u64,
+    /// Those of them that hit or overlap.
+    pub hits: u64,
 }
 
 impl std::ops::AddAssign for GridWork {
@@ -186,6 +200,8 @@ impl std::ops::AddAssign for GridWork {
         self.entries += other.entries;
         self.box_tests += other.box_tests;
         self.sweeps += other.sweeps;
+        self.pairs += other.pairs;
+        self.hits += other.hits;
     }
 }
 
@@ -457,6 +473,42 @@ fn sweep_params(step: &StepParams) -> SweepParams {
     }
 }
 
+/// The shift of image `image` (0 to 26) of a box: per axis, by its digit in base 3 (from
+/// the highest), none, a period below or a period above; `None` where it shifts an axis that
+/// does not wrap.
+fn image_shift(step: &StepParams, image: u32) -> Option<Vec3> {
+    let steps_of = [image / 9, (image / 3) % 3, image % 3];
+    if (0..3).any(|axis| steps_of[axis] != 0 && step.period[axis] <= 0.0) {
+        return None;
+    }
+    Some(Vec3::from_array([0, 1, 2].map(|axis| {
+        match steps_of[axis] {
+            1 => -step.period[axis],
+            2 => step.period[axis],
+            _ => 0.0,
+        }
+    })))
+}
+
+/// The first image (the least index) of box `own` that meets `other`: per axis the least
+/// digit whose shift meets it (0 none, 1 a period below, 2 above), as a loop over the images
+/// would find it; the shader has no loop here (Mesa counts each loop entered against its
+/// limit, and every pair would pay it).
+fn first_image(step: &StepParams, own: &GridEntry, other: &GridEntry) -> u32 {
+    (0..3).fold(0, |image, axis| {
+        let (lo, hi, period) = (own.lo[axis], own.hi[axis], step.period[axis]);
+        let meets = |shift: f32| lo + shift <= other.hi[axis] && other.lo[axis] <= hi + shift;
+        let digit = if meets(0.0) {
+            0
+        } else if period > 0.0 && meets(-period) {
+            1
+        } else {
+            2
+        };
+        image * 3 + digit
+    })
+}
+
 /// Whether box `own` shifted by `shift` meets `other`, as the tree's queries test an image.
 fn meets(own: &GridEntry, shift: Vec3, other: &GridEntry) -> bool {
     let (lo, hi) = (
@@ -553,15 +605,9 @@ fn walk(
             if !tick() {
                 return false;
             }
-            let steps_of = [image / 9, (image / 3) % 3, image % 3];
-            if (0..3).any(|axis| steps_of[axis] != 0 && step.period[axis] <= 0.0) {
+            let Some(shift) = image_shift(step, image) else {
                 continue;
-            }
-            let shift = Vec3::from_array([0, 1, 2].map(|axis| match steps_of[axis] {
-                1 => -step.period[axis],
-                2 => step.period[axis],
-                _ => 0.0,
-            }));
+            };
             let (lo, hi) = (
                 Vec3::from_array(own.lo) + shift,
                 Vec3::from_array(own.hi) + shift,
@@ -601,8 +647,23 @@ fn walk(
                             let (a, b) = (own_body.min(other_body), own_body.max(other_body));
                             let impact =
                                 sweep_pair(&bodies[a as usize], &bodies[b as usize], &sweep);
-                            if impact.status != STATUS_MISS {
+                            let hit = impact.status != STATUS_MISS;
+                            if hit {
                                 visit.hit(other_body, k != own_level, &impact);
+                            }
+                            // The step's counts: each pair by one of its bodies (the lower
+                            // at one level, the searching one across two), at the partner's
+                            // own cell (another of the same hash is a collision) and in the
+                            // first image whose box meets it.
+                            if !visit.own_level()
+                                || (k == own_level && other_body < own_body)
+                                || cell != [0, 1, 2].map(|axis| cell_index(level, other.lo[axis]))
+                            {
+                                continue;
+                            }
+                            if image == first_image(step, &own, other) {
+                                work.pairs += 1;
+                                work.hits += u64::from(hit);
                             }
                         }
                     }
@@ -708,6 +769,9 @@ pub fn grid_gather(
     ) {
         words[WORD_UNFINISHED] = 1;
     }
+    // atomicAdd's wrap.
+    words[WORD_CANDIDATES] = words[WORD_CANDIDATES].wrapping_add(work.pairs as u32);
+    words[WORD_CONTACTS] = words[WORD_CONTACTS].wrapping_add(work.hits as u32);
     let Some((time, partner, impact)) = gather.best else {
         // No stale best of an earlier step for grid_partners to read.
         own_best[2 * body as usize] = 0;

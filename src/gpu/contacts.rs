@@ -478,8 +478,7 @@ impl ContactStage {
             kernel.record(encoder, group, Workgroups::Indirect(sweep_dispatch));
         }
         if let Some(group) = &buffers.walls_group {
-            self.earliest_walls
-                .record(encoder, group, Workgroups::Indirect(body_dispatch));
+            self.record_walls_merge(encoder, group, body_dispatch);
         }
     }
 
@@ -493,12 +492,37 @@ impl ContactStage {
         wall_contacts: Option<&wgpu::Buffer>,
     ) {
         buffers.walls_group = wall_contacts.map(|wall_contacts| {
-            self.earliest_walls.bind(device, |binding| match binding {
-                PARAMS => params,
-                EARLIEST => &buffers.earliest,
-                _ => wall_contacts,
-            })
+            self.walls_merge(device, params, &buffers.earliest, wall_contacts)
         });
+    }
+
+    /// `earliest_walls` bound to the step's parameters (`StepParams`, `UNIFORM`), each body's
+    /// earliest contact (`EarliestRecord`s) and the walls stage's output: the merge of walls
+    /// into another stage's earliest contacts (the grid's).
+    pub(super) fn walls_merge(
+        &self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        earliest: &wgpu::Buffer,
+        wall_contacts: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        self.earliest_walls.bind(device, |binding| match binding {
+            PARAMS => params,
+            EARLIEST => earliest,
+            _ => wall_contacts,
+        })
+    }
+
+    /// Records `earliest_walls` of a [`ContactStage::walls_merge`] group: one invocation a
+    /// body, dispatched from `body_dispatch`, after the walls stage.
+    pub(super) fn record_walls_merge(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        group: &wgpu::BindGroup,
+        body_dispatch: &wgpu::Buffer,
+    ) {
+        self.earliest_walls
+            .record(encoder, group, Workgroups::Indirect(body_dispatch));
     }
 
     /// Records `finish_step`: the validity word of `buffers.counts`, from the counts copied

@@ -29,7 +29,7 @@ use crate::cpu::grid::{
     GridParams, table_bits,
 };
 use crate::error::Error;
-use crate::layout::{EarliestRecord, KeyValue, StepParams, SweepDispatch, SweepParams};
+use crate::layout::{EarliestRecord, KeyValue, StepCounts, StepParams, SweepDispatch, SweepParams};
 use crate::options::SweepOptions;
 
 /// The WGSL source of the grid: `shaders/shared.wgsl`, `shaders/sweep.wgsl` (its
@@ -65,6 +65,7 @@ const TIME_WORDS: u32 = 50;
 const EARLIEST: u32 = 51;
 const SCENE_WORDS: u32 = 52;
 const COUNTS: u32 = 53;
+const STEP_COUNTS: u32 = 54;
 
 use Access::{Read, Uniform, Write};
 const GRID_WIDTHS: Bindings = &[(STEP, Uniform), (BODIES_0, Read), (WORDS, Write)];
@@ -124,9 +125,11 @@ const GRID_RECORDS: Bindings = &[
 const GRID_FINISH: Bindings = &[
     (STEP, Uniform),
     (GRID, Uniform),
+    (BODIES_0, Read),
     (WORDS, Write),
     (SCENE_WORDS, Read),
     (COUNTS, Write),
+    (STEP_COUNTS, Write),
 ];
 /// sweep.wgsl's `bodies`.
 const BODIES_0: u32 = 0;
@@ -164,6 +167,8 @@ pub struct GridBuffers {
     table_bits: u32,
     budget: u32,
     sorter: lampshade::KeyValueSorter,
+    bodies: wgpu::Buffer,
+    host_input: wgpu::Buffer,
     frame_input: wgpu::Buffer,
     frame_output: wgpu::Buffer,
     bounds: wgpu::Buffer,
@@ -180,6 +185,7 @@ pub struct GridBuffers {
     earliest: wgpu::Buffer,
     time_words: wgpu::Buffer,
     counts: wgpu::Buffer,
+    step_counts: wgpu::Buffer,
     groups: Vec<wgpu::BindGroup>,
     all: Vec<wgpu::Buffer>,
 }
@@ -271,6 +277,11 @@ impl GridStage {
         let storage = Usage::STORAGE;
         let mut set = BufferSet::new(device);
         let mut buffer = |label, size: u64, usage| set.make(label, size, usage);
+        let host_input = buffer(
+            "grid host input",
+            PARAMS_SIZE,
+            Usage::COPY_SRC | Usage::COPY_DST,
+        );
         let frame_input = buffer("grid frame input", PARAMS_SIZE, storage | Usage::COPY_DST);
         let frame_output = buffer("grid frame output", PARAMS_SIZE, storage | Usage::COPY_SRC);
         let bounds = buffer("grid scene bounds", 4 * BOUNDS_WORDS as u64, COUNTED);
@@ -310,6 +321,7 @@ impl GridStage {
             COUNTED,
         );
         let counts = buffer("grid counts", size_of::<GridCounts>() as u64, COUNTED);
+        let step_counts = buffer("grid step counts", size_of::<StepCounts>() as u64, COUNTED);
         let all = set.finish()?;
         let bind = |kernel: &Kernel| {
             kernel.bind(device, |binding| match binding {
@@ -329,6 +341,7 @@ impl GridStage {
                 EARLIEST => &earliest,
                 SCENE_WORDS => &bounds,
                 COUNTS => &counts,
+                STEP_COUNTS => &step_counts,
                 _ => unreachable!("grid.wgsl has no binding {binding}"),
             })
         };
@@ -362,6 +375,8 @@ impl GridStage {
             table_bits,
             budget: 0,
             sorter: new_sorter(device, queue, self.adapter.as_ref(), n),
+            bodies: bodies.clone(),
+            host_input,
             frame_input,
             frame_output,
             bounds,
@@ -378,6 +393,7 @@ impl GridStage {
             earliest,
             time_words,
             counts,
+            step_counts,
             groups,
             all,
         };
@@ -395,7 +411,7 @@ impl GridStage {
         encoder: &mut wgpu::CommandEncoder,
         buffers: &mut GridBuffers,
     ) -> Result<(), Error> {
-        self.record_stages(encoder, buffers, &mut |_, _| Ok(()))
+        self.record_stages(encoder, buffers, None, &mut |_, _| Ok(()))
     }
 
     /// [`GridStage::record`], calling `stage_end` after each of its stages (`bounds`, `sort`,
@@ -410,14 +426,17 @@ impl GridStage {
         buffers: &mut GridBuffers,
         stage_end: &mut dyn FnMut(&mut wgpu::CommandEncoder, &'static str) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        self.record_stages(encoder, buffers, stage_end)
+        self.record_stages(encoder, buffers, None, stage_end)
     }
 
-    /// [`GridStage::record`], calling `stage_end` after each stage.
-    fn record_stages(
+    /// [`GridStage::record`], with the body count the `u32` at the given offset of `count`
+    /// where it is given (copied in the encoder; checked by the caller), calling `stage_end`
+    /// after each stage.
+    pub(super) fn record_stages(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         buffers: &mut GridBuffers,
+        count: Option<(&wgpu::Buffer, u64)>,
         stage_end: &mut StageEnd<'_>,
     ) -> Result<(), Error> {
         let [
@@ -436,7 +455,17 @@ impl GridStage {
         else {
             unreachable!("one bind group an entry point");
         };
-        let whole = SweepDispatch::new(buffers.body_count);
+        encoder.copy_buffer_to_buffer(&buffers.host_input, 0, &buffers.frame_input, 0, PARAMS_SIZE);
+        // Where the count is not known on the host: one invocation per body the buffer holds,
+        // those past the count doing nothing.
+        let whole = match count {
+            Some((count, offset)) => {
+                let field = std::mem::offset_of!(StepParams, body_count) as u64;
+                encoder.copy_buffer_to_buffer(count, offset, &buffers.frame_input, field, 4);
+                SweepDispatch::new(buffers.body_capacity as u32)
+            }
+            None => SweepDispatch::new(buffers.body_count.min(buffers.body_capacity as u32)),
+        };
         let per_body = || Workgroups::Indirect(&buffers.body_dispatch);
         let grid_size = size_of::<GridParams>() as u64;
         clear(encoder, &buffers.bounds, 0, None);
@@ -493,7 +522,7 @@ impl GridBuffers {
     fn write_input(&self, queue: &wgpu::Queue) {
         let mut input = StepParams::new(&[], &self.options);
         input.body_count = self.body_count;
-        queue.write_buffer(&self.frame_input, 0, bytemuck::bytes_of(&input));
+        queue.write_buffer(&self.host_input, 0, bytemuck::bytes_of(&input));
         let sweep = SweepParams::new(&self.options, 0);
         queue.write_buffer(&self.sweep_params, 0, bytemuck::bytes_of(&sweep));
         let grid = GridParams {
@@ -520,6 +549,13 @@ impl GridBuffers {
         self.body_count = body_count;
         self.write_input(queue);
         Ok(())
+    }
+
+    /// Sets the body count of the next steps, whatever it is: one above the capacity makes
+    /// steps that are not `valid` (the GPU step's rule for a count it cannot check).
+    pub(super) fn set_any_body_count(&mut self, queue: &wgpu::Queue, body_count: u32) {
+        self.body_count = body_count;
+        self.write_input(queue);
     }
 
     /// Lowers the steps one invocation may take (see [`GridStage`]'s "What bounds the
@@ -549,6 +585,53 @@ impl GridBuffers {
     #[must_use]
     pub fn counts(&self) -> &wgpu::Buffer {
         &self.counts
+    }
+
+    /// The step's counts as the GPU step reports them ([`StepCounts`], usage `STORAGE |
+    /// COPY_SRC`): `candidates` and `contacts` the gather's pairs and hits, each pair once;
+    /// `unfinished_queries` the budget's flag; nothing overflows.
+    #[must_use]
+    pub fn step_counts(&self) -> &wgpu::Buffer {
+        &self.step_counts
+    }
+
+    /// The bodies the buffers are bound to (the caller's).
+    #[must_use]
+    pub fn bodies(&self) -> &wgpu::Buffer {
+        &self.bodies
+    }
+
+    /// Bodies the body buffer holds.
+    #[must_use]
+    pub fn body_capacity(&self) -> u64 {
+        self.body_capacity
+    }
+
+    /// The body count set by [`GridBuffers::set_body_count`].
+    #[must_use]
+    pub fn body_count(&self) -> u32 {
+        self.body_count
+    }
+
+    /// The options of the next steps.
+    #[must_use]
+    pub fn options(&self) -> SweepOptions {
+        self.options
+    }
+
+    /// The step's parameters as `frame` made them (`StepParams`, `UNIFORM`).
+    pub(super) fn step_params(&self) -> &wgpu::Buffer {
+        &self.step
+    }
+
+    /// The per-body passes' indirect dispatch; its `pair_count` is the step's body count.
+    pub(super) fn body_dispatch(&self) -> &wgpu::Buffer {
+        &self.body_dispatch
+    }
+
+    /// The sort's count buffer (the body count).
+    pub(super) fn sort_count(&self) -> &wgpu::Buffer {
+        &self.sort_count
     }
 
     /// The grid's parameters as the last step made them ([`GridParams`], `COPY_SRC`).

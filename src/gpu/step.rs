@@ -1,11 +1,17 @@
-//! The GPU step as one stage that stays on the device: [`StepStage`] records the broad phase
-//! ([`BroadPhaseStage`](super::broad_phase), `shaders/broad_phase.wgsl`), the walls
-//! ([`WallStage`], `shaders/walls.wgsl`), the sweep of the candidates ([`SweepStage`],
-//! `shaders/sweep.wgsl`) and the outputs (`shaders/contacts.wgsl`) into the caller's command
-//! encoder, from the caller's body buffer to device buffers of each body's earliest contact
-//! and the step's counts, with no host read between. The chain follows the CPU twins' entry
-//! points in the same order: [`crate::low_level::broad_phase`], [`crate::low_level::walls`],
-//! [`crate::low_level::sweep`](crate::low_level::sweep) and [`crate::low_level::contacts`](crate::low_level::contacts).
+//! The GPU step as one stage that stays on the device: [`StepStage`] records, into the
+//! caller's command encoder, from the caller's body buffer to device buffers of each body's
+//! earliest contact and the step's counts, with no host read between, one of two chains:
+//!
+//! - each body's earliest contact only: the grid ([`GridStage`](super::GridStage),
+//!   `shaders/grid.wgsl`, twin [`crate::low_level::grid`]), whose one pass finds, sweeps and
+//!   keeps, then the walls ([`WallStage`], `shaders/walls.wgsl`) merged in
+//!   (`earliest_walls` of `shaders/contacts.wgsl`);
+//! - with ordered contacts: the tree's broad phase ([`BroadPhaseStage`](super::broad_phase),
+//!   `shaders/broad_phase.wgsl`), the walls, the sweep of the candidates ([`SweepStage`],
+//!   `shaders/sweep.wgsl`) and the outputs (`shaders/contacts.wgsl`), following the CPU twins'
+//!   entry points in the same order: [`crate::low_level::broad_phase`],
+//!   [`crate::low_level::walls`], [`crate::low_level::sweep`](crate::low_level::sweep) and
+//!   [`crate::low_level::contacts`](crate::low_level::contacts).
 
 use super::broad_phase::{
     BroadPhaseBuffers, BroadPhaseCapacities, BroadPhaseStage, CONTINUATION_SIZE,
@@ -13,6 +19,7 @@ use super::broad_phase::{
 };
 use super::buffers::{ErrorScopes, create_buffer};
 use super::contacts::{ContactBuffers, ContactInputs, ContactStage};
+use super::grid::{GridBuffers, GridStage};
 use super::kernel::{
     Observed, ObservedWorkgroups, STORAGE_BUFFERS_PER_STAGE, StageEnd, check_count, check_limits,
     observed, required_limits,
@@ -20,6 +27,7 @@ use super::kernel::{
 use super::sweep::{BODY_SIZE, SweepBuffers, SweepStage};
 use super::walls::{WallBuffers, WallStage};
 use crate::cpu::broad_phase::INVALID_BODIES;
+use crate::cpu::grid::GRID_BUDGET;
 use crate::error::{Counted, Error};
 use crate::geometry::Wall;
 use crate::layout::{StepCounts, SweepDispatch};
@@ -34,10 +42,11 @@ struct Sorters {
 /// Bytes of an impact record.
 const IMPACT_SIZE: u64 = 32;
 
-/// What a [`StepBuffers`] holds besides the bodies: candidate pairs, ordered contacts (when
-/// asked), saved queries in each of the broad phase's two queues, and how many times a step
-/// resumes the queries that ran out of steps. [`StepStage::grow`] raises them from a step's
-/// [`StepCounts`].
+/// What a [`StepBuffers`] with ordered contacts (the tree's path) holds besides the bodies:
+/// candidate pairs, ordered contacts, saved queries in each of the broad phase's two queues,
+/// and how many times a step resumes the queries that ran out of steps. [`StepStage::grow`]
+/// raises them from a step's [`StepCounts`]. The grid's path (earliest contacts only) has no
+/// buffer that a scene can outgrow: it keeps them, unused, for the caller to read back.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct StepCapacities {
     /// Candidate pairs of the broad phase (8 bytes each, and their impacts, 32).
@@ -156,12 +165,28 @@ pub(crate) const MAX_RESUME_PASSES: u32 = 1 << 17;
 /// (The repository's `docs/step.md` has the stage's design and a frame loop in full.)
 ///
 /// ```text
+/// earliest contacts only (the grid):
+///  caller's bodies ─► grid ──────────────────────────────────────► earliest per body
+///  (BodyRecord,       (bounds, frame, levels, cell keys, sort,      (EarliestRecord)
+///   STORAGE)           cells, plan, gather: find, sweep, keep)      counts + valid
+///  walls ──────────────────────────────────────────────────────► (merged into earliest)
+///
+/// with ordered contacts (the tree):
 ///  caller's bodies ─► broad phase ─► candidates ─► sweep ─► earliest ─► earliest per body
-///  (BodyRecord,       (bounds, frame, (pairs +      (impacts)  (keys,     (EarliestRecord)
-///   STORAGE)           codes, sort,    count)                   records)   counts + valid
-///                      tree, queries)              └─► ordered contacts (when asked)
+///                     (bounds, frame, (pairs +      (impacts)  (keys,     counts + valid
+///                      codes, sort,    count)                   records)
+///                      tree, queries)              └─► ordered contacts
 ///  walls ─────────────────────────────────────────────────────► (merged into earliest)
 /// ```
+///
+/// Without ordered contacts, [`StepCounts::candidates`] counts the pairs whose swept boxes
+/// meet (and whose groups interact), each once, and [`StepCounts::contacts`] those that hit
+/// or overlap: the CPU step's contacts. `unfinished_queries` is 1 where a body's walk of the
+/// grid ran past its budget ([`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET) steps: a
+/// pile of tens of thousands of bodies in one place, a body whose path crosses a crowded
+/// scene), and [`StepStage::grow`] then returns [`Error::CapacityExceeded`] with
+/// [`Counted::WalkSteps`](crate::Counted::WalkSteps): take shorter steps, or make the buffers
+/// with ordered contacts, whose tree resumes its queries. The other overflow flags stay 0.
 ///
 /// # Several frames in one submission
 /// What changes from frame to frame reaches the device in the encoder: the body count
@@ -205,6 +230,7 @@ pub(crate) const MAX_RESUME_PASSES: u32 = 1 << 17;
 /// groups do not interact is never a candidate. Walls are not filtered.
 #[derive(Debug, Clone)]
 pub struct StepStage {
+    grid: GridStage,
     broad_phase: BroadPhaseStage,
     sweep: SweepStage,
     contacts: ContactStage,
@@ -218,13 +244,31 @@ pub struct StepStage {
 /// self` and keeps its workspace from step to step), and the walls. Made once by
 /// [`StepStage::create_buffers`]; [`StepStage::grow`] replaces what outgrew its capacity.
 pub struct StepBuffers {
+    path: Path,
+    walls: Option<StepWalls>,
+    capacities: StepCapacities,
+}
+
+/// Which broad phase a step's buffers run.
+enum Path {
+    /// Each body's earliest contact only: the grid, whose one pass finds, sweeps and keeps.
+    Grid(Box<GridPath>),
+    /// With ordered contacts: the tree's candidates, their sweep and the outputs.
+    Tree(Box<TreePath>),
+}
+
+/// The grid's buffers, and the merge of the walls into its earliest contacts.
+struct GridPath {
+    grid: GridBuffers,
+    walls_merge: Option<wgpu::BindGroup>,
+}
+
+/// The tree's broad phase, the sweep of its candidates and the outputs.
+struct TreePath {
     broad_phase: BroadPhaseBuffers,
     impacts: wgpu::Buffer,
     sweep: SweepBuffers,
     outputs: ContactBuffers,
-    walls: Option<StepWalls>,
-    capacities: StepCapacities,
-    ordered: bool,
 }
 
 /// The walls stage's buffers over the step's bodies and the count of walls.
@@ -238,8 +282,8 @@ impl std::fmt::Debug for StepBuffers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StepBuffers")
             .field("capacities", &self.capacities)
-            .field("body_capacity", &self.broad_phase.body_capacity())
-            .field("ordered", &self.ordered)
+            .field("body_capacity", &self.body_capacity())
+            .field("ordered", &self.has_ordered_contacts())
             .finish_non_exhaustive()
     }
 }
@@ -273,12 +317,17 @@ impl StepStage {
         check_limits(&device.limits())?;
         let sweep = SweepStage::new(device)?;
         let walls = WallStage::new(device)?;
-        let (broad_phase, contacts) = match adapter {
+        let (grid, broad_phase, contacts) = match adapter {
             Some(adapter) => (
+                GridStage::for_adapter(device, adapter)?,
                 BroadPhaseStage::for_adapter(device, adapter)?,
                 ContactStage::for_adapter(device, adapter)?,
             ),
-            None => (BroadPhaseStage::new(device)?, ContactStage::new(device)?),
+            None => (
+                GridStage::new(device)?,
+                BroadPhaseStage::new(device)?,
+                ContactStage::new(device)?,
+            ),
         };
         debug_assert!(
             broad_phase
@@ -288,6 +337,7 @@ impl StepStage {
         );
         let limits = device.limits();
         Ok(Self {
+            grid,
             broad_phase,
             sweep,
             contacts,
@@ -320,7 +370,9 @@ impl StepStage {
     /// [`BodyRecord`](crate::low_level::layout::BodyRecord)s: its size is the step's body capacity),
     /// for `options` and `capacities` (each clamped to what one binding holds; rounded up
     /// to a power of two), with the ordered contacts' buffers when `ordered_contacts` is set.
-    /// The body count is the body capacity until [`StepBuffers::set_body_count`] or a count
+    /// Without ordered contacts the step runs the grid (145 bytes a body at 10⁶ uniform
+    /// bodies besides the bodies; `capacities` unused); with them, the tree, its candidates
+    /// and the ordered contacts' sort. The body count is the body capacity until [`StepBuffers::set_body_count`] or a count
     /// buffer given to [`StepStage::record`] says otherwise; no walls until
     /// [`StepStage::set_walls`].
     ///
@@ -338,21 +390,29 @@ impl StepStage {
         capacities: StepCapacities,
         ordered_contacts: bool,
     ) -> Result<StepBuffers, Error> {
-        let sorters = Sorters {
-            broad_phase: self.broad_phase.sorter(device, queue, bodies),
-            ordered: ordered_contacts.then(|| self.contacts.sorter(device, queue)),
+        let capacities = self.clamp(capacities);
+        let path = if ordered_contacts {
+            let sorters = Sorters {
+                broad_phase: self.broad_phase.sorter(device, queue, bodies),
+                ordered: Some(self.contacts.sorter(device, queue)),
+            };
+            let mut tree = self.assemble(device, bodies, capacities, None, sorters)?;
+            let body_capacity = tree.broad_phase.body_capacity() as u32;
+            tree.broad_phase.set_options(queue, options);
+            tree.broad_phase.set_body_count(queue, body_capacity);
+            Path::Tree(Box::new(tree))
+        } else {
+            let grid = self.grid.create_buffers(device, queue, bodies, options)?;
+            Path::Grid(Box::new(GridPath {
+                grid,
+                walls_merge: None,
+            }))
         };
-        let mut buffers = self.assemble(
-            device,
-            bodies,
-            self.clamp(capacities),
-            ordered_contacts,
-            None,
-            sorters,
-        )?;
-        let body_capacity = buffers.body_capacity() as u32;
-        buffers.broad_phase.set_options(queue, options);
-        buffers.broad_phase.set_body_count(queue, body_capacity);
+        let mut buffers = StepBuffers {
+            path,
+            walls: None,
+            capacities,
+        };
         buffers.write(queue);
         Ok(buffers)
     }
@@ -370,17 +430,17 @@ impl StepStage {
         }
     }
 
-    /// The buffers at `capacities` over `bodies`, with `walls` and `sorters`; the host's
-    /// parameters are left for [`StepBuffers::write`].
+    /// The tree's buffers at `capacities` over `bodies`, with the walls stage's output
+    /// `wall_contacts` and `sorters`; the host's parameters are left for
+    /// [`StepBuffers::write`].
     fn assemble(
         &self,
         device: &wgpu::Device,
         bodies: &wgpu::Buffer,
         capacities: StepCapacities,
-        ordered: bool,
-        walls: Option<StepWalls>,
+        wall_contacts: Option<&wgpu::Buffer>,
         sorters: Sorters,
-    ) -> Result<StepBuffers, Error> {
+    ) -> Result<TreePath, Error> {
         let broad_phase = self.broad_phase.create_buffers_with(
             device,
             bodies,
@@ -412,21 +472,17 @@ impl StepStage {
                 sweep_dispatch: sweep.dispatch(),
             },
             broad_phase.body_capacity(),
-            ordered.then_some(capacities.contacts),
+            Some(capacities.contacts),
             sorters.ordered,
         )?;
         // The merge of the walls binds the new outputs.
-        let wall_contacts = walls.as_ref().map(|walls| walls.buffers.contacts());
         self.contacts
             .bind_walls(device, broad_phase.params(), &mut outputs, wall_contacts);
-        Ok(StepBuffers {
+        Ok(TreePath {
             broad_phase,
             impacts,
             sweep,
             outputs,
-            walls,
-            capacities,
-            ordered,
         })
     }
 
@@ -447,9 +503,7 @@ impl StepStage {
         crate::validate::validate_walls(walls)?;
         if walls.is_empty() {
             buffers.walls = None;
-            let params = buffers.broad_phase.params();
-            self.contacts
-                .bind_walls(device, params, &mut buffers.outputs, None);
+            self.bind_walls(device, buffers, None);
             return Ok(());
         }
         let fits = buffers
@@ -464,7 +518,7 @@ impl StepStage {
                 });
             }
             use wgpu::BufferUsages as Usage;
-            let bodies = buffers.broad_phase.bodies();
+            let bodies = buffers.bodies();
             let scopes = ErrorScopes::push(device);
             let wall_buffer = create_buffer(
                 device,
@@ -476,15 +530,13 @@ impl StepStage {
                 device,
                 "step wall contacts",
                 Usage::STORAGE | Usage::COPY_SRC,
-                48 * buffers.broad_phase.body_capacity(),
+                48 * buffers.body_capacity(),
             );
             pollster::block_on(scopes.finish())?;
             let bound = self
                 .walls
                 .bind_buffers(device, bodies, &wall_buffer, &contacts)?;
-            let params = buffers.broad_phase.params();
-            self.contacts
-                .bind_walls(device, params, &mut buffers.outputs, Some(&contacts));
+            self.bind_walls(device, buffers, Some(&contacts));
             buffers.walls = Some(StepWalls {
                 buffers: bound,
                 count: 0,
@@ -495,6 +547,31 @@ impl StepStage {
         held.count = walls.len() as u32;
         buffers.write(queue);
         Ok(())
+    }
+
+    /// Binds the walls stage's output for the merge into each body's earliest contact, or
+    /// none.
+    fn bind_walls(
+        &self,
+        device: &wgpu::Device,
+        buffers: &mut StepBuffers,
+        wall_contacts: Option<&wgpu::Buffer>,
+    ) {
+        match &mut buffers.path {
+            Path::Grid(path) => {
+                let grid = &path.grid;
+                path.walls_merge = wall_contacts.map(|wall_contacts| {
+                    let params = grid.step_params();
+                    self.contacts
+                        .walls_merge(device, params, grid.earliest(), wall_contacts)
+                });
+            }
+            Path::Tree(tree) => {
+                let params = tree.broad_phase.params();
+                self.contacts
+                    .bind_walls(device, params, &mut tree.outputs, wall_contacts);
+            }
+        }
     }
 
     /// Records one step of `buffers` into `encoder`. The body count is the `u32` at the
@@ -525,8 +602,10 @@ impl StepStage {
     }
 
     /// [`StepStage::record`] for a benchmark: calls `stage_end` after each stage's passes
-    /// with the stage's name (`bounds`, `sort`, `hierarchy`, `candidates`, `walls` when there
-    /// are walls, `sweep`, `earliest`, `contacts` with ordered contacts, `counts`), where the
+    /// with the stage's name (without ordered contacts, the grid's `bounds`, `sort`, `cells`,
+    /// `gather`, `levels`, then `walls` when there are walls; with them, `bounds`, `sort`,
+    /// `hierarchy`, `candidates`, `walls` when there are walls, `sweep`, `earliest`,
+    /// `contacts`, `counts`), where the
     /// benchmark may write a timestamp, or finish the encoder (replacing it with a new one),
     /// submit and wait. Returns every command the step recorded, with the name of its stage
     /// (see [`StepCommand`]).
@@ -598,53 +677,81 @@ impl StepStage {
         if let Some((count, offset)) = count {
             check_count(count, offset)?;
         }
+        let pair_count = std::mem::offset_of!(SweepDispatch, pair_count) as u64;
+        match &mut buffers.path {
+            Path::Grid(path) => {
+                self.grid
+                    .record_stages(encoder, &mut path.grid, count, stage_end)?;
+                if let (Some(walls), Some(merge)) = (&buffers.walls, &path.walls_merge) {
+                    let body_dispatch = path.grid.body_dispatch();
+                    self.walls.record_counted(
+                        encoder,
+                        &walls.buffers,
+                        (body_dispatch, pair_count),
+                        body_dispatch,
+                    );
+                    self.contacts
+                        .record_walls_merge(encoder, merge, body_dispatch);
+                    stage_end(encoder, "walls")?;
+                }
+                Ok(())
+            }
+            Path::Tree(tree) => {
+                self.record_tree(encoder, tree, buffers.walls.as_ref(), count, stage_end)
+            }
+        }
+    }
+
+    /// The tree's path of [`StepStage::record_stages`]: with ordered contacts.
+    fn record_tree(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        tree: &mut TreePath,
+        walls: Option<&StepWalls>,
+        count: Option<(&wgpu::Buffer, u64)>,
+        stage_end: &mut StageEnd<'_>,
+    ) -> Result<(), Error> {
         self.broad_phase
-            .record_stages(encoder, &mut buffers.broad_phase, count, stage_end)?;
-        let broad_phase = &buffers.broad_phase;
+            .record_stages(encoder, &mut tree.broad_phase, count, stage_end)?;
+        let broad_phase = &tree.broad_phase;
         let body_dispatch = broad_phase.body_dispatch();
         let body_count = (
             body_dispatch,
             std::mem::offset_of!(SweepDispatch, pair_count) as u64,
         );
-        if let Some(walls) = &buffers.walls {
+        if let Some(walls) = walls {
             self.walls
                 .record_counted(encoder, &walls.buffers, body_count, body_dispatch);
             stage_end(encoder, "walls")?;
         }
         self.sweep.record_counted(
             encoder,
-            &buffers.sweep,
+            &tree.sweep,
             broad_phase.counters(),
             4 * COUNTER_CANDIDATES,
         );
         stage_end(encoder, "sweep")?;
-        let sweep_dispatch = buffers.sweep.dispatch();
+        let sweep_dispatch = tree.sweep.dispatch();
         self.contacts
-            .record_earliest(encoder, &buffers.outputs, sweep_dispatch, body_dispatch);
-        let counts = &buffers.outputs.counts;
-        let hit_count = buffers.outputs.hit_count();
+            .record_earliest(encoder, &tree.outputs, sweep_dispatch, body_dispatch);
+        let counts = &tree.outputs.counts;
+        let hit_count = tree.outputs.hit_count();
         copy_word(encoder, hit_count, 0, counts, field(Field::Contacts));
         stage_end(encoder, "earliest")?;
-        if buffers.ordered {
-            self.contacts
-                .record_ordered(encoder, &mut buffers.outputs, sweep_dispatch)?;
-            let ordered = buffers.outputs.ordered.as_ref().expect("made with them");
-            let overflowed = std::mem::offset_of!(SweepDispatch, overflowed) as u64;
-            let counts = &buffers.outputs.counts;
-            copy_word(
-                encoder,
-                ordered.dispatch(),
-                overflowed,
-                counts,
-                field(Field::ContactsOverflowed),
-            );
-            stage_end(encoder, "contacts")?;
-        } else {
-            let counts = &buffers.outputs.counts;
-            encoder.clear_buffer(counts, field(Field::ContactsOverflowed), Some(4));
-        }
-        let broad_phase = &buffers.broad_phase;
-        let counts = &buffers.outputs.counts;
+        self.contacts
+            .record_ordered(encoder, &mut tree.outputs, sweep_dispatch)?;
+        let ordered = tree.outputs.ordered.as_ref().expect("made with them");
+        let overflowed = std::mem::offset_of!(SweepDispatch, overflowed) as u64;
+        let counts = &tree.outputs.counts;
+        copy_word(
+            encoder,
+            ordered.dispatch(),
+            overflowed,
+            counts,
+            field(Field::ContactsOverflowed),
+        );
+        stage_end(encoder, "contacts")?;
+        let broad_phase = &tree.broad_phase;
         copy_word(
             encoder,
             body_count.0,
@@ -674,7 +781,7 @@ impl StepStage {
             counts,
             field(Field::InvalidBodies),
         );
-        self.contacts.record_finish(encoder, &buffers.outputs);
+        self.contacts.record_finish(encoder, &tree.outputs);
         stage_end(encoder, "counts")
     }
 
@@ -709,7 +816,7 @@ impl StepStage {
                 reason: "a body of the step has a centre, displacement or radius that is not finite, or a negative radius: the step cannot sweep it (StepCounts::invalid_bodies); correct the bodies and record the frame again".into(),
             });
         }
-        let body_capacity = buffers.broad_phase.body_capacity();
+        let body_capacity = buffers.body_capacity();
         if u64::from(counts.bodies) > body_capacity {
             return Err(Error::TooManyBodies {
                 count: counts.bodies as usize,
@@ -717,45 +824,55 @@ impl StepStage {
             });
         }
         let held = buffers.capacities;
-        let next = self.next_capacities(held, counts, buffers.ordered)?;
-        let bodies = buffers.broad_phase.bodies().clone();
-        let (options, body_count) = (
-            *buffers.broad_phase.options(),
-            buffers.broad_phase.body_count(),
-        );
-        let ordered = buffers.ordered;
+        let tree = match &mut buffers.path {
+            Path::Tree(tree) => tree,
+            Path::Grid(_) if counts.unfinished_queries != 0 => {
+                return Err(Error::CapacityExceeded {
+                    what: Counted::WalkSteps,
+                    at_least: GRID_BUDGET as usize + 1,
+                    capacity: GRID_BUDGET as usize,
+                });
+            }
+            Path::Grid(_) => {
+                return Err(Error::Device(format!(
+                    "the grid step was not valid, yet its counts say nothing was wrong: {counts:?}"
+                )));
+            }
+        };
+        let next = self.next_capacities(held, counts, true)?;
+        let bodies = tree.broad_phase.bodies().clone();
+        let (options, body_count) = (*tree.broad_phase.options(), tree.broad_phase.body_count());
         // The replaced buffers hand over their sorters (and the sorters' workspace); where the
         // new ones cannot be made, the old get sorters again and stay usable.
         let sorters = Sorters {
-            broad_phase: buffers
+            broad_phase: tree
                 .broad_phase
                 .take_sorter()
                 .unwrap_or_else(|| self.broad_phase.sorter(device, queue, &bodies)),
-            ordered: ordered.then(|| {
-                buffers
-                    .outputs
+            ordered: Some(
+                tree.outputs
                     .take_sorter()
-                    .unwrap_or_else(|| self.contacts.sorter(device, queue))
-            }),
+                    .unwrap_or_else(|| self.contacts.sorter(device, queue)),
+            ),
         };
-        let walls = buffers.walls.clone();
-        let grown = self.assemble(device, &bodies, self.clamp(next), ordered, walls, sorters);
+        let wall_contacts = buffers.walls.as_ref().map(|walls| walls.buffers.contacts());
+        let next = self.clamp(next);
+        let grown = self.assemble(device, &bodies, next, wall_contacts, sorters);
         let mut grown = match grown {
             Ok(grown) => grown,
             Err(error) => {
-                buffers
-                    .broad_phase
+                tree.broad_phase
                     .restore_sorter(|| self.broad_phase.sorter(device, queue, &bodies));
-                buffers
-                    .outputs
+                tree.outputs
                     .restore_sorter(|| self.contacts.sorter(device, queue));
                 return Err(error);
             }
         };
         grown.broad_phase.set_options(queue, options);
         grown.broad_phase.set_body_count(queue, body_count);
-        grown.write(queue);
-        *buffers = grown;
+        **tree = grown;
+        buffers.capacities = next;
+        buffers.write(queue);
         Ok(true)
     }
 
@@ -836,28 +953,28 @@ impl StepBuffers {
     /// count) with `queue`: they take effect at the next submission, for every step
     /// recorded in it.
     fn write(&mut self, queue: &wgpu::Queue) {
-        let contacts = if self.ordered {
-            self.capacities.contacts
-        } else {
-            0
-        };
-        self.broad_phase.set_contact_capacity(queue, contacts);
-        let options = *self.broad_phase.options();
-        self.sweep.write_params(queue, &options);
+        let (options, body_count) = (self.options(), self.body_count());
+        if let Path::Tree(tree) = &mut self.path {
+            tree.broad_phase
+                .set_contact_capacity(queue, self.capacities.contacts);
+            tree.sweep.write_params(queue, &options);
+            let capacity = (tree.broad_phase.body_capacity() as u32).to_le_bytes();
+            queue.write_buffer(&tree.outputs.counts, field(Field::BodyCapacity), &capacity);
+        }
         if let Some(walls) = &self.walls {
-            let body_count = self.broad_phase.body_count();
             walls
                 .buffers
                 .write_params(queue, &options, body_count, walls.count);
         }
-        let capacity = (self.broad_phase.body_capacity() as u32).to_le_bytes();
-        queue.write_buffer(&self.outputs.counts, field(Field::BodyCapacity), &capacity);
     }
 
     /// Sets the options of the steps recorded from now on (written with `queue`: they take
     /// effect at the next submission, for every step recorded in it).
     pub fn set_options(&mut self, queue: &wgpu::Queue, options: SweepOptions) {
-        self.broad_phase.set_options(queue, options);
+        match &mut self.path {
+            Path::Grid(path) => path.grid.set_options(queue, options),
+            Path::Tree(tree) => tree.broad_phase.set_options(queue, options),
+        }
         self.write(queue);
     }
 
@@ -865,29 +982,59 @@ impl StepBuffers {
     /// `queue`, taking effect at the next submission). A count above the body capacity gives
     /// steps whose [`StepCounts::valid`] is 0.
     pub fn set_body_count(&mut self, queue: &wgpu::Queue, body_count: u32) {
-        self.broad_phase.set_body_count(queue, body_count);
+        match &mut self.path {
+            Path::Grid(path) => path.grid.set_any_body_count(queue, body_count),
+            Path::Tree(tree) => tree.broad_phase.set_body_count(queue, body_count),
+        }
         self.write(queue);
     }
 
-    /// Whether the buffers were made with ordered contacts.
+    /// Lowers the steps one body's walk of the grid may take to `steps` (at most, and 0 for,
+    /// [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET); written with `queue`): for tests
+    /// and experiments, which then meet a walk past its budget without a pile of 60,000
+    /// bodies. Nothing changes with ordered contacts (the tree's path).
+    pub fn set_walk_budget(&mut self, queue: &wgpu::Queue, steps: u32) {
+        if let Path::Grid(path) = &mut self.path {
+            path.grid.set_budget(queue, steps);
+        }
+    }
+
+    /// The body count set by [`StepBuffers::set_body_count`].
+    fn body_count(&self) -> u32 {
+        match &self.path {
+            Path::Grid(path) => path.grid.body_count(),
+            Path::Tree(tree) => tree.broad_phase.body_count(),
+        }
+    }
+
+    /// Whether the buffers were made with ordered contacts (the tree's path; without them,
+    /// the grid's).
     #[must_use]
     pub fn has_ordered_contacts(&self) -> bool {
-        self.ordered
+        matches!(self.path, Path::Tree(_))
     }
 
     /// The bodies the buffers are bound to (the caller's).
     #[must_use]
     pub fn bodies(&self) -> &wgpu::Buffer {
-        self.broad_phase.bodies()
+        match &self.path {
+            Path::Grid(path) => path.grid.bodies(),
+            Path::Tree(tree) => tree.broad_phase.bodies(),
+        }
     }
 
     /// Bodies the body buffer holds.
     #[must_use]
     pub fn body_capacity(&self) -> u64 {
-        self.broad_phase.body_capacity()
+        match &self.path {
+            Path::Grid(path) => path.grid.body_capacity(),
+            Path::Tree(tree) => tree.broad_phase.body_capacity(),
+        }
     }
 
-    /// The capacities the buffers were made for.
+    /// The capacities the buffers were made for (the grid's path, without ordered contacts,
+    /// has none to fill: they apply once [`StepStage::create_buffers`] makes buffers with
+    /// ordered contacts).
     #[must_use]
     pub fn capacities(&self) -> StepCapacities {
         self.capacities
@@ -896,14 +1043,20 @@ impl StepBuffers {
     /// The options of the steps recorded now.
     #[must_use]
     pub fn options(&self) -> SweepOptions {
-        *self.broad_phase.options()
+        match &self.path {
+            Path::Grid(path) => path.grid.options(),
+            Path::Tree(tree) => *tree.broad_phase.options(),
+        }
     }
 
     /// The step's [`StepCounts`] (`STORAGE | COPY_SRC | COPY_DST`, 48 bytes), written by
     /// each step: a consumer pass binds it (read-only) and skips a step whose `valid` is 0.
     #[must_use]
     pub fn counts(&self) -> &wgpu::Buffer {
-        &self.outputs.counts
+        match &self.path {
+            Path::Grid(path) => path.grid.step_counts(),
+            Path::Tree(tree) => &tree.outputs.counts,
+        }
     }
 
     /// Each body's earliest contact, with a body or a wall, as an
@@ -913,7 +1066,10 @@ impl StepBuffers {
     /// [`EARLIEST_NONE`](crate::low_level::layout::EARLIEST_NONE)) for a body that meets nothing.
     #[must_use]
     pub fn earliest(&self) -> &wgpu::Buffer {
-        self.outputs.earliest()
+        match &self.path {
+            Path::Grid(path) => path.grid.earliest(),
+            Path::Tree(tree) => tree.outputs.earliest(),
+        }
     }
 
     /// The contacts in the step's order (by time, then pair), as
@@ -922,23 +1078,40 @@ impl StepBuffers {
     /// contacts.
     #[must_use]
     pub fn ordered_contacts(&self) -> Option<&wgpu::Buffer> {
-        self.outputs.ordered_contacts()
+        match &self.path {
+            Path::Grid(_) => None,
+            Path::Tree(tree) => tree.outputs.ordered_contacts(),
+        }
     }
 
     /// Per body, the complement of the position of its earliest contact in
     /// [`StepBuffers::ordered_contacts`] (0: none), with ordered contacts.
     pub(super) fn earliest_positions(&self) -> Option<&wgpu::Buffer> {
-        self.outputs.earliest_positions()
+        match &self.path {
+            Path::Grid(_) => None,
+            Path::Tree(tree) => tree.outputs.earliest_positions(),
+        }
     }
 
     /// What the step runs an indirect dispatch for, by the buffer it reads its workgroups
     /// from, or a sort for, by the buffer it reads its count from.
     fn domain_of(&self, buffer: &wgpu::Buffer) -> StepDomain {
-        let broad_phase = &self.broad_phase;
-        let ordered = self.outputs.ordered.as_ref();
+        let tree = match &self.path {
+            Path::Grid(path) => {
+                let grid = &path.grid;
+                assert!(
+                    buffer == grid.body_dispatch() || buffer == grid.sort_count(),
+                    "the grid dispatches and sorts only from its body count"
+                );
+                return StepDomain::Bodies;
+            }
+            Path::Tree(tree) => tree,
+        };
+        let broad_phase = &tree.broad_phase;
+        let ordered = tree.outputs.ordered.as_ref();
         if *buffer == broad_phase.body_dispatch || *buffer == broad_phase.body_count {
             StepDomain::Bodies
-        } else if buffer == self.sweep.dispatch() {
+        } else if buffer == tree.sweep.dispatch() {
             StepDomain::Candidates
         } else if *buffer == broad_phase.resume_dispatch {
             StepDomain::SavedQueries
@@ -958,13 +1131,19 @@ impl StepBuffers {
     /// workspace).
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
-        self.broad_phase.device_memory_bytes()
-            + self.impacts.size()
-            + self.sweep.device_memory_bytes_own()
-            + self.outputs.device_memory_bytes()
-            + self.walls.as_ref().map_or(0, |walls| {
-                walls.buffers.walls().size() + walls.buffers.contacts().size()
-            })
+        let walls = self.walls.as_ref().map_or(0, |walls| {
+            walls.buffers.walls().size() + walls.buffers.contacts().size()
+        });
+        walls
+            + match &self.path {
+                Path::Grid(path) => path.grid.device_memory_bytes(),
+                Path::Tree(tree) => {
+                    tree.broad_phase.device_memory_bytes()
+                        + tree.impacts.size()
+                        + tree.sweep.device_memory_bytes_own()
+                        + tree.outputs.device_memory_bytes()
+                }
+            }
     }
 }
 
