@@ -696,9 +696,9 @@ impl GpuRuns {
         let recorded = median(&mut self.recorded);
         let counts = state.counts;
         let (c, k) = (counts.candidates as usize, counts.contacts as usize);
-        // The resident step (the grid) counts the pairs whose swept boxes meet, each once,
-        // not the tree's candidates: its contacts are the CPU's.
-        let agree = k == cpu_counts.1
+        // The resident step (earliest contacts only) counts nothing; the ordered one counts
+        // the pairs whose swept boxes meet and the contacts, each once: the CPU's.
+        let agree = (c, k) == (0, 0)
             && self.find_counts == cpu_counts
             && (
                 state.ordered_counts.candidates as usize,
@@ -707,13 +707,16 @@ impl GpuRuns {
         println!(
             "          GPU resident step {:.2} ms (submission to the counts mapped, median; \
              recording it took {:.2} ms before), ContactPipeline::find {:.2} ms: find / \
-             resident {:.2}x; {c} pairs swept by the grid, {k} contacts ({})",
+             resident {:.2}x; {} pairs swept, {} contacts ({})",
             ms(resident),
             ms(recorded),
             ms(find),
             find.as_secs_f64() / resident.as_secs_f64(),
+            state.ordered_counts.candidates,
+            state.ordered_counts.contacts,
             if agree {
-                "the contacts the same in find and on the CPU".to_string()
+                "the same in find, the ordered step and on the CPU; the resident step counts none"
+                    .to_string()
             } else {
                 format!(
                     "!!!!!!!! find {:?}, CPU {cpu_counts:?}, ordered step {}/{}",

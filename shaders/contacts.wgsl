@@ -27,9 +27,6 @@
 // The sorts between them are lampshade's stable radix sort, so that three passes order the
 // contacts by (time, first, second).
 //
-// Last, with the step's counts copied into StepCounts by the encoder:
-//   finish_step        one invocation: the validity word
-//
 // The twin, one function per entry point, is src/cpu/contacts.rs (tests/contact_stages.rs
 // holds each stage to it); the CPU step's own ordering (src/cpu/step.rs) gives the same order
 // and the same earliest contacts.
@@ -258,23 +255,4 @@ fn earliest_walls(
                                               wall.impact.status, EARLIEST_WALL, vec3<i32>(0),
                                               0u);
     }
-}
-
-// The step's counts and validity word (bind group of its own): the counts are copied in by
-// the encoder before this one-invocation pass; `valid` is 1 only when every count fitted its
-// buffer, every query of the broad phase finished and every body was one the step can sweep, so that a consumer pass recorded after
-// the step can skip a step whose outputs are partial.
-@group(0) @binding(30) var<storage, read_write> step_counts: StepCounts;
-
-@compute @workgroup_size(1)
-fn finish_step() {
-    let counts = step_counts;
-    let whole = counts.bodies <= counts.body_capacity
-        && counts.candidates <= params.candidate_capacity
-        && counts.candidates_overflowed == 0u
-        && counts.unfinished_queries == 0u
-        && counts.saved_queries_overflowed == 0u
-        && counts.contacts_overflowed == 0u
-        && counts.invalid_bodies == 0u;
-    step_counts.valid = select(0u, 1u, whole);
 }

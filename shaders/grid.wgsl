@@ -11,7 +11,12 @@
 //   grid_cells     one per sorted position: the sorted entry, and its hash's range
 //   grid_plan      one: which level searches which
 //   grid_gather    one per sorted position: the body's earliest contact among the levels it
-//                  searches; the times of its cross-level partners
+//                  searches; the times of its cross-level partners. With ordered contacts,
+//                  grid_gather_counted instead: the same, and each pair counted and each hit
+//                  listed once (a second entry point, so that the plain gather carries none
+//                  of that code: a flag read at run time cost the H200 a quarter of the pass)
+//   grid_hits_dispatch  one, with ordered contacts: the listed hits' dispatch, for
+//                  contacts.wgsl
 //   grid_partners  one per sorted position, several levels only: the lowest partner at each
 //                  body's least time
 //   grid_records   one per body, several levels only: the body's EarliestRecord
@@ -33,10 +38,9 @@
 @group(0) @binding(47) var<storage, read_write> entries: array<GridEntry>;
 // Per hash: the first and one past the last sorted position of its bodies (cleared to 0).
 @group(0) @binding(48) var<storage, read_write> ranges: array<u32>;
-// Per body (several levels): its own best time key and partner's complement.
-@group(0) @binding(49) var<storage, read_write> own_best: array<u32>;
-// Per body (several levels): the complement of its least time's bits and of its lowest
-// partner at that time, joined by atomicMax (cleared to 0: none).
+// Per body (several levels), four words (cleared to 0: none): the complement of its least
+// time's bits and of its lowest partner at that time, joined by atomicMax; its own best
+// time key and partner's complement, as its gather found them.
 @group(0) @binding(50) var<storage, read_write> time_words: array<atomic<u32>>;
 // Per body: its earliest contact (cleared to EARLIEST_NONE).
 @group(0) @binding(51) var<storage, read_write> earliest: array<EarliestRecord>;
@@ -55,6 +59,7 @@ const WORD_HIGH: u32 = 7u;
 const WORD_CORNER_HIGH: u32 = 10u;
 // Words from here on join by sum, those below by maximum.
 const WORD_CANDIDATES: u32 = 13u;
+// The hits listed (atomicAdd a hit: its slot), with ordered contacts.
 const WORD_CONTACTS: u32 = 14u;
 const WORD_POPULATION: u32 = 16u;
 
@@ -285,6 +290,23 @@ fn per_cell(level: GridLevel, volume: f32, dims: u32) -> f32 {
     return max(f32(level.population) * cell_volume / max(volume, cell_volume), 1.0);
 }
 
+// The most cells a walk of level `fine` by a body of level `coarse` visits (`walk_cells` in
+// src/cpu/grid.rs).
+fn walk_cells(params: GridParams, coarse: GridLevel, fine: GridLevel) -> f32 {
+    var cells = 1.0;
+    for (var k = 0u; k < 3u; k = k + 1u) {
+        let reach = coarse.size / fine.size + 3.0;
+        let between = (params.corner_hi[k] - params.corner_lo[k]) / fine.size + 2.0;
+        cells = cells * min(reach, between);
+    }
+    return cells;
+}
+
+// The steps a walk may take: the grid's budget, at most GRID_BUDGET (0 for it).
+fn walk_budget(params: GridParams) -> u32 {
+    return select(min(params.budget, GRID_BUDGET), GRID_BUDGET, params.budget == 0u);
+}
+
 @compute @workgroup_size(1)
 fn grid_plan() {
     var output = grid;
@@ -307,7 +329,10 @@ fn grid_plan() {
             let up = f32(fine.population) * power(3.0, dims) * per_cell(coarse, volume, dims);
             let down = f32(coarse.population) * power(coarse.size / fine.size + 3.0, dims)
                 * per_cell(fine, volume, dims);
-            if (up <= down) {
+            // A coarse body's walk of the fine level that could not finish within its
+            // budget is never the plan.
+            let walk = walk_cells(output, coarse, fine);
+            if (up <= down || walk > f32(walk_budget(output)) * 0.5) {
                 output.levels[f].searches = output.levels[f].searches | (1u << c);
             } else {
                 output.levels[c].searches = output.levels[c].searches | (1u << f);
@@ -328,18 +353,34 @@ fn axis_range(k: u32, axis: u32, lo: f32, hi: f32) -> vec2<i32> {
 }
 
 // What the walk does with a hit: WALK_GATHER keeps the least (time, partner) and tells a
-// cross-level partner the time; WALK_PARTNERS offers this body as the lowest partner of each
+// cross-level partner the time; WALK_COUNTED does so too, and counts each pair once and lists
+// each hit once; WALK_PARTNERS offers this body as the lowest partner of each
 // cross-level partner hit at that partner's least time.
 const WALK_GATHER: u32 = 0u;
 const WALK_PARTNERS: u32 = 1u;
+const WALK_COUNTED: u32 = 2u;
+
+// The hits of a step with ordered contacts, each pair once in the CPU step's order (the
+// lower index first), and their sweeps: the candidates of contacts.wgsl.
+@group(0) @binding(55) var<storage, read_write> hit_pairs: array<vec2<u32>>;
+@group(0) @binding(56) var<storage, read_write> hit_impacts: array<ImpactRecord>;
+
+// Lists the hit of `a` and `b` (a < b) whose sweep is `impact` at the next slot, if the
+// buffers hold it (step_params.contact_capacity); counted past them.
+fn list_hit(a: u32, b: u32, impact: ImpactRecord) {
+    let slot = atomicAdd(&words[WORD_CONTACTS], 1u);
+    if (slot < step_params.contact_capacity) {
+        hit_pairs[slot] = vec2<u32>(a, b);
+        hit_impacts[slot] = impact;
+    }
+}
 
 var<private> best_time: f32;
 var<private> best_partner: u32;
 var<private> best_impact: ImpactRecord;
 var<private> found: bool;
-// The pairs this invocation counts for the step, and those that hit.
+// The pairs this invocation counts for the step (WALK_COUNTED).
 var<private> pairs_found: u32;
-var<private> hits_found: u32;
 
 // Whether image `image` (0 to 26) of a box shifts only axes that wrap; its shift: per axis, by
 // its digit in base 3 (from the highest), none, a period below or a period above.
@@ -381,7 +422,7 @@ fn time_key(time_of_impact: f32) -> u32 {
 
 fn hit(mode: u32, body: u32, partner: u32, cross: bool, impact: ImpactRecord) {
     let t = impact.time_of_impact;
-    if (mode == WALK_GATHER) {
+    if (mode != WALK_PARTNERS) {
         if (!found || t < best_time || (t == best_time && partner < best_partner)) {
             found = true;
             best_time = t;
@@ -389,115 +430,145 @@ fn hit(mode: u32, body: u32, partner: u32, cross: bool, impact: ImpactRecord) {
             best_impact = impact;
         }
         if (cross) {
-            atomicMax(&time_words[2u * partner], time_key(t));
+            atomicMax(&time_words[4u * partner], time_key(t));
         }
-    } else if (cross && atomicLoad(&time_words[2u * partner]) == time_key(t)) {
-        atomicMax(&time_words[2u * partner + 1u], ~body);
+    } else if (cross && atomicLoad(&time_words[4u * partner]) == time_key(t)) {
+        atomicMax(&time_words[4u * partner + 1u], ~body);
     }
 }
 
 // The walk of the body at sorted position p over the levels it searches (`walk` in
 // src/cpu/grid.rs). False where it ran out of its budget.
+//
+// One loop, and each of its iterations one step: an entry visited, a cell looked up, an
+// image (or a level skipped) begun, or the end. Mesa's software adapters end an invocation
+// after 65,535 iterations of its loops, silently, counting them for the SIMD group of
+// invocations that runs together: nested loops cost that group as many iterations as any
+// lane runs in each of them, which may exceed every lane's own count (one body of radius
+// 150 among small ones lost its contacts so, within its budget). In one loop the group runs
+// as many iterations as its longest lane: the budget then holds for the group.
 fn walk(p: u32, mode: u32) -> bool {
     let own = entries[p];
     let own_level = own.body >> LEVEL_SHIFT;
     let own_body = own.body & BODY_MASK;
     let searches = grid.levels[own_level].searches;
     let own_record = bodies[own_body];
-    // Every loop's every iteration is a step (Mesa counts them all).
-    let budget = select(min(grid.budget, GRID_BUDGET), GRID_BUDGET, grid.budget == 0u);
-    var steps = 0u;
+    let budget = walk_budget(grid);
     // The box itself, and on a periodic axis the box a period below and above; image 0 is
     // the box itself.
     let images = select(1u, 27u, any(step_params.period > vec3<f32>(0.0)));
-    for (var k = 0u; k < grid.level_count; k = k + 1u) {
+    // Where the walk is: the level k and the next of its images to begin; in the image
+    // begun, its shift, box and cells per axis (first, count) and the next cell (x, y, z),
+    // whether one is left; in the cell looked up, the next entry q of [q, end).
+    var k = 0u;
+    var image = 0u;
+    var current_image = 0u;
+    var shift = vec3<f32>(0.0);
+    var lo = own.lo;
+    var hi = own.hi;
+    var ax = vec2<i32>(0);
+    var ay = vec2<i32>(0);
+    var az = vec2<i32>(0);
+    var x = 0;
+    var y = 0;
+    var z = 0;
+    var cells_left = false;
+    var cell = vec3<i32>(0);
+    var q = 0u;
+    var end = 0u;
+    var steps = 0u;
+    loop {
         steps = steps + 1u;
         if (steps > budget) {
             return false;
         }
-        // The partners' walk needs only the other levels.
-        if ((searches & (1u << k)) == 0u || (k == own_level && mode == WALK_PARTNERS)) {
-            continue;
-        }
-        for (var image = 0u; image < images; image = image + 1u) {
-            steps = steps + 1u;
-            if (steps > budget) {
-                return false;
-            }
-            if (!image_valid(image)) {
+        if (q < end) {
+            let at = q;
+            q = q + 1u;
+            let other = entries[at];
+            if (at == p || (other.body >> LEVEL_SHIFT) != k) {
                 continue;
             }
-            let shift = image_shift(image);
-            let lo = own.lo + shift;
-            let hi = own.hi + shift;
-            let ax = axis_range(k, 0u, lo.x, hi.x);
-            let ay = axis_range(k, 1u, lo.y, hi.y);
-            let az = axis_range(k, 2u, lo.z, hi.z);
-            for (var x = 0; x < ax.y; x = x + 1) {
-                steps = steps + 1u;
-                if (steps > budget) {
-                    return false;
-                }
-                for (var y = 0; y < ay.y; y = y + 1) {
-                    steps = steps + 1u;
-                    if (steps > budget) {
-                        return false;
-                    }
-                    for (var z = 0; z < az.y; z = z + 1) {
-                        steps = steps + 1u;
-                        if (steps > budget) {
-                            return false;
-                        }
-                        let hash = cell_hash(vec3<i32>(ax.x + x, ay.x + y, az.x + z), k);
-                        let start = ranges[2u * hash];
-                        let end = ranges[2u * hash + 1u];
-                        for (var q = start; q < end; q = q + 1u) {
-                            steps = steps + 1u;
-                            if (steps > budget) {
-                                return false;
-                            }
-                            let other = entries[q];
-                            if (q == p || (other.body >> LEVEL_SHIFT) != k) {
-                                continue;
-                            }
-                            if (!interacts(own.groups, other.groups)
-                                || !overlaps(lo, hi, other.lo, other.hi)) {
-                                continue;
-                            }
-                            let other_body = other.body & BODY_MASK;
-                            let other_record = bodies[other_body];
-                            var impact: ImpactRecord;
-                            if (own_body < other_body) {
-                                impact = sweep_pair(own_record, other_record);
-                            } else {
-                                impact = sweep_pair(other_record, own_record);
-                            }
-                            let is_hit = impact.status != STATUS_MISS;
-                            if (is_hit) {
-                                hit(mode, own_body, other_body, k != own_level, impact);
-                            }
-                            // The step's counts: each pair by one of its bodies (the lower
-                            // at one level, the searching one across two), at the partner's
-                            // own cell (another of the same hash is a collision) and in the
-                            // first image whose box meets it.
-                            let cell = vec3<i32>(ax.x + x, ay.x + y, az.x + z);
-                            let other_cell = vec3<i32>(cell_index(k, other.lo.x),
-                                cell_index(k, other.lo.y), cell_index(k, other.lo.z));
-                            if (mode != WALK_GATHER || (k == own_level && other_body < own_body)
-                                || any(cell != other_cell)) {
-                                continue;
-                            }
-                            if (image == first_image(own.lo, own.hi, other)) {
-                                pairs_found = pairs_found + 1u;
-                                hits_found = hits_found + select(0u, 1u, is_hit);
-                            }
-                        }
-                    }
+            if (!interacts(own.groups, other.groups) || !overlaps(lo, hi, other.lo, other.hi)) {
+                continue;
+            }
+            let other_body = other.body & BODY_MASK;
+            let other_record = bodies[other_body];
+            var impact: ImpactRecord;
+            if (own_body < other_body) {
+                impact = sweep_pair(own_record, other_record);
+            } else {
+                impact = sweep_pair(other_record, own_record);
+            }
+            let is_hit = impact.status != STATUS_MISS;
+            if (is_hit) {
+                hit(mode, own_body, other_body, k != own_level, impact);
+            }
+            // The step's counts: each pair by one of its bodies (the lower at one level, the
+            // searching one across two), at the partner's own cell (another of the same hash
+            // is a collision) and in the first image whose box meets it.
+            if (mode != WALK_COUNTED || (k == own_level && other_body < own_body)) {
+                continue;
+            }
+            let other_cell = vec3<i32>(cell_index(k, other.lo.x), cell_index(k, other.lo.y),
+                                       cell_index(k, other.lo.z));
+            if (any(cell != other_cell) || current_image != first_image(own.lo, own.hi, other)) {
+                continue;
+            }
+            pairs_found = pairs_found + 1u;
+            if (is_hit) {
+                list_hit(min(own_body, other_body), max(own_body, other_body), impact);
+            }
+            continue;
+        }
+        if (cells_left) {
+            cell = vec3<i32>(ax.x + x, ay.x + y, az.x + z);
+            let hash = cell_hash(cell, k);
+            q = ranges[2u * hash];
+            end = ranges[2u * hash + 1u];
+            z = z + 1;
+            if (z == az.y) {
+                z = 0;
+                y = y + 1;
+                if (y == ay.y) {
+                    y = 0;
+                    x = x + 1;
+                    cells_left = x < ax.y;
                 }
             }
+            continue;
         }
+        // Begin the next image, of this level or the next one searched.
+        if (image == images) {
+            image = 0u;
+            k = k + 1u;
+        }
+        if (k >= grid.level_count) {
+            return true;
+        }
+        // The partners' walk needs only the other levels.
+        if ((searches & (1u << k)) == 0u || (k == own_level && mode == WALK_PARTNERS)) {
+            image = images;
+            continue;
+        }
+        current_image = image;
+        image = image + 1u;
+        if (!image_valid(current_image)) {
+            continue;
+        }
+        shift = image_shift(current_image);
+        lo = own.lo + shift;
+        hi = own.hi + shift;
+        ax = axis_range(k, 0u, lo.x, hi.x);
+        ay = axis_range(k, 1u, lo.y, hi.y);
+        az = axis_range(k, 2u, lo.z, hi.z);
+        x = 0;
+        y = 0;
+        z = 0;
+        cells_left = ax.y > 0 && ay.y > 0 && az.y > 0;
     }
-    return true;
+    // Not reached: the loop returns (naga asks for a return after it).
+    return false;
 }
 
 // The image of b's centre nearest to a's, in periods (`image_of` of contacts.wgsl).
@@ -516,41 +587,59 @@ fn record_of(body: u32, partner: u32, impact: ImpactRecord) -> EarliestRecord {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn grid_gather(
     @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    gather(linear_index(id, workgroups.x), WALK_GATHER);
+}
+
+// grid_gather, counting each pair and listing each hit once (ordered contacts).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn grid_gather_counted(
+    @builtin(global_invocation_id) id: vec3<u32>,
     @builtin(local_invocation_index) local: u32,
     @builtin(num_workgroups) workgroups: vec3<u32>,
 ) {
     clear_group_words(local);
     pairs_found = 0u;
-    hits_found = 0u;
-    gather(linear_index(id, workgroups.x));
+    gather(linear_index(id, workgroups.x), WALK_COUNTED);
     if (pairs_found != 0u) {
         atomicAdd(&group_words[WORD_CANDIDATES], pairs_found);
-        atomicAdd(&group_words[WORD_CONTACTS], hits_found);
     }
     flush_group_words(local);
 }
 
-fn gather(p: u32) {
+fn gather(p: u32, mode: u32) {
     if (p >= step_params.body_count) {
         return;
     }
     let body = entries[p].body & BODY_MASK;
     found = false;
-    if (!walk(p, WALK_GATHER)) {
+    if (!walk(p, mode)) {
         atomicMax(&words[WORD_UNFINISHED], 1u);
     }
     if (!found) {
-        // No stale best of an earlier step for grid_partners to read.
-        own_best[2u * body] = 0u;
         return;
     }
     if (grid.level_count == 1u) {
         earliest[body] = record_of(body, best_partner, best_impact);
         return;
     }
-    own_best[2u * body] = time_key(best_time);
-    own_best[2u * body + 1u] = ~best_partner;
-    atomicMax(&time_words[2u * body], time_key(best_time));
+    atomicStore(&time_words[4u * body + 2u], time_key(best_time));
+    atomicStore(&time_words[4u * body + 3u], ~best_partner);
+    atomicMax(&time_words[4u * body], time_key(best_time));
+}
+
+// One invocation, with ordered contacts: the dispatch of contacts.wgsl's passes over the
+// listed hits (sweep.wgsl's prepare_indirect for them).
+@group(0) @binding(57) var<storage, read_write> hit_dispatch: SweepDispatch;
+
+@compute @workgroup_size(1)
+fn grid_hits_dispatch() {
+    let requested = atomicLoad(&words[WORD_CONTACTS]);
+    let count = min(requested, step_params.contact_capacity);
+    let workgroups = workgroups_for(count);
+    hit_dispatch = SweepDispatch(workgroups.x, workgroups.y, workgroups.z, count, requested,
+                                 select(0u, 1u, requested > count), 0u, 0u);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -563,9 +652,9 @@ fn grid_partners(
         return;
     }
     let body = entries[p].body & BODY_MASK;
-    let own = own_best[2u * body];
-    if (own != 0u && own == atomicLoad(&time_words[2u * body])) {
-        atomicMax(&time_words[2u * body + 1u], own_best[2u * body + 1u]);
+    let own = atomicLoad(&time_words[4u * body + 2u]);
+    if (own != 0u && own == atomicLoad(&time_words[4u * body])) {
+        atomicMax(&time_words[4u * body + 1u], atomicLoad(&time_words[4u * body + 3u]));
     }
     if (!walk(p, WALK_PARTNERS)) {
         atomicMax(&words[WORD_UNFINISHED], 1u);
@@ -581,11 +670,11 @@ fn grid_records(
     if (i >= step_params.body_count || grid.level_count == 1u) {
         return;
     }
-    let key = atomicLoad(&time_words[2u * i]);
+    let key = atomicLoad(&time_words[4u * i]);
     if (key == 0u) {
         return;
     }
-    let partner = ~atomicLoad(&time_words[2u * i + 1u]);
+    let partner = ~atomicLoad(&time_words[4u * i + 1u]);
     let a = min(i, partner);
     let b = max(i, partner);
     earliest[i] = record_of(i, partner, sweep_pair(bodies[a], bodies[b]));
@@ -613,8 +702,9 @@ struct GridCounts {
 }
 
 // The same as the GPU step's StepCounts (src/gpu/step.rs binds it as the step's counts): the
-// grid has no candidate buffer, saved queries or ordered contacts to overflow; its
-// `unfinished_queries` is the budget's flag.
+// pairs and hits are counted only by grid_gather_counted (ordered contacts), where the listed
+// hits may outgrow their buffers (`contacts_overflowed`); `unfinished_queries` is the
+// budget's flag; the grid has no candidate buffer or saved queries to overflow.
 @group(0) @binding(54) var<storage, read_write> step_counts: StepCounts;
 
 @compute @workgroup_size(1)
@@ -625,9 +715,11 @@ fn grid_finish() {
     let contacts = atomicLoad(&words[WORD_CONTACTS]);
     let bodies_held = arrayLength(&bodies);
     let count = step_params.body_count;
-    let valid = select(0u, 1u, unfinished == 0u && invalid == 0u && count <= bodies_held);
+    let overflowed = select(0u, 1u, contacts > step_params.contact_capacity);
+    let valid = select(0u, 1u, unfinished == 0u && invalid == 0u && count <= bodies_held
+        && overflowed == 0u);
     grid_counts = GridCounts(valid, count, grid.level_count, unfinished, invalid, candidates,
                              contacts, 0u);
     step_counts = StepCounts(valid, count, candidates, contacts, bodies_held, 0u, unfinished,
-                             0u, 0u, invalid, 0u, 0u);
+                             0u, overflowed, invalid, 0u, 0u);
 }

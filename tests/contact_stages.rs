@@ -28,8 +28,8 @@ use sweepcast::low_level::broad_phase::sort_by_key;
 use sweepcast::low_level::contacts as twin;
 use sweepcast::low_level::layout::{
     BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_WALL, EarliestImpact, EarliestRecord,
-    FLAG_PERIODIC, ImpactRecord, KeyValue, STATUS_MISS, StepCounts, StepParams, SweepDispatch,
-    SweepParams, WallContactRecord, WallParams, WallRecord,
+    FLAG_PERIODIC, ImpactRecord, KeyValue, STATUS_MISS, StepParams, SweepDispatch, SweepParams,
+    WallContactRecord, WallParams, WallRecord,
 };
 use sweepcast::{MovingSphere, Partner, PeriodicBox, SweepOptions, Wall, cpu};
 use testkit::Scene;
@@ -199,60 +199,6 @@ fn contact_stages_equal_their_twins() {
                 dispatch,
                 "{count} of {capacity}"
             );
-        }
-
-        // finish_step: valid only with every count within its capacity and no flag up.
-        let whole = StepCounts {
-            bodies: 900,
-            body_capacity: 1024,
-            candidates: params.candidate_capacity,
-            ..StepCounts::default()
-        };
-        for counts in [
-            whole,
-            StepCounts {
-                bodies: 1025,
-                ..whole
-            },
-            StepCounts {
-                candidates: params.candidate_capacity + 1,
-                ..whole
-            },
-            StepCounts {
-                candidates_overflowed: 1,
-                ..whole
-            },
-            StepCounts {
-                unfinished_queries: 3,
-                ..whole
-            },
-            StepCounts {
-                saved_queries_overflowed: 1,
-                ..whole
-            },
-            StepCounts {
-                contacts_overflowed: 1,
-                ..whole
-            },
-            StepCounts {
-                invalid_bodies: 1,
-                ..whole
-            },
-        ] {
-            let written = StepCounts {
-                valid: 0xabab_abab,
-                ..counts
-            };
-            let mut expected = written;
-            twin::finish_step(&params, &mut expected);
-            let out = stages.run(
-                "finish_step",
-                Some(&params),
-                1,
-                &[(30, bytemuck::bytes_of(&written))],
-            );
-            assert_eq!(cast::<StepCounts>(&out[0], 1)[0], expected, "{counts:?}");
-            assert_eq!(expected.valid, u32::from(counts == whole), "{counts:?}");
         }
 
         // The keys, the order and the earliest, from the twin's contacts and sorts.

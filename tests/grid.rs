@@ -96,9 +96,11 @@ mod on_the_device {
         count: usize,
         options: SweepOptions,
     ) -> Run {
-        run_with_budget(context, stage, bodies, count, options, 0)
+        run_with_budget(context, stage, bodies, count, options, 0, None)
     }
 
+    /// The step with the walks' `budget` (0: the full one), with the counted gather where
+    /// `listed` says how many hits it lists.
     fn run_with_budget(
         context: &GpuContext,
         stage: &GridStage,
@@ -106,6 +108,7 @@ mod on_the_device {
         count: usize,
         options: SweepOptions,
         budget: u32,
+        listed: Option<u64>,
     ) -> Run {
         let (device, queue) = (context.device(), context.queue());
         let records: Vec<BodyRecord> = bodies.iter().copied().map(BodyRecord::from).collect();
@@ -116,9 +119,13 @@ mod on_the_device {
             mapped_at_creation: false,
         });
         queue.write_buffer(&body_buffer, 0, bytemuck::cast_slice(&records));
-        let mut buffers = stage
-            .create_buffers(device, queue, &body_buffer, options)
-            .expect("the buffers");
+        let mut buffers = match listed {
+            None => stage.create_buffers(device, queue, &body_buffer, options),
+            Some(contacts) => {
+                stage.create_buffers_counted(device, queue, &body_buffer, options, contacts)
+            }
+        }
+        .expect("the buffers");
         buffers
             .set_body_count(queue, count as u32)
             .expect("within the capacity");
@@ -173,6 +180,28 @@ mod on_the_device {
         let device = run(context, stage, bodies, bodies.len(), options);
         assert_eq!(device.counts.valid, 1, "{label}: {:?}", device.counts);
         assert_eq!(device.counts.bodies as usize, bodies.len(), "{label}");
+        // The plain gather counts nothing; the counted one (room for every hit) counts and
+        // gives the same earliest contacts.
+        assert_eq!(
+            (device.counts.candidates, device.counts.contacts),
+            (0, 0),
+            "{label}"
+        );
+        let listed = 8 * bodies.len() as u64 + 1024;
+        let counted = run_with_budget(
+            context,
+            stage,
+            bodies,
+            bodies.len(),
+            options,
+            0,
+            Some(listed),
+        );
+        assert_eq!(counted.counts.valid, 1, "{label}: {:?}", counted.counts);
+        assert_eq!(
+            counted.earliest, device.earliest,
+            "{label}: the counted gather's earliest"
+        );
         // The ordered contacts' path (the tree's) on the same device, or the CPU step.
         let expected = match pipeline {
             Some(pipeline) => pipeline.find(bodies, options).expect("valid bodies"),
@@ -195,14 +224,14 @@ mod on_the_device {
                 let (pairs, hits) = twin.work.iter().fold((0, 0), |(pairs, hits), work| {
                     (pairs + work.pairs, hits + work.hits)
                 });
-                assert_eq!(u64::from(device.counts.candidates), pairs, "{label}");
-                assert_eq!(u64::from(device.counts.contacts), hits, "{label}");
+                assert_eq!(u64::from(counted.counts.candidates), pairs, "{label}");
+                assert_eq!(u64::from(counted.counts.contacts), hits, "{label}");
                 cpu::find_contacts(bodies, options).expect("valid bodies")
             }
         };
         // Each pair counted once: the contacts of the reference.
         assert_eq!(
-            device.counts.contacts as usize,
+            counted.counts.contacts as usize,
             expected.contacts().len(),
             "{label}: contacts"
         );
@@ -307,12 +336,47 @@ mod on_the_device {
         // 400 bodies at one point: each walk visits 400 entries.
         let bodies = vec![MovingSphere::new(glam::Vec3::ZERO, 1.0, glam::Vec3::X); 400];
         let options = SweepOptions::default();
-        let cut = run_with_budget(&context, &stage, &bodies, bodies.len(), options, 100);
+        let cut = run_with_budget(&context, &stage, &bodies, bodies.len(), options, 100, None);
         assert_eq!(cut.counts.valid, 0, "{:?}", cut.counts);
         assert_eq!(cut.counts.unfinished, 1, "{:?}", cut.counts);
         let whole = run(&context, &stage, &bodies, bodies.len(), options);
         assert_eq!(whole.counts.valid, 1, "{:?}", whole.counts);
         assert!(whole.earliest.iter().all(Option::is_some));
+    }
+
+    /// The counted gather lists each hit once: as many hits as its buffers hold is a valid
+    /// step, one more is not (counted past the capacity, so that the caller knows how many
+    /// to make room for).
+    #[test]
+    fn hits_at_the_listing_capacity_fit_and_one_more_does_not() {
+        let Some((context, stage, _)) =
+            set_up("hits_at_the_listing_capacity_fit_and_one_more_does_not")
+        else {
+            return;
+        };
+        let (bodies, options) = Scene::Clustered.bodies(2_000, 3, 5);
+        let n = bodies.len();
+        let roomy = run_with_budget(&context, &stage, &bodies, n, options, 0, Some(1 << 16));
+        let hits = roomy.counts.contacts;
+        assert!(hits > 100, "{:?}", roomy.counts);
+        let exact = run_with_budget(&context, &stage, &bodies, n, options, 0, Some(hits.into()));
+        assert_eq!(exact.counts.valid, 1, "{:?}", exact.counts);
+        assert_eq!(exact.counts.contacts, hits);
+        let short = run_with_budget(
+            &context,
+            &stage,
+            &bodies,
+            n,
+            options,
+            0,
+            Some(u64::from(hits) - 1),
+        );
+        assert_eq!(short.counts.valid, 0, "{:?}", short.counts);
+        assert_eq!(short.counts.contacts, hits, "counted past the capacity");
+        assert_eq!(
+            short.earliest, roomy.earliest,
+            "the gather's own answer is whole"
+        );
     }
 
     /// A body the step cannot sweep (a NaN centre, as a buffer the host never checked may

@@ -196,12 +196,18 @@ fn the_grid_matches_its_twins_mirrors() {
         "grid_keys",
         "grid_cells",
         "grid_gather",
+        "grid_gather_counted",
         "grid_partners",
         "grid_records",
     ] {
         assert_eq!(size(name), [WORKGROUP_SIZE, 1, 1], "{name}");
     }
-    for name in ["grid_frame", "grid_plan", "grid_finish"] {
+    for name in [
+        "grid_frame",
+        "grid_plan",
+        "grid_hits_dispatch",
+        "grid_finish",
+    ] {
         assert_eq!(size(name), [1, 1, 1], "{name}");
     }
 }

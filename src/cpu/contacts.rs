@@ -21,7 +21,7 @@ use glam::Vec3;
 
 use crate::layout::{
     BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_NONE, EARLIEST_WALL, EarliestRecord,
-    ImpactRecord, KeyValue, STATUS_MISS, StepCounts, StepParams, SweepDispatch, WallContactRecord,
+    ImpactRecord, KeyValue, STATUS_MISS, StepParams, SweepDispatch, WallContactRecord,
 };
 
 /// `image_of`: the image of `b`'s centre nearest to `a`'s, in periods (`nearest_image` of
@@ -320,19 +320,4 @@ pub fn earliest_walls(
             _pad: 0,
         };
     }
-}
-
-/// `finish_step`, its one invocation: `counts.valid`, 1 only when every count fitted its
-/// buffer (the bodies the body buffer, the candidates `params.candidate_capacity`) and no
-/// flag is up (candidates or saved queries past a capacity, queries unfinished, ordered
-/// contacts past their buffer, a body the step cannot sweep).
-pub fn finish_step(params: &StepParams, counts: &mut StepCounts) {
-    let whole = counts.bodies <= counts.body_capacity
-        && counts.candidates <= params.candidate_capacity
-        && counts.candidates_overflowed == 0
-        && counts.unfinished_queries == 0
-        && counts.saved_queries_overflowed == 0
-        && counts.contacts_overflowed == 0
-        && counts.invalid_bodies == 0;
-    counts.valid = u32::from(whole);
 }

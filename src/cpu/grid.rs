@@ -90,7 +90,8 @@ const WORD_HIGH: usize = 7;
 const WORD_CORNER_HIGH: usize = 10;
 /// The counters' word of the pairs the gather swept (each pair once).
 pub const WORD_CANDIDATES: usize = 13;
-/// The counters' word of the swept pairs that hit or overlap (each pair once).
+/// The counters' word of the swept pairs that hit or overlap (each pair once): with ordered
+/// contacts, the shader lists each hit at this word's count.
 pub const WORD_CONTACTS: usize = 14;
 const WORD_POPULATION: usize = 16;
 
@@ -168,9 +169,11 @@ pub struct GridCounts {
     pub unfinished: u32,
     /// 1 where a body could not be swept (not finite, or a negative radius).
     pub invalid_bodies: u32,
-    /// Pairs whose boxes meet and whose groups interact, each swept once (modulo 2^32).
+    /// Pairs whose boxes meet and whose groups interact, each swept once (modulo 2^32):
+    /// counted only by the counted gather (buffers with a contact capacity), else 0.
     pub candidates: u32,
-    /// Those that hit or overlap: the step's contacts (modulo 2^32).
+    /// Those that hit or overlap: the step's contacts (modulo 2^32), each listed for the
+    /// ordered contacts; counted only by the counted gather, else 0.
     pub contacts: u32,
     /// Padding to 32 bytes.
     pub _pad: u32,
@@ -448,7 +451,11 @@ pub fn grid_plan(input: &GridParams, words: &[u32]) -> GridParams {
             let down = coarse.population as f32
                 * power(coarse.size / fine.size + 3.0, dims)
                 * per_cell(&fine);
-            if up <= down {
+            // A coarse body's walk of the fine level visits up to this many cells: one it
+            // could not finish within its budget is never the plan (one body of radius 150
+            // over 24³ small ones chose it by the model's count, and ran out).
+            let walk = walk_cells(&grid, &coarse, &fine);
+            if up <= down || walk > budget_of(&grid) as f32 * 0.5 {
                 grid.levels[f].searches |= 1 << c;
             } else {
                 grid.levels[c].searches |= 1 << f;
@@ -456,6 +463,18 @@ pub fn grid_plan(input: &GridParams, words: &[u32]) -> GridParams {
         }
     }
     grid
+}
+
+/// The most cells a walk of level `fine` by a body of level `coarse` visits (`walk_cells` of
+/// the shader): per axis, the cells its box can reach (its extent, below the coarse size,
+/// over the fine one, and three more for the neighbours and the rounding), at most those
+/// between the corners of the boxes (and two more).
+fn walk_cells(grid: &GridParams, coarse: &GridLevel, fine: &GridLevel) -> f32 {
+    (0..3).fold(1.0, |cells, k| {
+        let reach = coarse.size / fine.size + 3.0;
+        let between = (grid.corner_hi[k] - grid.corner_lo[k]) / fine.size + 2.0;
+        cells * reach.min(between)
+    })
 }
 
 /// `x` to the power `n`, by `n` products in order (as the shader computes it).
@@ -509,12 +528,9 @@ fn first_image(step: &StepParams, own: &GridEntry, other: &GridEntry) -> u32 {
     })
 }
 
-/// Whether box `own` shifted by `shift` meets `other`, as the tree's queries test an image.
-fn meets(own: &GridEntry, shift: Vec3, other: &GridEntry) -> bool {
-    let (lo, hi) = (
-        Vec3::from_array(own.lo) + shift,
-        Vec3::from_array(own.hi) + shift,
-    );
+/// Whether the box `[lo, hi]` (a body's, shifted) meets `other`'s, as the tree's queries
+/// test an image (`overlaps` of the shader).
+fn meets_box(lo: Vec3, hi: Vec3, other: &GridEntry) -> bool {
     lo.cmple(Vec3::from_array(other.hi)).all() && Vec3::from_array(other.lo).cmple(hi).all()
 }
 
@@ -563,6 +579,11 @@ trait Visit {
 /// The walk of body at sorted position `p` over the levels it searches: every partner whose
 /// box meets its own, of a level it searches, that it may interact with, swept in canonical
 /// order. Returns false where the budget ran out.
+///
+/// The shader's walk is one loop whose every iteration is a step (an entry visited, a cell
+/// looked up, an image or a skipped level begun, the end), so that Mesa's limit of 65,535
+/// loop iterations, which it counts for a SIMD group of invocations, holds for the group
+/// whenever the budget holds for each: this is that loop, step for step.
 #[allow(clippy::too_many_arguments)]
 fn walk(
     p: usize,
@@ -579,13 +600,7 @@ fn walk(
     let own_body = entry_body(&own);
     let searches = grid.levels[own_level].searches;
     let sweep = sweep_params(step);
-    // Every loop's every iteration is a step (Mesa counts them all).
     let budget = budget_of(grid);
-    let mut steps = 0u32;
-    let mut tick = || {
-        steps += 1;
-        steps <= budget
-    };
     // The box itself, and on a periodic axis the box a period below and above (each axis's
     // shift independent, as the tree's 27 images); image 0 is the box itself.
     let images = if step.period.iter().any(|&period| period > 0.0) {
@@ -593,85 +608,101 @@ fn walk(
     } else {
         1
     };
-    for k in 0..grid.level_count as usize {
-        if !tick() {
+    // Where the walk is: the level and the next of its images to begin; in the image begun,
+    // its index, box and cells per axis, and the next cell, whether one is left; in the cell
+    // looked up, the next entry of its range.
+    let (mut k, mut image, mut current_image) = (0usize, 0u32, 0u32);
+    let (mut lo, mut hi) = (Vec3::from_array(own.lo), Vec3::from_array(own.hi));
+    let mut axes = [(0i32, 0i32); 3];
+    let mut next = [0i32; 3];
+    let mut cells_left = false;
+    let mut cell = [0i32; 3];
+    let (mut q, mut end) = (0u32, 0u32);
+    let mut steps = 0u32;
+    loop {
+        steps += 1;
+        if steps > budget {
             return false;
         }
-        if searches & (1 << k) == 0 || (k == own_level && !visit.own_level()) {
+        if q < end {
+            let at = q as usize;
+            q += 1;
+            work.entries += 1;
+            let other = &entries[at];
+            if at == p || entry_level(other) != k {
+                continue;
+            }
+            work.box_tests += 1;
+            if !interacts(own.groups, other.groups) || !meets_box(lo, hi, other) {
+                continue;
+            }
+            work.sweeps += 1;
+            let other_body = entry_body(other);
+            let (a, b) = (own_body.min(other_body), own_body.max(other_body));
+            let impact = sweep_pair(&bodies[a as usize], &bodies[b as usize], &sweep);
+            let hit = impact.status != STATUS_MISS;
+            if hit {
+                visit.hit(other_body, k != own_level, &impact);
+            }
+            // The step's counts: each pair by one of its bodies (the lower at one level, the
+            // searching one across two), at the partner's own cell (another of the same hash
+            // is a collision) and in the first image whose box meets it.
+            let level = &grid.levels[k];
+            if !visit.own_level()
+                || (k == own_level && other_body < own_body)
+                || cell != [0, 1, 2].map(|axis| cell_index(level, other.lo[axis]))
+                || current_image != first_image(step, &own, other)
+            {
+                continue;
+            }
+            work.pairs += 1;
+            work.hits += u64::from(hit);
             continue;
         }
-        let level = &grid.levels[k];
-        for image in 0..images {
-            if !tick() {
-                return false;
-            }
-            let Some(shift) = image_shift(step, image) else {
-                continue;
-            };
-            let (lo, hi) = (
-                Vec3::from_array(own.lo) + shift,
-                Vec3::from_array(own.hi) + shift,
-            );
-            let axes = [0, 1, 2].map(|axis| axis_range(grid, level, axis, lo[axis], hi[axis]));
-            for x in 0..axes[0].1 {
-                if !tick() {
-                    return false;
-                }
-                for y in 0..axes[1].1 {
-                    if !tick() {
-                        return false;
-                    }
-                    for z in 0..axes[2].1 {
-                        if !tick() {
-                            return false;
-                        }
-                        let cell = [axes[0].0 + x, axes[1].0 + y, axes[2].0 + z];
-                        work.cells += 1;
-                        let hash = cell_hash(cell, k as u32, grid.table_bits) as usize;
-                        let (start, end) = (ranges[2 * hash], ranges[2 * hash + 1]);
-                        for q in start..end {
-                            if !tick() {
-                                return false;
-                            }
-                            work.entries += 1;
-                            let other = &entries[q as usize];
-                            if q as usize == p || entry_level(other) != k {
-                                continue;
-                            }
-                            work.box_tests += 1;
-                            if !interacts(own.groups, other.groups) || !meets(&own, shift, other) {
-                                continue;
-                            }
-                            work.sweeps += 1;
-                            let other_body = entry_body(other);
-                            let (a, b) = (own_body.min(other_body), own_body.max(other_body));
-                            let impact =
-                                sweep_pair(&bodies[a as usize], &bodies[b as usize], &sweep);
-                            let hit = impact.status != STATUS_MISS;
-                            if hit {
-                                visit.hit(other_body, k != own_level, &impact);
-                            }
-                            // The step's counts: each pair by one of its bodies (the lower
-                            // at one level, the searching one across two), at the partner's
-                            // own cell (another of the same hash is a collision) and in the
-                            // first image whose box meets it.
-                            if !visit.own_level()
-                                || (k == own_level && other_body < own_body)
-                                || cell != [0, 1, 2].map(|axis| cell_index(level, other.lo[axis]))
-                            {
-                                continue;
-                            }
-                            if image == first_image(step, &own, other) {
-                                work.pairs += 1;
-                                work.hits += u64::from(hit);
-                            }
-                        }
-                    }
+        if cells_left {
+            cell = [0, 1, 2].map(|axis| axes[axis].0 + next[axis]);
+            work.cells += 1;
+            let hash = cell_hash(cell, k as u32, grid.table_bits) as usize;
+            (q, end) = (ranges[2 * hash], ranges[2 * hash + 1]);
+            next[2] += 1;
+            if next[2] == axes[2].1 {
+                next[2] = 0;
+                next[1] += 1;
+                if next[1] == axes[1].1 {
+                    next[1] = 0;
+                    next[0] += 1;
+                    cells_left = next[0] < axes[0].1;
                 }
             }
+            continue;
         }
+        // Begin the next image, of this level or the next one searched.
+        if image == images {
+            image = 0;
+            k += 1;
+        }
+        if k >= grid.level_count as usize {
+            return true;
+        }
+        // The partners' walk needs only the other levels.
+        if searches & (1 << k) == 0 || (k == own_level && !visit.own_level()) {
+            image = images;
+            continue;
+        }
+        current_image = image;
+        image += 1;
+        let Some(shift) = image_shift(step, current_image) else {
+            continue;
+        };
+        (lo, hi) = (
+            Vec3::from_array(own.lo) + shift,
+            Vec3::from_array(own.hi) + shift,
+        );
+        let level = &grid.levels[k];
+        axes = [0, 1, 2].map(|axis| axis_range(grid, level, axis, lo[axis], hi[axis]));
+        next = [0; 3];
+        cells_left = axes.iter().all(|&(_, count)| count > 0);
     }
-    true
 }
 
 /// The complement of a hit's time bits: atomicMax of it keeps the least time (times are in
@@ -700,7 +731,7 @@ impl Visit for Gather<'_> {
             self.best = Some((t, partner, *impact));
         }
         if cross {
-            let word = &mut self.time_words[2 * partner as usize];
+            let word = &mut self.time_words[4 * partner as usize];
             *word = (*word).max(time_key(t));
         }
     }
@@ -731,10 +762,12 @@ fn record_of(
     }
 }
 
-/// `grid_gather`, invocation `p`: with one level, the body's record itself; with several,
-/// its least time and partner (`own_best[2i]`, `own_best[2i + 1]`: the time key and the
-/// partner's complement, 0 for none) and the time words (`time_words[2i]`) of it and of its
-/// cross-level partners. Returns what it counted.
+/// `grid_gather` (and `grid_gather_counted`, whose counts these are), invocation `p`: with
+/// one level, the body's record itself; with several, its least time and partner
+/// (`time_words[4i + 2]`, `time_words[4i + 3]`: the time key and the partner's complement,
+/// left 0 for none) and the time words (`time_words[4i]`) of it and of its cross-level
+/// partners. Adds the pairs it counted and their hits to `words` (the shader's counted
+/// gather lists each hit as well). Returns what it counted.
 #[allow(clippy::too_many_arguments)]
 pub fn grid_gather(
     p: usize,
@@ -743,7 +776,6 @@ pub fn grid_gather(
     bodies: &[BodyRecord],
     entries: &[GridEntry],
     ranges: &[u32],
-    own_best: &mut [u32],
     time_words: &mut [u32],
     earliest: &mut [EarliestRecord],
     words: &mut [u32],
@@ -771,10 +803,9 @@ pub fn grid_gather(
     }
     // atomicAdd's wrap.
     words[WORD_CANDIDATES] = words[WORD_CANDIDATES].wrapping_add(work.pairs as u32);
+    // The shader's counted gather lists each hit at this word's count.
     words[WORD_CONTACTS] = words[WORD_CONTACTS].wrapping_add(work.hits as u32);
     let Some((time, partner, impact)) = gather.best else {
-        // No stale best of an earlier step for grid_partners to read.
-        own_best[2 * body as usize] = 0;
         return work;
     };
     if grid.level_count == 1 {
@@ -782,9 +813,9 @@ pub fn grid_gather(
         return work;
     }
     let i = body as usize;
-    own_best[2 * i] = time_key(time);
-    own_best[2 * i + 1] = !partner;
-    gather.time_words[2 * i] = gather.time_words[2 * i].max(time_key(time));
+    gather.time_words[4 * i + 2] = time_key(time);
+    gather.time_words[4 * i + 3] = !partner;
+    gather.time_words[4 * i] = gather.time_words[4 * i].max(time_key(time));
     work
 }
 
@@ -801,14 +832,14 @@ impl Visit for Partners<'_> {
 
     fn hit(&mut self, partner: u32, cross: bool, impact: &crate::layout::ImpactRecord) {
         let j = partner as usize;
-        if cross && self.time_words[2 * j] == time_key(impact.time_of_impact) {
-            self.time_words[2 * j + 1] = self.time_words[2 * j + 1].max(!self.body);
+        if cross && self.time_words[4 * j] == time_key(impact.time_of_impact) {
+            self.time_words[4 * j + 1] = self.time_words[4 * j + 1].max(!self.body);
         }
     }
 }
 
 /// `grid_partners`, invocation `p` (several levels only): the lowest partner at each body's
-/// least time (`time_words[2i + 1]`, the complement, joined by atomicMax): the body's own best
+/// least time (`time_words[4i + 1]`, the complement, joined by atomicMax): the body's own best
 /// where its time is the least, and this body for each cross-level partner it hit at that
 /// partner's least time.
 #[allow(clippy::too_many_arguments)]
@@ -819,7 +850,6 @@ pub fn grid_partners(
     bodies: &[BodyRecord],
     entries: &[GridEntry],
     ranges: &[u32],
-    own_best: &[u32],
     time_words: &mut [u32],
     words: &mut [u32],
 ) {
@@ -828,8 +858,9 @@ pub fn grid_partners(
     }
     let body = entry_body(&entries[p]);
     let i = body as usize;
-    if own_best[2 * i] != 0 && own_best[2 * i] == time_words[2 * i] {
-        time_words[2 * i + 1] = time_words[2 * i + 1].max(own_best[2 * i + 1]);
+    let own = time_words[4 * i + 2];
+    if own != 0 && own == time_words[4 * i] {
+        time_words[4 * i + 1] = time_words[4 * i + 1].max(time_words[4 * i + 3]);
     }
     let mut work = GridWork::default();
     let mut partners = Partners { body, time_words };
@@ -857,10 +888,10 @@ pub fn grid_records(
     time_words: &[u32],
     earliest: &mut [EarliestRecord],
 ) {
-    if i >= step.body_count as usize || grid.level_count == 1 || time_words[2 * i] == 0 {
+    if i >= step.body_count as usize || grid.level_count == 1 || time_words[4 * i] == 0 {
         return;
     }
-    let partner = !time_words[2 * i + 1];
+    let partner = !time_words[4 * i + 1];
     let body = i as u32;
     let (a, b) = (body.min(partner), body.max(partner));
     let impact = sweep_pair(
@@ -925,8 +956,7 @@ pub fn earliest_by_grid(
         grid_cells(p, step, &grid, bodies, &sort_out, &mut entries, &mut ranges);
     }
     let grid = grid_plan(&grid, &words);
-    let mut own_best = vec![0u32; 2 * n];
-    let mut time_words = vec![0u32; 2 * n];
+    let mut time_words = vec![0u32; 4 * n];
     let mut earliest = vec![EarliestRecord::default(); n];
     let work = (0..n)
         .map(|p| {
@@ -937,7 +967,6 @@ pub fn earliest_by_grid(
                 bodies,
                 &entries,
                 &ranges,
-                &mut own_best,
                 &mut time_words,
                 &mut earliest,
                 &mut words,
@@ -952,7 +981,6 @@ pub fn earliest_by_grid(
             bodies,
             &entries,
             &ranges,
-            &own_best,
             &mut time_words,
             &mut words,
         );

@@ -15,7 +15,7 @@
 use super::buffers::{BufferSet, COUNTED};
 use super::kernel::{
     Access, Bindings, Kernel, StageEnd, Workgroups, check_binding, check_count, clear,
-    compile_checked, module, most_storage_buffers, new_sorter, record_sort,
+    compile_checked, module, new_sorter, record_sort,
 };
 use super::sweep::BODY_SIZE;
 use crate::cpu::broad_phase::{BOUNDS_WORDS, STACK_SIZE};
@@ -137,13 +137,6 @@ const PREPARE_RESUME: Bindings = &[
     (QUEUE_IN, Read),
     (RESUME_DISPATCH, Write),
 ];
-
-/// Words of the broad phase's counters buffer ([`BroadPhaseBuffers::counters`]): the
-/// candidates counted (also past the capacity), and flags set when a candidate was counted
-/// past the capacity and when a query was saved past a queue's capacity.
-pub(super) const COUNTER_CANDIDATES: u64 = 0;
-pub(super) const COUNTER_CANDIDATES_OVERFLOWED: u64 = 1;
-pub(super) const COUNTER_SAVED_OVERFLOWED: u64 = 2;
 
 /// The broad phase of the GPU step as a stage that records into the caller's encoder: from a
 /// body buffer on the device to a counted buffer of candidate pairs, every entry point of
@@ -297,22 +290,6 @@ impl BroadPhaseStage {
             prepare_resume: kernel("prepare_resume", PREPARE_RESUME),
             adapter: adapter.cloned(),
         }
-    }
-
-    /// The most storage buffers one of its entry points binds.
-    pub(super) fn storage_buffers(&self) -> u32 {
-        most_storage_buffers(&[
-            &self.scene_bounds,
-            &self.frame,
-            &self.swept_boxes,
-            &self.key_by_high,
-            &self.leaves_in_order,
-            &self.hierarchy,
-            &self.refit,
-            &self.candidates,
-            &self.resume_candidates,
-            &self.prepare_resume,
-        ])
     }
 
     /// The buffers over the caller's `bodies` (usage `STORAGE`, a whole number of
@@ -630,23 +607,6 @@ impl BroadPhaseBuffers {
         self.write_input(queue);
     }
 
-    /// Sets the contacts the outputs' buffers hold, as the step's parameters carry it to the
-    /// outputs stage (written with `queue`).
-    pub(super) fn set_contact_capacity(&mut self, queue: &wgpu::Queue, contacts: u64) {
-        self.contact_capacity = contacts;
-        self.write_input(queue);
-    }
-
-    /// The options set.
-    pub(super) fn options(&self) -> &SweepOptions {
-        &self.options
-    }
-
-    /// The body count set.
-    pub(super) fn body_count(&self) -> u32 {
-        self.body_count_set
-    }
-
     /// The bodies the buffers are bound to (the caller's).
     #[must_use]
     pub fn bodies(&self) -> &wgpu::Buffer {
@@ -702,29 +662,11 @@ impl BroadPhaseBuffers {
         &self.queues[self.capacities.resume_passes as usize % 2]
     }
 
-    /// The scene's bounds as `scene_bounds` gathers them (word
-    /// [`INVALID_BODIES`](crate::low_level::broad_phase::INVALID_BODIES): 1 when a body is one the
-    /// step cannot sweep).
-    pub(super) fn bounds(&self) -> &wgpu::Buffer {
-        &self.bounds
-    }
-
     /// Bytes of device memory the buffers hold (not the caller's bodies, nor the sorter's
     /// workspace).
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
         self.all.iter().map(wgpu::Buffer::size).sum()
-    }
-
-    /// Hands the sorter over to the buffers that replace these (which are then unusable
-    /// until [`BroadPhaseBuffers::restore_sorter`]).
-    pub(super) fn take_sorter(&mut self) -> Option<lampshade::KeyValueSorter> {
-        self.sorter.take()
-    }
-
-    /// Gives the buffers a sorter again where they handed theirs over.
-    pub(super) fn restore_sorter(&mut self, sorter: impl FnOnce() -> lampshade::KeyValueSorter) {
-        self.sorter.get_or_insert_with(sorter);
     }
 }
 

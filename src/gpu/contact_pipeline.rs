@@ -46,38 +46,36 @@ const READBACK: wgpu::BufferUsages =
 /// contacts up to their count:
 ///
 /// ```text
-/// bodies ─ upload ─► scene_bounds ─► frame ─► swept_boxes ─► sort ×2 ─► leaves ─► hierarchy
-///   (32 B/body)      (atomic min/   (local    (box, Morton)  (63-bit)   (sorted)  (Karras)
-///                     max, bins)     frame)                                          │
-///   candidates ◄─ refit (atomic min/max) ◄──────────────────────────────────────────┘
-///   (pairs + count) ─► sweep (indirect) ─► earliest_* ─► compact ─► sort ×3 ─► order_contacts
-///                                          (no sort)     (hits)     (second,   (order, each
-///                                                                    first,     body's earliest
-///   counts (valid) ──► readback: counts and earliest positions; then the contacts  position)
+/// bodies ─ upload ─► scene_bounds ─► frame ─► grid_widths ─► grid_frame ─► grid_keys ─► sort
+///   (32 B/body)      (atomic min/   (local    (extents)      (levels)      (cell key)   (one)
+///                     max, bins)     frame)
+///   grid_cells ─► grid_plan ─► grid_gather_counted ─► earliest_* ─► compact ─► sort ×3
+///   (entries,     (who          (find, sweep, keep;     (no sort)     (hits)     (second,
+///    ranges)       searches)     each hit listed once)                           first, time)
+///   ─► order_contacts ─► readback: counts and earliest positions; then the contacts
 /// ```
 ///
 /// # Overflow
-/// The candidate and contact buffers have capacities: at first those that fit a typical
-/// scene of the bodies ([`StepCapacities::for_bodies`]: 4 candidates and 2 contacts a body,
-/// at least 16,384 each), or the caller's ([`ContactPipeline::with_capacities`]). The broad
-/// phase and the compaction count every pair and hit, writing only those that fit; when a
-/// count exceeds its capacity, the pipeline grows the buffers to the next power of two at or
-/// above the count and runs the step again on the bodies already on the device, so nothing is dropped ([`ContactPipeline::reruns`] says how often the last
-/// step ran again). The buffers keep their size for later steps.
+/// The contacts have a capacity: at first one that fits a typical scene of the bodies
+/// ([`StepCapacities::for_bodies`]: 2 contacts a body, at least 16,384), or the caller's
+/// ([`ContactPipeline::with_capacities`]). The gather counts every hit, listing only those
+/// that fit; when the count exceeds the capacity, the pipeline grows the buffers to the next
+/// power of two at or above it and runs the step again on the bodies already on the device,
+/// so nothing is dropped ([`ContactPipeline::reruns`] says how often the last step ran
+/// again). The buffers keep their size for later steps.
 ///
-/// A query walks at most 4,096 steps a dispatch (Mesa's software adapters end an invocation
-/// after 65,535 loop iterations, silently); a longer one is saved to a queue and resumed by
-/// the next dispatch. A queue that overflows, or queries left unfinished after the recorded
-/// resume dispatches, likewise grow the queue or the dispatches and rerun the step
-/// ([`ContactPipeline::with_saved_queries`]).
+/// A body's walk of the grid takes at most
+/// [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET) steps (Mesa's software adapters end
+/// an invocation after 65,535 loop iterations, silently); one that runs out (tens of
+/// thousands of bodies piled in one place) is [`Error::CapacityExceeded`] for
+/// [`Counted::WalkSteps`](crate::Counted::WalkSteps), never a partial answer.
 ///
 /// # Limits
 /// The bodies of one step must fit one storage binding of the device, 32 bytes a body
 /// ([`ContactPipeline::max_bodies`]); more is [`Error::TooManyBodies`], not chunked. More
-/// candidates or contacts than one binding holds is [`Error::CapacityExceeded`], whose
-/// `at_least` is a count the device made (the candidates it counted, or the contacts among
-/// those that fitted), not an extrapolation; the step stops there rather than counting the
-/// whole explosion. So one step's device memory is bounded by one binding per buffer.
+/// contacts than one binding holds is [`Error::CapacityExceeded`], whose `at_least` is the
+/// count the device made, not an extrapolation; the step stops there rather than growing
+/// past it. So one step's device memory is bounded by one binding per buffer.
 ///
 /// # Example
 /// ```no_run
@@ -174,22 +172,27 @@ crate::contact_step::contact_step_by_inherent!(ContactPipeline, ContactPipeline)
 crate::contact_step::contact_step_by_inherent!(&ContactPipeline, ContactPipeline);
 
 impl ContactPipeline {
-    /// Bytes per body the pipeline holds on the device: the body (32), the broad phase's buffers
-    /// ([`BROAD_PHASE_BYTES_PER_BODY`](crate::low_level::BROAD_PHASE_BYTES_PER_BODY), 152), the earliest
-    /// contact's ([`EARLIEST_BYTES_PER_BODY`](crate::low_level::EARLIEST_BYTES_PER_BODY), 40) and each
-    /// body's earliest position in the order (4); the body's upload (32) and the readback of its
-    /// earliest position (4).
+    /// Bytes per body the pipeline holds on the device: the body (32), the grid's buffers
+    /// ([`GRID_BYTES_PER_BODY`](crate::gpu::GRID_BYTES_PER_BODY), 96, and its table's ranges,
+    /// 8 B a slot at one to two slots a body, not counted here), the earliest contact's
+    /// ([`EARLIEST_BYTES_PER_BODY`](crate::low_level::EARLIEST_BYTES_PER_BODY), 40) and each
+    /// body's earliest position in the order (4); the body's upload (32) and the readback of
+    /// its earliest position (4).
     pub const DEVICE_BYTES_PER_BODY: u64 = 32
-        + super::broad_phase::BROAD_PHASE_BYTES_PER_BODY
+        + super::grid::GRID_BYTES_PER_BODY
         + super::contacts::EARLIEST_BYTES_PER_BODY
         + 4
         + 32
         + 4;
-    /// Bytes per candidate pair: the pair (8) and its impact record (32).
-    pub const DEVICE_BYTES_PER_CANDIDATE: u64 = 8 + 32;
-    /// Bytes per contact: the ordered contacts' buffers
-    /// ([`ORDERED_BYTES_PER_CONTACT`](crate::low_level::ORDERED_BYTES_PER_CONTACT), 144) and the readback (64).
-    pub const DEVICE_BYTES_PER_CONTACT: u64 = super::contacts::ORDERED_BYTES_PER_CONTACT + 64;
+    /// Bytes per candidate pair: none since the step runs the grid, which keeps no
+    /// candidates (the tree kept the pair, 8, and its impact record, 32).
+    pub const DEVICE_BYTES_PER_CANDIDATE: u64 = 0;
+    /// Bytes per contact: the hit the grid lists (its pair, 8, and impact record, 32), the
+    /// ordered contacts' buffers
+    /// ([`ORDERED_BYTES_PER_CONTACT`](crate::low_level::ORDERED_BYTES_PER_CONTACT), 144) and the
+    /// readback (64).
+    pub const DEVICE_BYTES_PER_CONTACT: u64 =
+        8 + 32 + super::contacts::ORDERED_BYTES_PER_CONTACT + 64;
 
     /// Compiles the step's shaders on the context's device.
     ///
@@ -234,11 +237,12 @@ impl ContactPipeline {
         })
     }
 
-    /// Starts the candidate and contact buffers at these capacities instead of those that fit
-    /// a typical scene of the step's bodies ([`StepCapacities::for_bodies`]; each rounded up
-    /// to a power of two of at least 1,024): smaller to hold less memory (tests use the least
-    /// to force the overflow and rerun of [`ContactPipeline::find`]), larger to avoid the
-    /// reruns of the first steps of a dense world.
+    /// Starts the contact buffers at this capacity instead of one that fits a typical scene
+    /// of the step's bodies ([`StepCapacities::for_bodies`]; rounded up to a power of two of
+    /// at least 1,024): smaller to hold less memory (tests use the least to force the
+    /// overflow and rerun of [`ContactPipeline::find`]), larger to avoid the reruns of the
+    /// first steps of a dense world. `candidates` is ignored since the step runs the grid
+    /// (it has no candidate buffer).
     ///
     /// Any value is accepted: each is clamped to what one storage binding of the device holds
     /// (as the buffers' growth is), and 0 counts as 1.
@@ -254,15 +258,8 @@ impl ContactPipeline {
         self
     }
 
-    /// Starts the broad phase's two queues of saved queries at this capacity (rounded up to a
-    /// power of two; 1,024 by default). A query that meets many boxes (a dense pile, a huge
-    /// body) takes its walk in slices of a few thousand steps, one dispatch each, and waits in
-    /// a queue of 404 bytes an entry between them; a queue that overflows is grown four-fold
-    /// and the step rerun, as are the resume dispatches (2 at first, doubled) when queries
-    /// are left unfinished.
-    ///
-    /// Any value is accepted: it is clamped to what one storage binding holds, and 0 counts
-    /// as 1.
+    /// Ignored since the step runs the grid, which saves no queries (the tree's queues of
+    /// saved queries started at this capacity); kept so that code which calls it compiles.
     #[must_use]
     pub fn with_saved_queries(self, capacity: u64) -> Self {
         {
@@ -325,11 +322,12 @@ impl ContactPipeline {
 
     /// The wall-clock time of each stage of the last [`find`](Self::find)'s last run of the
     /// step, with [`with_stage_times`](Self::with_stage_times) on (empty otherwise): `bounds`
-    /// (the bodies' copy from the upload buffer, the scene's bounds and frame, swept boxes and
-    /// Morton codes), `sort` (the two radix sorts of the codes), `hierarchy` (leaves in
-    /// order, Karras's nodes, refit), `candidates` (the queries), `walls`, `sweep`,
-    /// `contacts` (compaction, three sorts, order and earliest per body), `counts` and
-    /// `readback` (copies, mapping, decoding).
+    /// (the bodies' copy from the upload buffer, the scene's bounds and frame, the levels and
+    /// the cells' keys), `sort` (the radix sort of the keys), `cells` (the sorted entries,
+    /// the cells' ranges, the plan), `gather` (each body's walk: find, sweep, keep, list
+    /// each hit once), `levels` (the cross-level partners, the counts), `walls`, `earliest`
+    /// (each body's earliest among the hits), `contacts` (compaction, three sorts, order and
+    /// earliest per body) and `readback` (copies, mapping, decoding).
     #[must_use]
     pub fn stage_times(&self) -> crate::StageTimes {
         self.lock().stage_times.clone()
@@ -387,8 +385,8 @@ impl ContactPipeline {
     /// [`Error::OutsidePeriodicBox`]), [`Error::TooManyBodies`] beyond
     /// [`ContactPipeline::max_bodies`], [`Error::GroupsLength`] where
     /// [`set_groups`](Self::set_groups) gave groups for another number of bodies,
-    /// [`Error::CapacityExceeded`] when the candidates or
-    /// contacts outgrow one binding, and the device errors [`Error::Device`],
+    /// [`Error::CapacityExceeded`] when the contacts outgrow one binding or a body's walk
+    /// its budget, and the device errors [`Error::Device`],
     /// [`Error::Mapping`] and [`Error::Timeout`]. No bodies, or one, give no contacts.
     pub fn find<B>(&self, bodies: &[B], options: SweepOptions) -> Result<Contacts, Error>
     where

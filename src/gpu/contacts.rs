@@ -1,6 +1,6 @@
 //! The outputs stage: `shaders/contacts.wgsl` recorded into the caller's command encoder,
 //! from the swept candidates to each body's earliest contact (no sort: order-preserving keys
-//! and `atomicMax`), the step's counts and validity word, and, when asked, every contact in
+//! and `atomicMax`) and, when asked, every contact in
 //! the step's order (compaction and three stable radix sorts). Its f32 twin, one function per
 //! entry point, is [`crate::low_level::contacts`](crate::low_level::contacts).
 
@@ -11,7 +11,7 @@ use super::kernel::{
     new_sorter, record_sort,
 };
 use crate::error::Error;
-use crate::layout::{ContactRecord, StepCounts};
+use crate::layout::ContactRecord;
 
 /// The WGSL source of the step's outputs: `shaders/shared.wgsl` followed by
 /// `shaders/contacts.wgsl`.
@@ -21,7 +21,6 @@ pub const CONTACTS_WGSL: &str = concat!(
 );
 
 const CONTACT_SIZE: u64 = size_of::<ContactRecord>() as u64;
-pub(super) const COUNTS_SIZE: u64 = size_of::<StepCounts>() as u64;
 
 /// Bytes per contact of the ordered contacts (when asked): the contact (64) in the order of
 /// discovery and in the step's order, and two sort records (16).
@@ -45,7 +44,6 @@ const EARLIEST_KEYS: u32 = 13;
 const HIT_COUNT: u32 = 14;
 const EARLIEST: u32 = 15;
 const WALL_CONTACTS: u32 = 16;
-const COUNTS: u32 = 30;
 
 use Access::{Read, Uniform, Write};
 const COMPACT: Bindings = &[
@@ -80,7 +78,6 @@ const ORDER_CONTACTS: Bindings = &[
     (ORDERED, Write),
     (POSITIONS, Write),
 ];
-const FINISH_STEP: Bindings = &[(PARAMS, Uniform), (COUNTS, Write)];
 const EARLIEST_TIMES: Bindings = &[
     (PAIRS, Read),
     (IMPACTS, Read),
@@ -129,7 +126,6 @@ pub struct ContactStage {
     key_by_first: Kernel,
     key_by_time: Kernel,
     order_contacts: Kernel,
-    finish_step: Kernel,
     earliest_times: Kernel,
     earliest_partners: Kernel,
     earliest_records: Kernel,
@@ -157,11 +153,9 @@ pub struct ContactInputs<'a> {
     pub sweep_dispatch: &'a wgpu::Buffer,
 }
 
-/// The buffers of one [`ContactStage`]: each body's earliest contact and the hit count, the
-/// step's counts, and the ordered contacts' buffers and sorter when asked.
+/// The buffers of one [`ContactStage`]: each body's earliest contact and the hit count, and
+/// the ordered contacts' buffers and sorter when asked.
 pub struct ContactBuffers {
-    pub(super) counts: wgpu::Buffer,
-    finish_group: wgpu::BindGroup,
     earliest_keys: wgpu::Buffer,
     hit_count: wgpu::Buffer,
     earliest: wgpu::Buffer,
@@ -233,7 +227,6 @@ impl ContactStage {
             key_by_first: kernel("key_by_first", KEY_BY_LATER),
             key_by_time: kernel("key_by_time", KEY_BY_LATER),
             order_contacts: kernel("order_contacts", ORDER_CONTACTS),
-            finish_step: kernel("finish_step", FINISH_STEP),
             earliest_times: kernel("earliest_times", EARLIEST_TIMES),
             earliest_partners: kernel("earliest_partners", EARLIEST_PARTNERS),
             earliest_records: kernel("earliest_records", EARLIEST_RECORDS),
@@ -251,7 +244,6 @@ impl ContactStage {
             &self.key_by_first,
             &self.key_by_time,
             &self.order_contacts,
-            &self.finish_step,
             &self.earliest_times,
             &self.earliest_partners,
             &self.earliest_records,
@@ -309,7 +301,6 @@ impl ContactStage {
         let counted = COUNTED;
         let mut set = BufferSet::new(device);
         let mut buffer = |label, size: u64, usage| set.make(label, size, usage);
-        let counts = buffer("step counts", COUNTS_SIZE, counted);
         let earliest_keys = buffer("step earliest keys", 8 * body_capacity, counted);
         let hit_count = buffer("step hit count", 4, counted);
         let earliest = buffer("step earliest", 32 * body_capacity, counted);
@@ -359,10 +350,6 @@ impl ContactStage {
                 positions,
             }
         });
-        let finish_group = self.finish_step.bind(device, |binding| match binding {
-            PARAMS => inputs.params,
-            _ => &counts,
-        });
         let earliest_groups = [
             &self.earliest_times,
             &self.earliest_partners,
@@ -383,8 +370,6 @@ impl ContactStage {
         });
         let all = set.finish()?;
         Ok(ContactBuffers {
-            counts,
-            finish_group,
             earliest_keys,
             hit_count,
             earliest,
@@ -523,17 +508,6 @@ impl ContactStage {
     ) {
         self.earliest_walls
             .record(encoder, group, Workgroups::Indirect(body_dispatch));
-    }
-
-    /// Records `finish_step`: the validity word of `buffers.counts`, from the counts copied
-    /// into it before.
-    pub(super) fn record_finish(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        buffers: &ContactBuffers,
-    ) {
-        self.finish_step
-            .record(encoder, &buffers.finish_group, Workgroups::Direct(1, 1));
     }
 }
 

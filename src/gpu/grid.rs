@@ -20,7 +20,7 @@ use super::broad_phase::{
 use super::buffers::{BufferSet, COUNTED};
 use super::kernel::{
     Access, Bindings, Kernel, StageEnd, Workgroups, check_binding, clear, compile_checked, module,
-    new_sorter, record_sort,
+    most_storage_buffers, new_sorter, record_sort,
 };
 use super::sweep::BODY_SIZE;
 use crate::cpu::broad_phase::BOUNDS_WORDS;
@@ -60,12 +60,14 @@ const SORT_IN: u32 = 45;
 const SORT_OUT: u32 = 46;
 const ENTRIES: u32 = 47;
 const RANGES: u32 = 48;
-const OWN_BEST: u32 = 49;
 const TIME_WORDS: u32 = 50;
 const EARLIEST: u32 = 51;
 const SCENE_WORDS: u32 = 52;
 const COUNTS: u32 = 53;
 const STEP_COUNTS: u32 = 54;
+const HIT_PAIRS: u32 = 55;
+const HIT_IMPACTS: u32 = 56;
+const HIT_DISPATCH: u32 = 57;
 
 use Access::{Read, Uniform, Write};
 const GRID_WIDTHS: Bindings = &[(STEP, Uniform), (BODIES_0, Read), (WORDS, Write)];
@@ -91,6 +93,7 @@ const GRID_CELLS: Bindings = &[
     (RANGES, Write),
 ];
 const GRID_PLAN: Bindings = &[(GRID, Uniform), (WORDS, Write), (GRID_OUT, Write)];
+/// The gathers' (the counted one's too): eight storage buffers, wgpu's default limit.
 const GRID_GATHER: Bindings = &[
     (SWEEP_PARAMS, Uniform),
     (STEP, Uniform),
@@ -99,9 +102,10 @@ const GRID_GATHER: Bindings = &[
     (WORDS, Write),
     (ENTRIES, Write),
     (RANGES, Write),
-    (OWN_BEST, Write),
     (TIME_WORDS, Write),
     (EARLIEST, Write),
+    (HIT_PAIRS, Write),
+    (HIT_IMPACTS, Write),
 ];
 const GRID_PARTNERS: Bindings = &[
     (SWEEP_PARAMS, Uniform),
@@ -111,9 +115,11 @@ const GRID_PARTNERS: Bindings = &[
     (WORDS, Write),
     (ENTRIES, Write),
     (RANGES, Write),
-    (OWN_BEST, Write),
     (TIME_WORDS, Write),
+    (HIT_PAIRS, Write),
+    (HIT_IMPACTS, Write),
 ];
+const GRID_HITS_DISPATCH: Bindings = &[(STEP, Uniform), (WORDS, Write), (HIT_DISPATCH, Write)];
 const GRID_RECORDS: Bindings = &[
     (SWEEP_PARAMS, Uniform),
     (STEP, Uniform),
@@ -153,6 +159,8 @@ pub struct GridStage {
     grid_cells: Kernel,
     grid_plan: Kernel,
     grid_gather: Kernel,
+    grid_gather_counted: Kernel,
+    grid_hits_dispatch: Kernel,
     grid_partners: Kernel,
     grid_records: Kernel,
     grid_finish: Kernel,
@@ -166,6 +174,8 @@ pub struct GridBuffers {
     options: SweepOptions,
     table_bits: u32,
     budget: u32,
+    /// Hits the gather lists (0: the plain gather, which neither counts nor lists).
+    contacts: u64,
     sorter: lampshade::KeyValueSorter,
     bodies: wgpu::Buffer,
     host_input: wgpu::Buffer,
@@ -186,6 +196,9 @@ pub struct GridBuffers {
     time_words: wgpu::Buffer,
     counts: wgpu::Buffer,
     step_counts: wgpu::Buffer,
+    hit_pairs: wgpu::Buffer,
+    hit_impacts: wgpu::Buffer,
+    hit_dispatch: wgpu::Buffer,
     groups: Vec<wgpu::BindGroup>,
     all: Vec<wgpu::Buffer>,
 }
@@ -217,6 +230,25 @@ impl GridStage {
         compile_checked(device, || Self::compile(device, Some(adapter)))
     }
 
+    /// The most storage buffers one of its entry points binds.
+    pub(super) fn storage_buffers(&self) -> u32 {
+        most_storage_buffers(&[
+            &self.scene_bounds,
+            &self.frame,
+            &self.grid_widths,
+            &self.grid_frame,
+            &self.grid_keys,
+            &self.grid_cells,
+            &self.grid_plan,
+            &self.grid_gather,
+            &self.grid_gather_counted,
+            &self.grid_hits_dispatch,
+            &self.grid_partners,
+            &self.grid_records,
+            &self.grid_finish,
+        ])
+    }
+
     fn compile(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Self {
         let frame_module = module(device, "broad_phase.wgsl", BROAD_PHASE_WGSL);
         let shader = "grid.wgsl";
@@ -237,6 +269,8 @@ impl GridStage {
             grid_cells: kernel("grid_cells", GRID_CELLS),
             grid_plan: kernel("grid_plan", GRID_PLAN),
             grid_gather: kernel("grid_gather", GRID_GATHER),
+            grid_gather_counted: kernel("grid_gather_counted", GRID_GATHER),
+            grid_hits_dispatch: kernel("grid_hits_dispatch", GRID_HITS_DISPATCH),
             grid_partners: kernel("grid_partners", GRID_PARTNERS),
             grid_records: kernel("grid_records", GRID_RECORDS),
             grid_finish: kernel("grid_finish", GRID_FINISH),
@@ -259,6 +293,36 @@ impl GridStage {
         queue: &wgpu::Queue,
         bodies: &wgpu::Buffer,
         options: SweepOptions,
+    ) -> Result<GridBuffers, Error> {
+        self.create_buffers_listing(device, queue, bodies, options, 0)
+    }
+
+    /// As [`GridStage::create_buffers`], with a gather that counts each pair and lists each
+    /// hit once, in buffers of `contacts` hits (at least 1; what one binding holds at most):
+    /// the candidates of the ordered contacts ([`StepStage`](super::StepStage)). Counted past
+    /// the capacity: [`GridCounts::contacts`] then exceeds it and the step is not `valid`.
+    ///
+    /// # Errors
+    /// As [`GridStage::create_buffers`].
+    pub fn create_buffers_counted(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        bodies: &wgpu::Buffer,
+        options: SweepOptions,
+        contacts: u64,
+    ) -> Result<GridBuffers, Error> {
+        self.create_buffers_listing(device, queue, bodies, options, contacts.max(1))
+    }
+
+    /// The buffers, listing up to `contacts` hits where it is not 0.
+    fn create_buffers_listing(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        bodies: &wgpu::Buffer,
+        options: SweepOptions,
+        contacts: u64,
     ) -> Result<GridBuffers, Error> {
         let limits = device.limits();
         let largest_binding = limits
@@ -313,8 +377,17 @@ impl GridStage {
         ];
         let entries = buffer("grid entries", size_of::<GridEntry>() as u64 * n, storage);
         let ranges = buffer("grid ranges", 8 << table_bits, COUNTED);
-        let own_best = buffer("grid own best", 8 * n, storage);
-        let time_words = buffer("grid time words", 8 * n, COUNTED);
+        let time_words = buffer("grid time words", 16 * n, COUNTED);
+        let impact_size = size_of::<crate::layout::ImpactRecord>() as u64;
+        let contacts = contacts.min(largest_binding / impact_size);
+        let listed = contacts.max(1);
+        let hit_pairs = buffer("grid hit pairs", 8 * listed, storage);
+        let hit_impacts = buffer("grid hit impacts", impact_size * listed, storage);
+        let hit_dispatch = buffer(
+            "grid hit dispatch",
+            size_of::<SweepDispatch>() as u64,
+            storage | Usage::INDIRECT,
+        );
         let earliest = buffer(
             "grid earliest",
             size_of::<EarliestRecord>() as u64 * n,
@@ -336,7 +409,9 @@ impl GridStage {
                 SORT_OUT => &sort[1],
                 ENTRIES => &entries,
                 RANGES => &ranges,
-                OWN_BEST => &own_best,
+                HIT_PAIRS => &hit_pairs,
+                HIT_IMPACTS => &hit_impacts,
+                HIT_DISPATCH => &hit_dispatch,
                 TIME_WORDS => &time_words,
                 EARLIEST => &earliest,
                 SCENE_WORDS => &bounds,
@@ -363,7 +438,12 @@ impl GridStage {
             bind(&self.grid_keys),
             bind(&self.grid_cells),
             bind(&self.grid_plan),
-            bind(&self.grid_gather),
+            bind(if contacts == 0 {
+                &self.grid_gather
+            } else {
+                &self.grid_gather_counted
+            }),
+            bind(&self.grid_hits_dispatch),
             bind(&self.grid_partners),
             bind(&self.grid_records),
             bind(&self.grid_finish),
@@ -374,6 +454,7 @@ impl GridStage {
             options,
             table_bits,
             budget: 0,
+            contacts,
             sorter: new_sorter(device, queue, self.adapter.as_ref(), n),
             bodies: bodies.clone(),
             host_input,
@@ -394,6 +475,9 @@ impl GridStage {
             time_words,
             counts,
             step_counts,
+            hit_pairs,
+            hit_impacts,
+            hit_dispatch,
             groups,
             all,
         };
@@ -448,6 +532,7 @@ impl GridStage {
             cells,
             plan,
             gather,
+            hits_dispatch,
             partners,
             records,
             finish,
@@ -508,7 +593,13 @@ impl GridStage {
         stage_end(encoder, "cells")?;
         clear(encoder, &buffers.earliest, 0, None);
         clear(encoder, &buffers.time_words, 0, None);
-        self.grid_gather.record(encoder, gather, per_body());
+        if buffers.contacts == 0 {
+            self.grid_gather.record(encoder, gather, per_body());
+        } else {
+            self.grid_gather_counted.record(encoder, gather, per_body());
+            self.grid_hits_dispatch
+                .record(encoder, hits_dispatch, Workgroups::Direct(1, 1));
+        }
         stage_end(encoder, "gather")?;
         self.grid_partners.record(encoder, partners, per_body());
         self.grid_records.record(encoder, records, per_body());
@@ -522,6 +613,7 @@ impl GridBuffers {
     fn write_input(&self, queue: &wgpu::Queue) {
         let mut input = StepParams::new(&[], &self.options);
         input.body_count = self.body_count;
+        input.contact_capacity = self.contacts as u32;
         queue.write_buffer(&self.host_input, 0, bytemuck::bytes_of(&input));
         let sweep = SweepParams::new(&self.options, 0);
         queue.write_buffer(&self.sweep_params, 0, bytemuck::bytes_of(&sweep));
@@ -627,6 +719,19 @@ impl GridBuffers {
     /// The per-body passes' indirect dispatch; its `pair_count` is the step's body count.
     pub(super) fn body_dispatch(&self) -> &wgpu::Buffer {
         &self.body_dispatch
+    }
+
+    /// Hits the counted gather lists (0 for the plain gather).
+    #[must_use]
+    pub fn contact_capacity(&self) -> u64 {
+        self.contacts
+    }
+
+    /// The listed hits' pairs (`[u32; 2]`, the lower index first), their sweeps
+    /// (`ImpactRecord`s) and their dispatch (`SweepDispatch`, `INDIRECT`): the candidates of
+    /// [`ContactStage`](super::contacts::ContactStage).
+    pub(super) fn hits(&self) -> [&wgpu::Buffer; 3] {
+        [&self.hit_pairs, &self.hit_impacts, &self.hit_dispatch]
     }
 
     /// The sort's count buffer (the body count).

@@ -606,9 +606,4 @@ impl SweepBuffers {
         .map(|buffer| buffer.size())
         .sum()
     }
-
-    /// Bytes of the stage's own small buffers (its uniform and dispatch), not those bound.
-    pub(super) fn device_memory_bytes_own(&self) -> u64 {
-        self.params.size() + self.dispatch.size()
-    }
 }
