@@ -1,8 +1,12 @@
 //! The grid step (`GridStage`: each body's earliest contact by the grid, issue 32) beside
-//! today's resident step (`StepStage` with earliest contacts only, the LBVH), side by side on
-//! the same device and bodies, alternating round by round; and the two constants a cost
-//! model of a GPU needs: the device time of a chain of empty dispatches, and of lampshade's
-//! sort of 10⁶ key-value records.
+//! the resident step (`StepStage` with earliest contacts only), side by side on the same
+//! device and bodies, alternating round by round; and the two constants a cost model of a
+//! GPU needs: the device time of a chain of empty dispatches, and of lampshade's sort of 10⁶
+//! key-value records. The code calls the resident step "the tree", as it was when this
+//! bench was written: since d691a6c `StepStage` runs the grid too, so the two columns now
+//! differ only by the step's own passes around the grid. The tree against the grid is
+//! measured by `step_bench` at a commit before d691a6c beside one after it (BENCHMARKS.md,
+//! "Issue 32 (second part)").
 //!
 //! ```text
 //! cargo run --release --example grid_bench -- [--bodies N,N,...] [--scene S|all] [--dims 2|3]
