@@ -48,7 +48,7 @@ use sweepcast::gpu::{
     BodyRecord, ContactPipeline, GpuContext, StepBuffers, StepCapacities, StepCommand, StepCounts,
     StepDomain, StepStage,
 };
-use sweepcast::low_level::{BROAD_PHASE_WGSL, CONTACTS_WGSL, SWEEP_WGSL, WALLS_WGSL};
+use sweepcast::low_level::{CONTACTS_WGSL, FRAME_WGSL, SWEEP_WGSL, WALLS_WGSL};
 use sweepcast::{
     Contact, Impact, ImpactStatus, MovingSphere, Partner, SweepOptions, cpu, parity, reference,
 };
@@ -997,7 +997,7 @@ impl Shaders {
         use naga::{ArraySize, TypeInner};
         let mut entry_points = HashMap::new();
         for (shader, source) in [
-            ("broad_phase.wgsl", BROAD_PHASE_WGSL),
+            ("frame.wgsl", FRAME_WGSL),
             ("contacts.wgsl", CONTACTS_WGSL),
             ("sweep.wgsl", SWEEP_WGSL),
             ("walls.wgsl", WALLS_WGSL),

@@ -3,7 +3,7 @@
 // `params` it uses) are prepended to this file.
 //
 // The entry points, in the order src/gpu/grid.rs records them (after scene_bounds and frame of
-// broad_phase.wgsl, whose StepParams `step` is):
+// frame.wgsl, whose StepParams `step` is):
 //   grid_widths    one per body: the largest and smallest swept extent, the boxes' bounds
 //   grid_frame     one: the levels from the extents
 //   grid_keys      one per body: its level, its cell's hash (the sort key); levels' populations
@@ -89,8 +89,8 @@ struct GridEntry {
     groups: u32,
 }
 
-// The swept box of `body` in the local frame of `step` (swept_boxes of broad_phase.wgsl,
-// without its code), as (lo, hi).
+// The swept box of `body` in the local frame of `step` (the margin of
+// shared.wgsl), as (lo, hi).
 fn swept_box(body: BodyRecord) -> array<vec3<f32>, 2> {
     let center = vec3<f32>(
         local_coordinate(body.center.x, step_params.period.x, step_params.inverse_period.x, step_params.origin.x),
@@ -680,12 +680,12 @@ fn grid_records(
     earliest[i] = record_of(i, partner, sweep_pair(bodies[a], bodies[b]));
 }
 
-// The step's bounds of broad_phase.wgsl's scene_bounds, read for its INVALID_BODIES word.
+// The step's bounds of frame.wgsl's scene_bounds, read for its INVALID_BODIES word.
 @group(0) @binding(52) var<storage, read> scene_words: array<u32>;
 // What the step counted: GridCounts.
 @group(0) @binding(53) var<storage, read_write> grid_counts: GridCounts;
 
-// INVALID_BODIES of broad_phase.wgsl: the bounds' word set when a body cannot be swept.
+// INVALID_BODIES of frame.wgsl: the bounds' word set when a body cannot be swept.
 const SCENE_INVALID_BODIES: u32 = 6u;
 
 // What a step of the grid counted, and whether its outputs are whole: `valid` is 1 only when

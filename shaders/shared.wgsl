@@ -9,7 +9,7 @@ struct BodyRecord {
     displacement: vec3<f32>,
     // The body's collision groups as the complement of their bits (memberships in the low
     // 16 bits, the filter in the high 16), so that 0 interacts with everything. Read only by
-    // the broad phase (src/groups.rs, `interacts` in broad_phase.wgsl).
+    // the broad phase (src/groups.rs, `interacts` below).
     groups: u32,
 }
 
@@ -289,8 +289,8 @@ fn linear_index(id: vec3<u32>, workgroups_x: u32) -> u32 {
     return id.x + id.y * workgroups_x * WORKGROUP_SIZE;
 }
 
-// The broad phases' local frame, boxes and groups (broad_phase.wgsl and grid.wgsl; their twins
-// are in src/cpu/broad_phase.rs).
+// The step's local frame, boxes and groups (frame.wgsl and grid.wgsl; their twins are in
+// src/cpu/frame.rs).
 
 // `c` wrapped into [0, period) on an axis that wraps (period > 0). Exact for c in
 // [0, 2 period); elsewhere within a rounding of |c| and the period of the exact remainder
@@ -331,14 +331,14 @@ fn local_coordinate(c: f32, period: f32, inverse_period: f32, origin: f32) -> f3
 // The largest magnitude of the centre's components on the axes that wrap (period > 0) where
 // it lies outside [0, 2 period): 0 in open space, in the box and within a period beyond it,
 // where the wrap and the sweep's shift by whole periods are exact. `outside_the_box` in
-// src/cpu/broad_phase.rs.
+// src/cpu/frame.rs.
 fn outside_the_box_of(center: vec3<f32>, period: vec3<f32>) -> f32 {
     let outside = (period > vec3<f32>(0.0))
         & ((center < vec3<f32>(0.0)) | (center >= 2.0 * period));
     return largest_component(select(vec3<f32>(0.0), center, outside));
 }
 
-// The widening of a body's swept box, `margin` in src/cpu/broad_phase.rs (whose comment has
+// The widening of a body's swept box, `margin` in src/cpu/frame.rs (whose comment has
 // the rounding analysis in full). 2^-16 of the body's radius, largest displacement component and
 // outside_the_box covers the sweep's rounding: it works in relative coordinates, so it
 // rounds at the pair's own scale (under 30u of the two bodies' r + |d|, u = 2^-24), and at

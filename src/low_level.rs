@@ -7,10 +7,10 @@
 //! or validate input the way the batched paths do. They follow the shaders, not semver
 //! ergonomics: an item here may change in any minor release.
 //!
-//! * [`sweep`], [`walls`], [`broad_phase`], [`contacts`]: the f32 twin of each shader
-//!   (`shaders/sweep.wgsl`, `walls.wgsl`, `broad_phase.wgsl`, `contacts.wgsl`), line for
-//!   line, entry points included (sources `src/cpu/sweep.rs`, `walls.rs`, `broad_phase.rs`,
-//!   `contacts.rs`).
+//! * [`sweep`], [`walls`], [`frame`], [`grid`], [`contacts`]: the f32 twin of each shader
+//!   (`shaders/sweep.wgsl`, `walls.wgsl`, `frame.wgsl`, `grid.wgsl`, `contacts.wgsl`), line
+//!   for line, entry points included (sources `src/cpu/sweep.rs`, `walls.rs`, `frame.rs`,
+//!   `grid.rs`, `contacts.rs`).
 //! * [`layout`]: the data contract of `shaders/shared.wgsl`, every record and constant
 //!   (the records a stage's user binds are also at [`crate::gpu`]).
 //! * The validation the batched paths run ([`validate_bodies`], [`validate_pairs`],
@@ -18,8 +18,8 @@
 //!   ([`MAX_MAGNITUDE`], [`MAX_PERIODS`]).
 //! * The CPU batch's tuning: [`LANES`], [`Simd`], [`SERIAL_PAIRS`].
 //! * With the `gpu` feature: the shaders' sources ([`SHARED_WGSL`], ...), the step's two
-//!   sub-stages ([`BroadPhaseStage`], [`ContactStage`]) that [`crate::gpu::StepStage`]
-//!   composes, and their memory per item.
+//!   sub-stage [`ContactStage`] that [`crate::gpu::StepStage`] composes after its grid, and
+//!   its memory per item.
 
 /// The f32 twin of `shaders/sweep.wgsl`, line for line: same names, same operations in the
 /// same order, entry points included (source `src/cpu/sweep.rs`).
@@ -33,10 +33,11 @@ pub mod walls {
     pub use crate::cpu::walls::*;
 }
 
-/// The f32 twin of `shaders/broad_phase.wgsl`: the frame, the Morton codes, the linear BVH,
-/// its boxes and the queries that give the candidates (source `src/cpu/broad_phase.rs`).
-pub mod broad_phase {
-    pub use crate::cpu::broad_phase::*;
+/// The f32 twin of `shaders/frame.wgsl`: the step's local frame made from the bodies, and
+/// the helpers of `shaders/shared.wgsl` that place and box a body in it (source
+/// `src/cpu/frame.rs`).
+pub mod frame {
+    pub use crate::cpu::frame::*;
 }
 
 /// The f32 twin of `shaders/grid.wgsl`: the grid broad phase in which each body finds, sweeps
@@ -67,16 +68,13 @@ pub use crate::validate::{
 
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
-pub use crate::gpu::broad_phase::{
-    BROAD_PHASE_BYTES_PER_BODY, BROAD_PHASE_BYTES_PER_CANDIDATE, BROAD_PHASE_WGSL,
-    BroadPhaseBuffers, BroadPhaseCapacities, BroadPhaseStage,
-};
-#[cfg(feature = "gpu")]
-#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::contacts::{
     CONTACTS_WGSL, ContactBuffers, ContactInputs, ContactStage, EARLIEST_BYTES_PER_BODY,
     ORDERED_BYTES_PER_CONTACT,
 };
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
+pub use crate::gpu::frame::FRAME_WGSL;
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::kernel::SHARED_WGSL;

@@ -24,8 +24,8 @@ mod common;
 use common::{StageRunner, cast, unwritten, unwritten_twin};
 use sweepcast::glam::{Vec2, Vec3};
 use sweepcast::low_level::CONTACTS_WGSL;
-use sweepcast::low_level::broad_phase::sort_by_key;
 use sweepcast::low_level::contacts as twin;
+use sweepcast::low_level::frame::sort_by_key;
 use sweepcast::low_level::layout::{
     BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_WALL, EarliestImpact, EarliestRecord,
     FLAG_PERIODIC, ImpactRecord, KeyValue, STATUS_MISS, StepParams, SweepDispatch, SweepParams,

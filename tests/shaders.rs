@@ -1,8 +1,8 @@
 //! Every stage's WGSL (the data contract `shaders/shared.wgsl` followed by the stage's file)
 //! parses and validates with naga, and the contract matches its Rust mirror in
 //! `sweepcast::low_level::layout`: every struct's size and field offsets, every constant's value, every
-//! entry point's workgroup size; the broad phase's own structs match their mirrors in its
-//! twin, `sweepcast::low_level::broad_phase`. Needs no GPU.
+//! entry point's workgroup size; the frame's and the grid's own structs and constants match
+//! their mirrors in their twins, `sweepcast::low_level::frame` and `grid`. Needs no GPU.
 
 use std::path::Path;
 
@@ -127,37 +127,22 @@ fn every_shared_struct_matches_its_rust_mirror() {
     assert_eq!(structs, mirrors.len(), "every mirror has its WGSL struct");
 }
 
+/// The frame's own constants are those of its twin (`low_level::frame`), and its entry
+/// points run the contract's workgroup size (one invocation for `frame`).
 #[test]
-fn the_broad_phase_structs_match_their_twins_mirrors() {
-    use sweepcast::low_level::broad_phase::{Aabb, Leaf, Node};
-    let module = parse_and_validate("broad_phase.wgsl", sweepcast::low_level::BROAD_PHASE_WGSL);
-    let mirrors = [
-        rust_layout!(Aabb: lo, _pad0, hi, _pad1),
-        rust_layout!(Leaf: lo, body, hi, groups),
-        rust_layout!(Node: child, last),
-    ];
-    assert_structs_match(&module, "broad_phase.wgsl", &mirrors);
-}
-
-/// The broad phase's own constants are those of its twin.
-#[test]
-fn the_broad_phase_constants_match_their_twins_mirrors() {
-    use sweepcast::low_level::broad_phase::{
-        BOUNDS_WORDS, BUDGET, FRAME_BINS, FRAME_WORDS, GROUPS_WORD, INVALID_BODIES, OCCUPANCY,
-        STACK_SIZE,
+fn the_frame_constants_match_their_twins_mirrors() {
+    use sweepcast::low_level::frame::{
+        BOUNDS_WORDS, FRAME_BINS, FRAME_WORDS, INVALID_BODIES, OCCUPANCY,
     };
-    let module = parse_and_validate("broad_phase.wgsl", sweepcast::low_level::BROAD_PHASE_WGSL);
+    let module = parse_and_validate("frame.wgsl", sweepcast::low_level::FRAME_WGSL);
     let mirrors = [
-        ("STACK_SIZE", STACK_SIZE as u32),
-        ("BUDGET", BUDGET),
         ("FRAME_BINS", FRAME_BINS),
         ("FRAME_WORDS", FRAME_WORDS as u32),
         ("OCCUPANCY", OCCUPANCY as u32),
         ("INVALID_BODIES", INVALID_BODIES as u32),
         ("BOUNDS_WORDS", BOUNDS_WORDS as u32),
-        ("GROUPS_WORD", GROUPS_WORD as u32),
     ];
-    assert_u32_constants_match(&module, "broad_phase.wgsl", &mirrors);
+    assert_u32_constants_match(&module, "frame.wgsl", &mirrors);
     let size = |name: &str| workgroup_size(&module, name);
     assert_eq!(size("scene_bounds"), [WORKGROUP_SIZE, 1, 1]);
     assert_eq!(size("frame"), [1, 1, 1]);

@@ -9,7 +9,7 @@
 //! contact per body.
 //!
 //! The sorts between the key passes are lampshade's stable radix sorts; their twin is
-//! [`sort_by_key`](super::broad_phase::sort_by_key).
+//! [`sort_by_key`](super::frame::sort_by_key).
 //!
 //! Without any sort, [`earliest_times`], [`earliest_partners`], [`earliest_records`] and
 //! [`earliest_walls`] give each body's earliest contact alone ([`EarliestRecord`]): the

@@ -46,9 +46,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
-use super::broad_phase::{
-    interacts, local_coordinate, margin, ordered, outside_the_box, unordered,
-};
+use super::frame::{interacts, local_coordinate, margin, ordered, outside_the_box, unordered};
 use super::sweep::sweep_pair;
 use crate::layout::{
     BodyRecord, EARLIEST_BODY, EarliestRecord, KeyValue, STATUS_MISS, StepParams, SweepParams,
@@ -949,7 +947,7 @@ pub fn earliest_by_grid(
         grid_keys(i, step, &grid, bodies, &mut sort_in, &mut words);
     }
     let mut sort_out = vec![KeyValue::default(); n];
-    super::broad_phase::sort_by_key(&sort_in, &mut sort_out);
+    super::frame::sort_by_key(&sort_in, &mut sort_out);
     let mut entries = vec![GridEntry::default(); n];
     let mut ranges = vec![0u32; 2 << grid.table_bits];
     for p in 0..n {

@@ -1,15 +1,15 @@
 //! The CPU paths in f32: the twin of each shader ([`sweep`](crate::low_level::sweep) mirrors
-//! `shaders/sweep.wgsl`, entry points included; [`broad_phase`](crate::low_level::broad_phase) and [`contacts`](crate::low_level::contacts)
-//! those of `shaders/broad_phase.wgsl` and `shaders/contacts.wgsl`), the shape-named
+//! `shaders/sweep.wgsl`, entry points included; [`frame`](crate::low_level::frame),
+//! [`grid`](crate::low_level::grid) and [`contacts`](crate::low_level::contacts) those of
+//! `shaders/frame.wgsl`, `grid.wgsl` and `contacts.wgsl`), the shape-named
 //! single-pair queries built on it, the batched paths and the whole step.
 //!
 //! See also [`crate::reference`] for the f64 oracle and [`crate::gpu`] for the same sweep
 //! on the GPU.
 
-pub(crate) mod broad_phase;
 mod bvh;
 pub(crate) mod contacts;
-mod frame;
+pub(crate) mod frame;
 pub(crate) mod grid;
 pub(crate) mod lanes;
 mod memory;

@@ -4,11 +4,10 @@
 //! the step's order (compaction and three stable radix sorts). Its f32 twin, one function per
 //! entry point, is [`crate::low_level::contacts`](crate::low_level::contacts).
 
-use super::broad_phase::lost_sorter;
 use super::buffers::{BufferSet, COUNTED};
 use super::kernel::{
-    Access, Bindings, Kernel, Workgroups, clear, compile_checked, module, most_storage_buffers,
-    new_sorter, record_sort,
+    Access, Bindings, Kernel, Workgroups, clear, compile_checked, lost_sorter, module,
+    most_storage_buffers, new_sorter, record_sort,
 };
 use crate::error::Error;
 use crate::layout::ContactRecord;

@@ -6,24 +6,24 @@
 //!
 //! ```text
 //! bodies ─► scene_bounds ─► frame ─► grid_widths ─► grid_frame ─► grid_keys ─► sort (hash)
-//!           (broad_phase.wgsl: the local frame)      (levels)     (cell hash,   (lampshade)
+//!           (frame.wgsl: the local frame)          (levels)     (cell hash,   (lampshade)
 //!                                                                 populations)
 //!        ─► grid_cells ─► grid_plan ─► grid_gather ─► grid_partners ─► grid_records ─► grid_finish
 //!           (entries,     (who         (find, sweep,  (several levels only: the      (GridCounts)
 //!            ranges)       searches)    keep)          cross-level partners)
 //! ```
 
-use super::broad_phase::{
-    BODIES, BODY_DISPATCH, BOUNDS, BROAD_PHASE_WGSL, DISPATCH_SIZE, FRAME, FRAME_INPUT,
-    FRAME_OUTPUT, PARAMS_SIZE, SCENE_BOUNDS,
-};
 use super::buffers::{BufferSet, COUNTED};
+use super::frame::{
+    BODIES, BODY_DISPATCH, BOUNDS, DISPATCH_SIZE, FRAME, FRAME_INPUT, FRAME_OUTPUT, FRAME_WGSL,
+    PARAMS_SIZE, SCENE_BOUNDS,
+};
 use super::kernel::{
     Access, Bindings, Kernel, StageEnd, Workgroups, check_binding, clear, compile_checked, module,
     most_storage_buffers, new_sorter, record_sort,
 };
 use super::sweep::BODY_SIZE;
-use crate::cpu::broad_phase::BOUNDS_WORDS;
+use crate::cpu::frame::BOUNDS_WORDS;
 use crate::cpu::grid::{
     GRID_MAX_BODIES, GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, GRID_WORDS, GridCounts, GridEntry,
     GridParams, table_bits,
@@ -250,7 +250,7 @@ impl GridStage {
     }
 
     fn compile(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Self {
-        let frame_module = module(device, "broad_phase.wgsl", BROAD_PHASE_WGSL);
+        let frame_module = module(device, "frame.wgsl", FRAME_WGSL);
         let shader = "grid.wgsl";
         let grid_module = module(device, shader, GRID_WGSL);
         let kernel = |name, bindings| Kernel::new(device, &grid_module, shader, name, bindings);
@@ -258,11 +258,11 @@ impl GridStage {
             scene_bounds: Kernel::new(
                 device,
                 &frame_module,
-                "broad_phase.wgsl",
+                "frame.wgsl",
                 "scene_bounds",
                 SCENE_BOUNDS,
             ),
-            frame: Kernel::new(device, &frame_module, "broad_phase.wgsl", "frame", FRAME),
+            frame: Kernel::new(device, &frame_module, "frame.wgsl", "frame", FRAME),
             grid_widths: kernel("grid_widths", GRID_WIDTHS),
             grid_frame: kernel("grid_frame", GRID_FRAME),
             grid_keys: kernel("grid_keys", GRID_KEYS),

@@ -460,3 +460,9 @@ pub(super) fn record_sort(
         .record_sort_counted_with_key_bits(encoder, input, output, count, capacity, key_bits)
         .map_err(|error| Error::Device(format!("radix sort: {error}")))
 }
+
+/// The error of a sorter that was handed over and not given back (a failed growth that was
+/// not retried): never seen through the public API.
+pub(super) fn lost_sorter() -> Error {
+    Error::Device("the step's buffers lost their sorter in a failed growth".into())
+}

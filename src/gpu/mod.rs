@@ -8,12 +8,12 @@
 //! * [`WallStage`] records `shaders/walls.wgsl`, each body's earliest impact on static
 //!   walls, on [`WallBuffers`]; its f32 twin is [`crate::low_level::walls`].
 //! * [`StepStage`] records the whole step from the caller's body buffer into the caller's
-//!   encoder, on [`StepBuffers`]: the broad phase (`shaders/broad_phase.wgsl`, a linear BVH
-//!   whose frame is made on the device; `src/gpu/broad_phase.rs`, twin
-//!   [`crate::low_level::broad_phase`]), the walls stage, the sweep stage on the candidates, and the
-//!   outputs (`shaders/contacts.wgsl`: each body's earliest contact without sorting, the
-//!   counts and their validity word, the ordered contacts when asked; `src/gpu/contacts.rs`,
-//!   twin [`crate::low_level::contacts`]). Its composition,
+//!   encoder, on [`StepBuffers`]: the local frame made on the device (`shaders/frame.wgsl`,
+//!   `src/gpu/frame.rs`, twin [`crate::low_level::frame`]); the [`GridStage`], in which each
+//!   body finds, sweeps and keeps its earliest contact (`shaders/grid.wgsl`, twin
+//!   [`crate::low_level::grid`]); the walls stage merged into those records; and, when asked,
+//!   the ordered contacts from the hits the grid lists (`shaders/contacts.wgsl`,
+//!   `src/gpu/contacts.rs`, twin [`crate::low_level::contacts`]). Its composition,
 //!   `src/gpu/step.rs`, follows the twins' entry points in order.
 //! * [`ContactPipeline`] runs the step stage from host slices and blocks until the answers
 //!   are back; the CPU step that gives the same contacts is [`crate::cpu::ContactFinder`].
@@ -21,11 +21,11 @@
 //! Each stage's source is `shaders/shared.wgsl` (the data contract, mirrored by
 //! [`crate::low_level::layout`]) followed by the stage's own file.
 
-pub(crate) mod broad_phase;
 mod buffers;
 mod contact_pipeline;
 pub(crate) mod contacts;
 mod context;
+pub(crate) mod frame;
 mod grid;
 pub(crate) mod kernel;
 mod pipeline;
@@ -33,7 +33,6 @@ mod step;
 pub(crate) mod sweep;
 pub(crate) mod walls;
 
-pub(crate) use broad_phase::{BroadPhaseBuffers, BroadPhaseStage};
 pub use contact_pipeline::ContactPipeline;
 pub(crate) use contacts::{ContactBuffers, ContactStage};
 pub use context::GpuContext;
@@ -60,8 +59,6 @@ const _: () = {
     send_sync::<WallStage>();
     send_sync::<WallBuffers>();
     send_sync::<StepStage>();
-    send_sync::<BroadPhaseStage>();
-    send_sync::<BroadPhaseBuffers>();
     send_sync::<ContactStage>();
     send_sync::<ContactBuffers>();
     send_sync::<StepBuffers>();

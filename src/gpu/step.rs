@@ -81,7 +81,7 @@ pub enum StepDomain {
 pub enum StepCommand {
     /// One dispatch of an entry point of one of the step's shaders.
     Dispatch {
-        /// The shader file: `broad_phase.wgsl` ([`BROAD_PHASE_WGSL`](crate::low_level::BROAD_PHASE_WGSL)),
+        /// The shader file: `frame.wgsl` ([`FRAME_WGSL`](crate::low_level::FRAME_WGSL)),
         /// `grid.wgsl`, `walls.wgsl` or `contacts.wgsl`.
         shader: &'static str,
         /// The entry point.

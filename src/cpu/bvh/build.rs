@@ -5,8 +5,7 @@
 use crate::par::{self, prelude::*};
 
 use super::tree::{Aabb, Binary, Bvh, MAX_DEPTH};
-use crate::cpu::broad_phase::{margin, outside_the_box};
-use crate::cpu::frame::local_origin;
+use crate::cpu::frame::{local_origin, margin, outside_the_box};
 use crate::cpu::scatter::scatter_to_places;
 use crate::layout::{BodyRecord, FLAG_PERIODIC, LEAF, MORTON_BITS, SweepParams};
 

@@ -5,16 +5,14 @@
 //!
 //! 1. **Swept boxes.** Each body's box holds its sphere at the start and at the end of the
 //!    step, and so the whole swept volume (the box is convex). It is widened by a margin
-//!    ([`margin`](crate::cpu::broad_phase::margin)) so that every pair the f32 sweep can
+//!    ([`margin`](crate::cpu::frame::margin)) so that every pair the f32 sweep can
 //!    call a hit is a candidate.
 //! 2. **Morton codes.** The boxes' centres, quantised to 21 bits per axis over their bounds,
 //!    interleaved into a 63-bit code; sorted with the body index as the tie-break, so that
 //!    equal codes (bodies in one point, say) still give distinct, ordered keys.
 //! 3. **Hierarchy.** Karras's binary tree, built in one pass over the sorted keys, in runs
-//!    on all cores ([`Bvh::link`]: the same tree as Karras's per-node construction, which
-//!    the GPU runs; a test holds it to that stage's twin,
-//!    [`hierarchy`](super::broad_phase::hierarchy)), with each node's box made as the pass
-//!    completes it.
+//!    on all cores ([`Bvh::link`]: the same tree as Karras's per-node construction, to which
+//!    a test holds it), with each node's box made as the pass completes it.
 //! 4. **Four-wide nodes.** The binary tree is folded into one of four children a node (a
 //!    node's child that is a node gives way to its own children, the widest first, until
 //!    there are four): each node holds its children's boxes, laid out so that the four box

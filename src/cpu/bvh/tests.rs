@@ -1,40 +1,83 @@
-//! The tree's tests: its binary tree against Karras's (the GPU's twin), its queries
+//! The tree's tests: its binary tree against Karras's node-by-node construction, its queries
 //! against every meeting pair, deep trees, and the code sort.
 
 use super::build::sort_by_code;
 use super::queries::{PACKET, Packet};
 use super::tree::{Aabb, Bvh, Limits, MAX_DEPTH};
-use crate::cpu::broad_phase::{self, Leaf, Node as KarrasNode, Tree};
-use crate::layout::{LEAF, StepParams};
+use crate::layout::LEAF;
 
-/// Karras's nodes over sorted `keys`, as the GPU's `hierarchy` builds them (its twin).
+/// An internal node of Karras's tree: its two children (a node's index, or [`LEAF`] with a
+/// sorted position) and the last sorted leaf under each.
+struct KarrasNode {
+    child: [u32; 2],
+    last: [u32; 2],
+}
+
+/// Karras's nodes over sorted `keys` (a 63-bit code, then the body), built node by node as
+/// Karras 2012 does (the GPU's `hierarchy` did so until the step moved to its grid): node
+/// `i`'s range by a doubling search and a binary search on common prefixes of the 95-bit
+/// keys, and where it splits. The reference that [`Bvh::link`]'s one pass is held to.
 fn karras(keys: &[(u64, u32)]) -> Vec<KarrasNode> {
-    let n = keys.len();
-    let params = StepParams {
-        body_count: n as u32,
-        ..StepParams::default()
+    let n = keys.len() as i32;
+    // The common prefix of the keys at i and j (the code's top bit is always 0), or -1
+    // where j is outside the leaves.
+    let delta = |i: i32, j: i32| {
+        if j < 0 || j >= n {
+            return -1;
+        }
+        let (a, b) = (keys[i as usize], keys[j as usize]);
+        if a.0 == b.0 {
+            63 + (a.1 ^ b.1).leading_zeros() as i32
+        } else {
+            (a.0 ^ b.0).leading_zeros() as i32 - 1
+        }
     };
-    let leaves: Vec<Leaf> = keys
-        .iter()
-        .map(|&(_, body)| Leaf {
-            body,
-            ..Leaf::default()
+    (0..n - 1)
+        .map(|at| {
+            let direction = if delta(at, at + 1) > delta(at, at - 1) {
+                1
+            } else {
+                -1
+            };
+            let prefix_min = delta(at, at - direction);
+            let mut length_max = 2;
+            while delta(at, at + length_max * direction) > prefix_min {
+                length_max *= 2;
+            }
+            let mut length = 0;
+            let mut step = length_max / 2;
+            while step >= 1 {
+                if delta(at, at + (length + step) * direction) > prefix_min {
+                    length += step;
+                }
+                step /= 2;
+            }
+            let other_end = at + length * direction;
+            let prefix_node = delta(at, other_end);
+            let mut split = 0;
+            let mut divisor = 2;
+            loop {
+                let split_step = (length + divisor - 1) / divisor;
+                if delta(at, at + (split + split_step) * direction) > prefix_node {
+                    split += split_step;
+                }
+                if split_step <= 1 {
+                    break;
+                }
+                divisor *= 2;
+            }
+            let gamma = at + split * direction + direction.min(0);
+            let (first, last) = (at.min(other_end), at.max(other_end));
+            let leaf_if = |is_leaf: bool, index: i32| index as u32 | if is_leaf { LEAF } else { 0 };
+            KarrasNode {
+                child: [
+                    leaf_if(first == gamma, gamma),
+                    leaf_if(last == gamma + 1, gamma + 1),
+                ],
+                last: [gamma as u32, last as u32],
+            }
         })
-        .collect();
-    let codes: Vec<[u32; 2]> = keys
-        .iter()
-        .map(|&(code, _)| [(code >> 32) as u32, code as u32])
-        .collect();
-    let mut tree = Tree {
-        nodes: vec![KarrasNode::default(); n - 1],
-        node_parents: vec![0; n - 1],
-        leaf_parents: vec![0; n],
-        node_boxes: vec![0; 8 * (n - 1)],
-    };
-    for index in 0..n - 1 {
-        broad_phase::hierarchy(index, &params, &leaves, &codes, &mut tree);
-    }
-    tree.nodes
+        .collect()
 }
 
 /// The query of `packet` on every path this CPU has (plain, and with AVX where it has
