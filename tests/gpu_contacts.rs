@@ -825,3 +825,142 @@ fn the_first_capacities_fit_the_bodies() {
         assert_eq!(gpu.contacts().len(), cpu.contacts().len(), "{scene:?}");
     }
 }
+
+/// The limits reached with few bodies, on a device of the test's own whose storage bindings
+/// hold 1 MiB (`max_storage_buffer_binding_size`: 32,768 bodies of 32 bytes, 16,384 ordered
+/// contacts of 64): a step at that many bodies runs (every buffer the step makes for them
+/// fits a binding) and equals the CPU step; one body more is `Error::TooManyBodies`; contacts
+/// past the starting capacity grow the buffers and rerun to the CPU step's answer; contacts
+/// past a binding are `Error::CapacityExceeded` for the contacts, with a count the device
+/// proved; and the pipeline's next step is whole.
+#[test]
+fn a_device_of_small_bindings_reaches_its_limits_with_few_bodies() {
+    const TEST: &str = "a_device_of_small_bindings_reaches_its_limits_with_few_bodies";
+    const BINDING: u64 = 1 << 20;
+    let Some(shared) = own_context(TEST) else {
+        return;
+    };
+    let adapter = shared.adapter().clone();
+    let limits = sweepcast::wgpu::Limits {
+        max_storage_buffer_binding_size: BINDING,
+        ..sweepcast::gpu::StepStage::required_limits()
+    };
+    let (device, queue) =
+        pollster::block_on(adapter.request_device(&sweepcast::wgpu::DeviceDescriptor {
+            label: Some(TEST),
+            required_limits: limits,
+            ..Default::default()
+        }))
+        .expect("lower limits are granted");
+    let context = GpuContext::from_device(adapter, device, queue).expect("a compute adapter");
+    let pipeline = ContactPipeline::new(&context).expect("compiles");
+    let limit = pipeline.max_bodies();
+    assert_eq!(limit as u64, BINDING / 32);
+    let options = SweepOptions::default();
+
+    // As many bodies as a binding holds (32³), and one more. The full step's contacts must
+    // fit a binding too: a lattice of spacing 2 (gaps of 1) in which every fourth body
+    // closes 1.2 on its neighbour along x: 8,192 contacts.
+    let side = 32;
+    assert_eq!(side * side * side, limit);
+    let full: Vec<MovingSphere> = (0..limit)
+        .map(|i| {
+            let (x, y, z) = (i % side, i / side % side, i / (side * side));
+            let center = Vec3::new(x as f32, y as f32, z as f32) * 2.0;
+            let moves = if i % 4 == 0 { 1.2 } else { 0.0 };
+            MovingSphere::new(center, 0.5, Vec3::new(moves, 0.0, 0.0))
+        })
+        .collect();
+    compare(&pipeline, "a binding of bodies", &full, options);
+    let many = vec![MovingSphere::new(Vec3::ZERO, 1.0, Vec3::ZERO); limit + 1];
+    assert!(matches!(
+        pipeline.find(&many, options),
+        Err(Error::TooManyBodies { count, max }) if count == limit + 1 && max == limit
+    ));
+
+    // Contacts past the starting capacity: grown, and the step run again.
+    let grown = ContactPipeline::new(&context)
+        .expect("compiles")
+        .with_capacities(1, 1);
+    let (crowded, crowded_options) = Scene::Clustered.bodies(3_000, 3, 5);
+    compare(
+        &grown,
+        "past the starting capacity",
+        &crowded,
+        crowded_options,
+    );
+    assert!(grown.reruns() > 0, "the capacity of 1 was outgrown");
+
+    // Every pair of n identical bodies is a contact: past a binding of 64-byte contacts once
+    // n(n - 1)/2 exceeds it (182 bodies).
+    let max_contacts = (BINDING / 64) as usize;
+    let pairs_of = |n: usize| n * (n - 1) / 2;
+    let n = (2..).find(|&n| pairs_of(n) > max_contacts).expect("some n");
+    let identical = vec![MovingSphere::new(Vec3::ONE, 1.0, Vec3::ZERO); n];
+    match pipeline.find(&identical, options) {
+        Err(Error::CapacityExceeded {
+            what: Counted::Contacts,
+            at_least,
+            capacity,
+        }) => {
+            assert_eq!(capacity, max_contacts, "{n} bodies");
+            assert!(
+                at_least > capacity && at_least <= pairs_of(n),
+                "{n} bodies: at least {at_least} contacts, of {} in truth",
+                pairs_of(n)
+            );
+        }
+        other => panic!("{n} bodies: {other:?}"),
+    }
+    let fitting = vec![MovingSphere::new(Vec3::ONE, 1.0, Vec3::ZERO); n - 1];
+    compare(&pipeline, "a binding of contacts", &fitting, options);
+    compare(&pipeline, "after the errors", &crowded, crowded_options);
+}
+
+/// The hostile scenes of issue 32 that the grid's bounded walks must survive: a dense pile
+/// (10⁴ bodies whose swept boxes all lie in one cell, each walk some 10⁴ entries, within the
+/// budget of 60,000 steps), one body of radius 150 among small ones, and periodic boxes of
+/// fewer than three cells an axis (two: validation allows no fewer), where the stencil must
+/// not visit a cell twice: each the CPU step's answer, through the ordered path and the
+/// earliest-only one.
+#[test]
+fn hostile_scenes_get_the_cpu_steps_answer() {
+    let Some(pipeline) = pipeline("hostile_scenes_get_the_cpu_steps_answer") else {
+        return;
+    };
+    let mut random = testkit::SplitMix64::new(3);
+    // The pile: centres in a cube of side 2, displacements up to 2: every swept box reaches
+    // across the pile, so the one level's cell holds them all.
+    let pile: Vec<MovingSphere> = (0..10_000)
+        .map(|_| {
+            let center = sweepcast::glam::DVec3::new(
+                random.range(0.0, 2.0),
+                random.range(0.0, 2.0),
+                random.range(0.0, 2.0),
+            );
+            MovingSphere::new(center.as_vec3(), 0.005, random.in_ball(2.0, 3))
+        })
+        .collect();
+    let options = SweepOptions::default();
+    compare(pipeline, "a pile of 10⁴ in one cell", &pile, options);
+    // The earliest-only path (the plain gather) gives the ordered path's earliest contacts,
+    // to the bit on every adapter (the same sweeps on the same device).
+    let ordered = pipeline.find(&pile, options).expect("valid bodies");
+    let earliest = pipeline
+        .find_earliest(&pile, &[], options)
+        .expect("a pile within the budget");
+    assert_eq!(earliest, ordered.earliest_impacts(), "the pile's earliest");
+
+    // One large body among small ones (their walks meet it through a coarser level).
+    let (mut small, options) = Scene::Uniform.bodies(8_000, 3, 4);
+    small.push(MovingSphere::new(Vec3::splat(20.0), 150.0, Vec3::X));
+    compare(pipeline, "one body of radius 150", &small, options);
+
+    // Periodic boxes whose coarsest level has two cells an axis (testkit says why; the
+    // premise is checked in tests/grid.rs).
+    for case in 0..3 {
+        let (bodies, options) = testkit::two_cells_an_axis(case, 7);
+        let label = format!("two cells an axis, case {case}");
+        compare(pipeline, &label, &bodies, options);
+    }
+}

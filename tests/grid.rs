@@ -42,6 +42,30 @@ fn assert_twin_is_the_cpu_step(label: &str, bodies: &[MovingSphere], options: Sw
     }
 }
 
+/// Periodic boxes whose coarsest level has two cells an axis (`testkit::two_cells_an_axis`):
+/// the premise (each such level's cell over a third of the period, at most half of it), and
+/// the twin's earliest contacts equal the CPU step's at every level ratio, so its stencil
+/// visits no cell twice.
+#[test]
+fn the_grid_twin_equals_the_cpu_step_in_boxes_of_two_cells_an_axis() {
+    for case in 0..3 {
+        let (bodies, options) = testkit::two_cells_an_axis(case, 7);
+        let records: Vec<BodyRecord> = bodies.iter().copied().map(BodyRecord::from).collect();
+        let step = StepParams::new(&records, &options);
+        let ratios = [GRID_SINGLE_SPAN_LOG2, GRID_RATIO_LOG2];
+        let grid = earliest_by_grid(&step, &records, ratios).grid;
+        let coarsest = grid.levels[0].size;
+        let period = step.period[0];
+        assert!(
+            coarsest > period / 3.0 && coarsest <= period / 2.0,
+            "case {case}: the coarsest cell {coarsest} of a period {period}"
+        );
+        // One level for one size; finer levels under the coarse one for case 2.
+        assert_eq!(grid.level_count > 1, case == 2, "case {case}: {grid:?}");
+        assert_twin_is_the_cpu_step(&format!("two cells an axis, case {case}"), &bodies, options);
+    }
+}
+
 /// Every scene in 2D and 3D, with and without the separating option, at three level ratios.
 #[test]
 fn the_grid_twin_equals_the_cpu_step_on_every_scene() {
@@ -429,5 +453,107 @@ mod on_the_device {
         buffers
             .set_body_count(queue, 2)
             .expect("within the capacity");
+    }
+
+    /// The sort the stages record, lampshade's counted sort with a bound on the key bits
+    /// (`record_sort_counted_with_key_bits`, as `src/gpu/kernel.rs` calls it), with the
+    /// kernel a stage made `for_adapter` gets (`new_for_adapter`) and the portable one,
+    /// against a stable sort on the CPU (`low_level::frame::sort_by_key`, the twins' sort):
+    /// random keys of 8, 20 and 32 bits (the grid's table bits lie between), keys of few
+    /// values (many duplicates), all equal, and the largest key of the bits, each with the
+    /// values in their input order so that a tie put out of order shows; a count below the
+    /// capacity (only the counted records are sorted; lampshade leaves the rest unspecified).
+    #[test]
+    fn the_radix_sort_equals_a_stable_sort() {
+        use sweepcast::low_level::frame::sort_by_key;
+        use sweepcast::low_level::layout::KeyValue;
+        let Some(context) = common::gpu_context("the_radix_sort_equals_a_stable_sort") else {
+            return;
+        };
+        let (device, queue) = (context.device(), context.queue());
+        let mut random = testkit::SplitMix64::new(17);
+        let capacity = 40_000u32;
+        let mut cases: Vec<(String, u32, Vec<u32>)> = Vec::new();
+        for bits in [8u32, 20, 32] {
+            let largest = if bits == 32 {
+                u32::MAX
+            } else {
+                (1 << bits) - 1
+            };
+            let draw = |random: &mut testkit::SplitMix64, below: u64| {
+                (random.below(below.min(u64::from(largest) + 1))) as u32
+            };
+            let keys = (0..capacity).map(|_| draw(&mut random, 1 << 32)).collect();
+            cases.push((format!("random, {bits} bits"), bits, keys));
+            let few = (0..capacity).map(|_| draw(&mut random, 7)).collect();
+            cases.push((format!("seven values, {bits} bits"), bits, few));
+            cases.push((
+                format!("all equal, {bits} bits"),
+                bits,
+                vec![largest / 3; 3_000],
+            ));
+            let mut with_largest: Vec<u32> =
+                (0..capacity).map(|_| draw(&mut random, 1 << 32)).collect();
+            for i in (0..with_largest.len()).step_by(97) {
+                with_largest[i] = largest;
+            }
+            with_largest[0] = 0;
+            cases.push((format!("the largest key, {bits} bits"), bits, with_largest));
+        }
+        cases.push(("a count below the capacity".into(), 32, vec![5, 3, 5, 0, 3]));
+        use wgpu::BufferUsages as Usage;
+        let bytes = u64::from(capacity) * size_of::<KeyValue>() as u64;
+        let buffer = |label, size, usage| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let input = buffer("sort input", bytes, Usage::STORAGE | Usage::COPY_DST);
+        let output = buffer("sort output", bytes, Usage::STORAGE | Usage::COPY_SRC);
+        let count = buffer("sort count", 4, Usage::STORAGE | Usage::COPY_DST);
+        let readback = buffer("readback", bytes, Usage::MAP_READ | Usage::COPY_DST);
+        for specialised in [false, true] {
+            let mut sorter = if specialised {
+                lampshade::KeyValueSorter::new_for_adapter(device, queue, context.adapter_info())
+            } else {
+                lampshade::KeyValueSorter::new(device, queue)
+            };
+            for (label, bits, keys) in &cases {
+                let records: Vec<KeyValue> = keys
+                    .iter()
+                    .enumerate()
+                    .map(|(value, &key)| KeyValue {
+                        key,
+                        value: value as u32,
+                    })
+                    .collect();
+                let mut expected = records.clone();
+                sort_by_key(&records, &mut expected);
+                queue.write_buffer(&input, 0, bytemuck::cast_slice(&records));
+                queue.write_buffer(&count, 0, bytemuck::bytes_of(&(records.len() as u32)));
+                let mut encoder = device.create_command_encoder(&Default::default());
+                sorter
+                    .record_sort_counted_with_key_bits(
+                        &mut encoder,
+                        &input,
+                        &output,
+                        &count,
+                        capacity,
+                        *bits,
+                    )
+                    .expect("the sort records");
+                encoder.copy_buffer_to_buffer(&output, 0, &readback, 0, bytes);
+                queue.submit([encoder.finish()]);
+                let sorted: Vec<KeyValue> =
+                    bytemuck::pod_collect_to_vec(&common::read_mapped(device, &readback));
+                assert!(
+                    sorted[..records.len()] == expected[..],
+                    "{label}, specialised kernel {specialised}: not the stable sort"
+                );
+            }
+        }
     }
 }

@@ -782,3 +782,37 @@ pub fn periodic_gas(n: usize, side: f64, seed: u64) -> Vec<sweepcast::events::Ev
     }
     bodies
 }
+
+/// The periodic cube of side 10 whose grid has two cells an axis at its coarsest level, and
+/// 600 bodies in it drawn from `seed`: `case` 0, radius 1.2 moving up to 1; 1, radius 2
+/// moving up to 0.45; 2, one body in fifty as in case 1 over bodies of radius 0.1 moving up
+/// to 0.5 (a coarse level of two cells over a fine one). Validation keeps each reach,
+/// r + |d| per axis, below a quarter of the period, so a swept extent, 2r + |d|, is below
+/// half of it, and a level's cell (at least its largest extent) fits twice or more: the
+/// extents here, between a third and a half of the period, make it twice, the fewest a
+/// valid scene can have, where a stencil of three cells an axis would visit one twice.
+pub fn two_cells_an_axis(case: u32, seed: u64) -> (Vec<MovingSphere>, sweepcast::SweepOptions) {
+    let side = 10.0;
+    let mut rng = SplitMix64::new(seed);
+    let bodies = (0..600)
+        .map(|i| {
+            let (radius, move_by) = match case {
+                0 => (1.2, 1.0),
+                1 => (2.0, 0.45),
+                _ if i % 50 == 0 => (2.0, 0.45),
+                _ => (0.1, 0.5),
+            };
+            let center = glam::DVec3::new(
+                rng.range(0.0, side),
+                rng.range(0.0, side),
+                rng.range(0.0, side),
+            );
+            MovingSphere::new(center.as_vec3(), radius, rng.in_ball(move_by, 3))
+        })
+        .collect();
+    let periodic_box = sweepcast::PeriodicBox::cube(side as f32).expect("a valid box");
+    (
+        bodies,
+        sweepcast::SweepOptions::default().with_periodic_box(periodic_box),
+    )
+}
