@@ -1,7 +1,7 @@
-// contacts.wgsl: the step's outputs from the sweep of its candidates. shared.wgsl is
-// prepended to this file.
+// contacts.wgsl: the step's outputs from the hits the grid listed (grid_gather_counted, each
+// with its sweep) and the walls. shared.wgsl is prepended to this file.
 //
-// The entry points, in the order src/gpu/step.rs records them after the sweep. Each body's
+// The entry points, in the order src/gpu/step/mod.rs records them after the grid. Each body's
 // earliest contact, with no sort and no `compact` (earliest_keys and hit_count cleared to
 // zero, earliest_contacts to EARLIEST_NONE, before the first):
 //   earliest_times     one per swept candidate (dispatched indirectly from the sweep's own

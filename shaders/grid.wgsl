@@ -701,7 +701,7 @@ struct GridCounts {
     _pad: u32,
 }
 
-// The same as the GPU step's StepCounts (src/gpu/step.rs binds it as the step's counts): the
+// The same as the GPU step's StepCounts (src/gpu/step/mod.rs binds it as the step's counts): the
 // pairs and hits are counted only by grid_gather_counted (ordered contacts), where the listed
 // hits may outgrow their buffers (`contacts_overflowed`); `unfinished_queries` is the
 // budget's flag; the grid has no candidate buffer or saved queries to overflow.

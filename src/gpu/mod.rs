@@ -14,7 +14,7 @@
 //!   [`crate::low_level::grid`]); the walls stage merged into those records; and, when asked,
 //!   the ordered contacts from the hits the grid lists (`shaders/contacts.wgsl`,
 //!   `src/gpu/contacts.rs`, twin [`crate::low_level::contacts`]). Its composition,
-//!   `src/gpu/step.rs`, follows the twins' entry points in order.
+//!   `src/gpu/step/mod.rs`, follows the twins' entry points in order.
 //! * [`ContactPipeline`] runs the step stage from host slices and blocks until the answers
 //!   are back; the CPU step that gives the same contacts is [`crate::cpu::ContactFinder`].
 //!
