@@ -376,7 +376,7 @@ fn stage_times_name_every_stage_and_change_nothing() {
     assert_eq!(
         names,
         [
-            "bounds", "sort", "cells", "gather", "levels", "earliest", "contacts", "readback"
+            "bounds", "sort", "cells", "gather", "levels", "contacts", "readback"
         ]
     );
 }

@@ -174,16 +174,10 @@ crate::contact_step::contact_step_by_inherent!(&ContactPipeline, ContactPipeline
 impl ContactPipeline {
     /// Bytes per body the pipeline holds on the device: the body (32), the grid's buffers
     /// ([`GRID_BYTES_PER_BODY`](crate::gpu::GRID_BYTES_PER_BODY), 96, and its table's ranges,
-    /// 8 B a slot at one to two slots a body, not counted here), the earliest contact's
-    /// ([`EARLIEST_BYTES_PER_BODY`](crate::low_level::EARLIEST_BYTES_PER_BODY), 40) and each
-    /// body's earliest position in the order (4); the body's upload (32) and the readback of
-    /// its earliest position (4).
-    pub const DEVICE_BYTES_PER_BODY: u64 = 32
-        + super::grid::GRID_BYTES_PER_BODY
-        + super::contacts::EARLIEST_BYTES_PER_BODY
-        + 4
-        + 32
-        + 4;
+    /// 8 B a slot at one to two slots a body, not counted here; its earliest record is each
+    /// body's earliest contact), each body's earliest position in the order (4); the body's
+    /// upload (32) and the readback of its earliest position (4): 168.
+    pub const DEVICE_BYTES_PER_BODY: u64 = 32 + super::grid::GRID_BYTES_PER_BODY + 4 + 32 + 4;
     /// Bytes per candidate pair: none since the step runs the grid, which keeps no
     /// candidates (the tree kept the pair, 8, and its impact record, 32).
     pub const DEVICE_BYTES_PER_CANDIDATE: u64 = 0;

@@ -266,7 +266,14 @@ impl ContactStage {
         contact_capacity: Option<u64>,
     ) -> Result<ContactBuffers, Error> {
         let sorter = contact_capacity.map(|_| self.sorter(device, queue));
-        self.create_buffers_with(device, inputs, body_capacity, contact_capacity, sorter)
+        let earliest_bodies = body_capacity;
+        self.create_buffers_with(
+            device,
+            inputs,
+            [body_capacity, earliest_bodies],
+            contact_capacity,
+            sorter,
+        )
     }
 
     /// A new sorter for this stage's adapter. The contacts it sorts never exceed one binding
@@ -285,12 +292,14 @@ impl ContactStage {
     }
 
     /// [`ContactStage::create_buffers`] with the ordered contacts' `sorter` (that of the
-    /// buffers these replace, or a new one); none without ordered contacts.
+    /// buffers these replace, or a new one); none without ordered contacts. The earliest
+    /// passes' buffers hold `earliest_bodies` bodies: the step, whose grid keeps each body's
+    /// earliest contact itself, records none of those passes and asks for 1.
     pub(super) fn create_buffers_with(
         &self,
         device: &wgpu::Device,
         inputs: &ContactInputs<'_>,
-        body_capacity: u64,
+        [body_capacity, earliest_bodies]: [u64; 2],
         contact_capacity: Option<u64>,
         sorter: Option<lampshade::KeyValueSorter>,
     ) -> Result<ContactBuffers, Error> {
@@ -300,9 +309,9 @@ impl ContactStage {
         let counted = COUNTED;
         let mut set = BufferSet::new(device);
         let mut buffer = |label, size: u64, usage| set.make(label, size, usage);
-        let earliest_keys = buffer("step earliest keys", 8 * body_capacity, counted);
+        let earliest_keys = buffer("step earliest keys", 8 * earliest_bodies.max(1), counted);
         let hit_count = buffer("step hit count", 4, counted);
-        let earliest = buffer("step earliest", 32 * body_capacity, counted);
+        let earliest = buffer("step earliest", 32 * earliest_bodies.max(1), counted);
         let ordered = contact_capacity.map(|capacity| {
             let contact_count = buffer("step contact count", 4, counted);
             let contacts = buffer("step contacts", CONTACT_SIZE * capacity, storage);

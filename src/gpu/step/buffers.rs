@@ -89,7 +89,9 @@ impl StepStage {
                 impacts,
                 sweep_dispatch: dispatch,
             },
-            grid.body_capacity(),
+            // Each body's earliest contact is the grid's: none of the contacts stage's earliest
+            // passes run, and their buffers hold one record.
+            [grid.body_capacity(), 1],
             Some(contacts),
             Some(sorter),
         )?;
@@ -166,8 +168,8 @@ impl StepStage {
         Ok(())
     }
 
-    /// Binds the walls stage's output for the merge into each body's earliest contact, or
-    /// none: into the grid's records, or with ordered contacts into the outputs'.
+    /// Binds the walls stage's output for the merge into each body's earliest contact (the
+    /// grid's records, with or without ordered contacts), or none.
     pub(super) fn bind_walls(
         &self,
         device: &wgpu::Device,
@@ -175,19 +177,11 @@ impl StepStage {
         wall_contacts: Option<&wgpu::Buffer>,
     ) {
         let params = buffers.grid.step_params();
-        match &mut buffers.ordered {
-            Some(outputs) => {
-                self.contacts
-                    .bind_walls(device, params, outputs, wall_contacts);
-            }
-            None => {
-                let earliest = buffers.grid.earliest();
-                buffers.walls_merge = wall_contacts.map(|wall_contacts| {
-                    self.contacts
-                        .walls_merge(device, params, earliest, wall_contacts)
-                });
-            }
-        }
+        let earliest = buffers.grid.earliest();
+        buffers.walls_merge = wall_contacts.map(|wall_contacts| {
+            self.contacts
+                .walls_merge(device, params, earliest, wall_contacts)
+        });
     }
 }
 
@@ -277,10 +271,7 @@ impl StepBuffers {
     /// [`EARLIEST_NONE`](crate::low_level::layout::EARLIEST_NONE)) for a body that meets nothing.
     #[must_use]
     pub fn earliest(&self) -> &wgpu::Buffer {
-        match &self.ordered {
-            Some(outputs) => outputs.earliest(),
-            None => self.grid.earliest(),
-        }
+        self.grid.earliest()
     }
 
     /// The contacts in the step's order (by time, then pair), as

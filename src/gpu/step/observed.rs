@@ -66,7 +66,7 @@ pub enum StepCommand {
 impl StepStage {
     /// [`StepStage::record`] for a benchmark: calls `stage_end` after each stage's passes
     /// with the stage's name (the grid's `bounds`, `sort`, `cells`, `gather`, `levels`; then
-    /// `walls` when there are walls; with ordered contacts `earliest` and `contacts`), where
+    /// `walls` when there are walls; with ordered contacts `contacts`), where
     /// the benchmark may write a timestamp, or finish the encoder (replacing it with a new
     /// one), submit and wait. Returns every command the step recorded, with the name of its
     /// stage (see [`StepCommand`]).

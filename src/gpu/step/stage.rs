@@ -27,7 +27,7 @@ use crate::layout::{StepCounts, SweepDispatch};
 ///  walls ──────────────────────────────────────────────────────► (merged into earliest)
 ///
 ///  with ordered contacts, the counted gather also lists each hit once:
-///        ─► hits (pairs, impacts) ─► earliest, ordered contacts (contacts.wgsl)
+///        ─► hits (pairs, impacts) ─► ordered contacts (contacts.wgsl)
 /// ```
 ///
 /// **Counts.** With ordered contacts, [`StepCounts::candidates`] counts the pairs whose swept
@@ -95,10 +95,10 @@ pub struct StepStage {
 /// by [`StepStage::create_buffers`]; [`StepStage::grow`] replaces what outgrew its capacity.
 pub struct StepBuffers {
     pub(super) grid: GridBuffers,
-    /// Without ordered contacts, the merge of the walls into the grid's earliest records.
+    /// With walls, their merge into the grid's earliest records.
     pub(super) walls_merge: Option<wgpu::BindGroup>,
-    /// With ordered contacts: the outputs over the hits the grid listed (each body's earliest
-    /// contact, the walls merged, and the contacts in order).
+    /// With ordered contacts: the outputs over the hits the grid listed (the contacts in
+    /// order, and each body's place among them).
     pub(super) ordered: Option<ContactBuffers>,
     pub(super) walls: Option<StepWalls>,
     pub(super) capacities: StepCapacities,
@@ -240,11 +240,11 @@ impl StepStage {
             }
             stage_end(encoder, "walls")?;
         }
+        // The ordered contacts from the hits the counted gather listed; each body's earliest
+        // contact is the gather's own (contacts.wgsl's earliest passes over the hits would give
+        // the same records a second time).
         if let Some(outputs) = &mut buffers.ordered {
             let hit_dispatch = buffers.grid.hits()[2];
-            self.contacts
-                .record_earliest(encoder, outputs, hit_dispatch, body_dispatch);
-            stage_end(encoder, "earliest")?;
             self.contacts
                 .record_ordered(encoder, outputs, hit_dispatch)?;
             stage_end(encoder, "contacts")?;
