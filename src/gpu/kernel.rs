@@ -1,8 +1,7 @@
 //! One entry point of a stage's shader as the stages record it: its pipeline, with a bind
 //! group layout of exactly the bindings it uses, so that no entry point binds more storage
 //! buffers than wgpu's default limits allow (8 a stage), however many its shader declares;
-//! and the helpers every stage builds and records its entry points with (a binding's layout
-//! and entry, a pipeline, a dispatch, the check of a caller's buffer).
+//! and the helpers every stage builds on (a shader module, the check of a caller's buffer).
 //! Also what a benchmark observes of the commands a step records ([`observed`]): wgpu cannot
 //! list an encoder's commands, so the step's own recording helpers say what they record.
 
@@ -10,75 +9,14 @@
 pub const SHARED_WGSL: &str = include_str!("../../shaders/shared.wgsl");
 
 use std::cell::RefCell;
-use std::num::NonZeroU64;
 
 use crate::error::Error;
-
-/// One binding of a stage's bind group layout, visible to compute.
-pub(super) fn layout_entry(
-    binding: u32,
-    ty: wgpu::BufferBindingType,
-    min_size: u64,
-) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty,
-            has_dynamic_offset: false,
-            min_binding_size: NonZeroU64::new(min_size),
-        },
-        count: None,
-    }
-}
-
-/// The compute pipeline of `entry_point` of `module`, with one bind group of `layout`.
-pub(super) fn compute_pipeline(
-    device: &wgpu::Device,
-    module: &wgpu::ShaderModule,
-    layout: &wgpu::BindGroupLayout,
-    entry_point: &str,
-) -> wgpu::ComputePipeline {
-    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(entry_point),
-        bind_group_layouts: &[Some(layout)],
-        immediate_size: 0,
-    });
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(entry_point),
-        layout: Some(&pipeline_layout),
-        module,
-        entry_point: Some(entry_point),
-        compilation_options: Default::default(),
-        cache: None,
-    })
-}
 
 /// How many workgroups a dispatch runs: given by the host, or read on the device from the
 /// first three words of a buffer with usage `INDIRECT`.
 pub(super) enum Workgroups<'a> {
     Direct(u32, u32),
     Indirect(&'a wgpu::Buffer),
-}
-
-/// Records a compute pass of one dispatch: `pipeline` with `group` as bind group 0.
-pub(super) fn dispatch(
-    encoder: &mut wgpu::CommandEncoder,
-    label: &str,
-    pipeline: &wgpu::ComputePipeline,
-    group: &wgpu::BindGroup,
-    workgroups: Workgroups<'_>,
-) {
-    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: Some(label),
-        timestamp_writes: None,
-    });
-    pass.set_pipeline(pipeline);
-    pass.set_bind_group(0, group, &[]);
-    match workgroups {
-        Workgroups::Direct(x, y) => pass.dispatch_workgroups(x, y, 1),
-        Workgroups::Indirect(buffer) => pass.dispatch_workgroups_indirect(buffer, 0),
-    }
 }
 
 /// Checks a caller's buffer for one binding of `element_size`-byte elements: usage
@@ -105,13 +43,6 @@ pub(super) fn check_binding(
         return Ok(());
     };
     Err(Error::InvalidBuffer { name, reason })
-}
-
-pub(super) fn group_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: buffer.as_entire_binding(),
-    }
 }
 
 /// How an entry point uses one of its bindings.
@@ -152,20 +83,38 @@ impl Kernel {
         use wgpu::BufferBindingType::{Storage, Uniform};
         let entries: Vec<_> = bindings
             .iter()
-            .map(|&(binding, access)| {
-                let ty = match access {
-                    Access::Uniform => Uniform,
-                    Access::Read => Storage { read_only: true },
-                    Access::Write => Storage { read_only: false },
-                };
-                layout_entry(binding, ty, 0)
+            .map(|&(binding, access)| wgpu::BindGroupLayoutEntry {
+                binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: match access {
+                        Access::Uniform => Uniform,
+                        Access::Read => Storage { read_only: true },
+                        Access::Write => Storage { read_only: false },
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
             })
             .collect();
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some(name),
             entries: &entries,
         });
-        let pipeline = compute_pipeline(device, module, &layout, name);
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(name),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(name),
+            layout: Some(&pipeline_layout),
+            module,
+            entry_point: Some(name),
+            compilation_options: Default::default(),
+            cache: None,
+        });
         Self {
             shader,
             name,
@@ -193,7 +142,10 @@ impl Kernel {
         let entries: Vec<_> = self
             .bindings
             .iter()
-            .map(|&(binding, _)| group_entry(binding, buffer(binding)))
+            .map(|&(binding, _)| wgpu::BindGroupEntry {
+                binding,
+                resource: buffer(binding).as_entire_binding(),
+            })
             .collect();
         device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(self.name),
@@ -210,7 +162,16 @@ impl Kernel {
         workgroups: Workgroups<'_>,
     ) {
         observe(|| Observed::dispatch(self.shader, self.name, &workgroups));
-        dispatch(encoder, self.name, &self.pipeline, group, workgroups);
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(self.name),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, group, &[]);
+        match workgroups {
+            Workgroups::Direct(x, y) => pass.dispatch_workgroups(x, y, 1),
+            Workgroups::Indirect(buffer) => pass.dispatch_workgroups_indirect(buffer, 0),
+        }
     }
 }
 

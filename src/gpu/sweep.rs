@@ -3,10 +3,7 @@
 //! [`SweepPipeline`](super::SweepPipeline) is the blocking convenience built on it.
 
 use super::buffers::{ErrorScopes, create_buffer};
-use super::kernel::{
-    Observed, Workgroups, check_binding, compute_pipeline, dispatch, group_entry, layout_entry,
-    observe,
-};
+use super::kernel::{Access, Bindings, Kernel, Workgroups, check_binding, module};
 use crate::error::{Counted, Error};
 use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams, TimeOfImpact};
 use crate::options::SweepOptions;
@@ -23,6 +20,32 @@ const RECORD_SIZE: u64 = size_of::<ImpactRecord>() as u64;
 const TIME_SIZE: u64 = size_of::<TimeOfImpact>() as u64;
 const PARAMS_SIZE: u64 = size_of::<SweepParams>() as u64;
 const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
+
+// sweep.wgsl's bindings.
+const BODIES: u32 = 0;
+const PAIRS: u32 = 1;
+const IMPACTS: u32 = 2;
+const PARAMS: u32 = 3;
+const DISPATCH: u32 = 4;
+const DISPATCH_OUT: u32 = 5;
+const TIMES: u32 = 6;
+
+use Access::{Read, Uniform, Write};
+const MAIN: Bindings = &[
+    (BODIES, Read),
+    (PAIRS, Read),
+    (IMPACTS, Write),
+    (PARAMS, Uniform),
+    (DISPATCH, Read),
+];
+const TIMES_MAIN: Bindings = &[
+    (BODIES, Read),
+    (PAIRS, Read),
+    (TIMES, Write),
+    (PARAMS, Uniform),
+    (DISPATCH, Read),
+];
+const PREPARE_INDIRECT: Bindings = &[(PARAMS, Uniform), (DISPATCH_OUT, Write)];
 
 /// The swept test of every candidate pair, one invocation per pair, as a stage that records
 /// into the caller's [`wgpu::CommandEncoder`] (in the manner of `wgpu_sort`): the caller
@@ -69,12 +92,9 @@ const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 /// ```
 #[derive(Debug, Clone)]
 pub struct SweepStage {
-    sweep: wgpu::ComputePipeline,
-    times: wgpu::ComputePipeline,
-    prepare: wgpu::ComputePipeline,
-    sweep_layout: wgpu::BindGroupLayout,
-    times_layout: wgpu::BindGroupLayout,
-    prepare_layout: wgpu::BindGroupLayout,
+    main: Kernel,
+    times_main: Kernel,
+    prepare_indirect: Kernel,
     /// The largest storage binding of the device, in bytes.
     largest_binding: u64,
 }
@@ -116,14 +136,6 @@ impl SweepOutput {
             Self::Times => "sweep times",
         }
     }
-
-    /// Its binding in `sweep.wgsl` and the entry point that writes it.
-    fn binding_and_entry_point(self) -> (u32, &'static str) {
-        match self {
-            Self::Impacts => (2, "main"),
-            Self::Times => (6, "times_main"),
-        }
-    }
 }
 
 /// The buffers of one [`SweepStage`]: bodies, pairs and the output (the stage's or the
@@ -158,51 +170,14 @@ impl SweepStage {
     }
 
     fn create(device: &wgpu::Device) -> Self {
-        use wgpu::BufferBindingType::{Storage, Uniform};
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("sweep.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(SWEEP_WGSL.into()),
-        });
-        let read = Storage { read_only: true };
-        let write = Storage { read_only: false };
-        let output_layout = |output: SweepOutput| {
-            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some(output.label()),
-                entries: &[
-                    layout_entry(0, read, BODY_SIZE),
-                    layout_entry(1, read, PAIR_SIZE),
-                    layout_entry(output.binding_and_entry_point().0, write, output.size()),
-                    layout_entry(3, Uniform, PARAMS_SIZE),
-                    layout_entry(4, read, DISPATCH_SIZE),
-                ],
-            })
-        };
-        let sweep_layout = output_layout(SweepOutput::Impacts);
-        let times_layout = output_layout(SweepOutput::Times);
-        let prepare_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("sweep prepare_indirect"),
-            entries: &[
-                layout_entry(3, Uniform, PARAMS_SIZE),
-                layout_entry(5, write, DISPATCH_SIZE),
-            ],
-        });
-        let pipeline = |layout: &wgpu::BindGroupLayout, entry_point: &str| {
-            compute_pipeline(device, &module, layout, entry_point)
-        };
+        let shader = "sweep.wgsl";
+        let module = module(device, shader, SWEEP_WGSL);
+        let kernel = |name, bindings| Kernel::new(device, &module, shader, name, bindings);
         let limits = device.limits();
         Self {
-            sweep: pipeline(
-                &sweep_layout,
-                SweepOutput::Impacts.binding_and_entry_point().1,
-            ),
-            times: pipeline(
-                &times_layout,
-                SweepOutput::Times.binding_and_entry_point().1,
-            ),
-            prepare: pipeline(&prepare_layout, "prepare_indirect"),
-            sweep_layout,
-            times_layout,
-            prepare_layout,
+            main: kernel("main", MAIN),
+            times_main: kernel("times_main", TIMES_MAIN),
+            prepare_indirect: kernel("prepare_indirect", PREPARE_INDIRECT),
             largest_binding: limits
                 .max_storage_buffer_binding_size
                 .min(limits.max_buffer_size),
@@ -388,26 +363,18 @@ impl SweepStage {
             DISPATCH_SIZE,
             Usage::STORAGE | Usage::INDIRECT | Usage::COPY_DST | Usage::COPY_SRC,
         );
-        let layout = match output {
-            SweepOutput::Impacts => &self.sweep_layout,
-            SweepOutput::Times => &self.times_layout,
+        let group = |kernel: &Kernel| {
+            kernel.bind(device, |binding| match binding {
+                BODIES => &bodies,
+                PAIRS => &pairs,
+                IMPACTS | TIMES => &output_buffer,
+                PARAMS => &params,
+                DISPATCH | DISPATCH_OUT => &dispatch,
+                _ => unreachable!("no binding {binding} in sweep.wgsl"),
+            })
         };
-        let sweep_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(output.label()),
-            layout,
-            entries: &[
-                group_entry(0, &bodies),
-                group_entry(1, &pairs),
-                group_entry(output.binding_and_entry_point().0, &output_buffer),
-                group_entry(3, &params),
-                group_entry(4, &dispatch),
-            ],
-        });
-        let prepare_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("sweep prepare_indirect"),
-            layout: &self.prepare_layout,
-            entries: &[group_entry(3, &params), group_entry(5, &dispatch)],
-        });
+        let sweep_group = group(self.kernel(output));
+        let prepare_group = group(&self.prepare_indirect);
         SweepBuffers {
             body_capacity: bodies.size() / BODY_SIZE,
             pair_capacity: (pairs.size() / PAIR_SIZE).min(output_buffer.size() / output.size()),
@@ -422,11 +389,11 @@ impl SweepStage {
         }
     }
 
-    /// The pipeline that writes the output of `buffers`.
-    fn pipeline(&self, buffers: &SweepBuffers) -> &wgpu::ComputePipeline {
-        match buffers.output_kind {
-            SweepOutput::Impacts => &self.sweep,
-            SweepOutput::Times => &self.times,
+    /// The entry point that writes `output`.
+    fn kernel(&self, output: SweepOutput) -> &Kernel {
+        match output {
+            SweepOutput::Impacts => &self.main,
+            SweepOutput::Times => &self.times_main,
         }
     }
 
@@ -461,8 +428,8 @@ impl SweepStage {
         buffers.write_params(queue, &options);
         queue.write_buffer(&buffers.dispatch, 0, bytemuck::bytes_of(&dispatch));
         let workgroups = Workgroups::Direct(dispatch.workgroups_x, dispatch.workgroups_y);
-        let (pipeline, group) = (self.pipeline(buffers), &buffers.sweep_group);
-        self::dispatch(encoder, "sweep", pipeline, group, workgroups);
+        self.kernel(buffers.output_kind)
+            .record(encoder, &buffers.sweep_group, workgroups);
         Ok(())
     }
 
@@ -525,20 +492,13 @@ impl SweepStage {
     ) {
         let requested = std::mem::offset_of!(SweepDispatch, requested_pairs) as u64;
         encoder.copy_buffer_to_buffer(count, count_offset, &buffers.dispatch, requested, 4);
-        let entry_point = buffers.output_kind.binding_and_entry_point().1;
-        observe(|| Observed::dispatch("sweep.wgsl", "prepare_indirect", &Workgroups::Direct(1, 1)));
-        let swept = Workgroups::Indirect(&buffers.dispatch);
-        observe(|| Observed::dispatch("sweep.wgsl", entry_point, &swept));
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("sweep indirect"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&self.prepare);
-        pass.set_bind_group(0, &buffers.prepare_group, &[]);
-        pass.dispatch_workgroups(1, 1, 1);
-        pass.set_pipeline(self.pipeline(buffers));
-        pass.set_bind_group(0, &buffers.sweep_group, &[]);
-        pass.dispatch_workgroups_indirect(&buffers.dispatch, 0);
+        self.prepare_indirect
+            .record(encoder, &buffers.prepare_group, Workgroups::Direct(1, 1));
+        self.kernel(buffers.output_kind).record(
+            encoder,
+            &buffers.sweep_group,
+            Workgroups::Indirect(&buffers.dispatch),
+        );
     }
 }
 

@@ -4,10 +4,7 @@
 //! same answers on the CPU.
 
 use super::buffers::{ErrorScopes, create_buffer};
-use super::kernel::{
-    Observed, Workgroups, check_binding, compute_pipeline, dispatch, group_entry, layout_entry,
-    observe,
-};
+use super::kernel::{Access, Bindings, Kernel, Workgroups, check_binding, module};
 use super::sweep::BODY_SIZE;
 use crate::error::Error;
 use crate::geometry::Wall;
@@ -23,6 +20,20 @@ pub const WALLS_WGSL: &str = concat!(
 const WALL_SIZE: u64 = size_of::<WallRecord>() as u64;
 const CONTACT_SIZE: u64 = size_of::<WallContactRecord>() as u64;
 const PARAMS_SIZE: u64 = size_of::<WallParams>() as u64;
+
+// walls.wgsl's bindings.
+const BODIES: u32 = 0;
+const WALLS: u32 = 1;
+const CONTACTS: u32 = 2;
+const PARAMS: u32 = 3;
+
+use Access::{Read, Uniform, Write};
+const MAIN: Bindings = &[
+    (BODIES, Read),
+    (WALLS, Read),
+    (CONTACTS, Write),
+    (PARAMS, Uniform),
+];
 
 /// Each body's earliest impact on any of a short list of static [`Wall`]s (segments and
 /// planes), one invocation a body looping over the walls, as a stage that records into the
@@ -59,8 +70,7 @@ const PARAMS_SIZE: u64 = size_of::<WallParams>() as u64;
 /// ```
 #[derive(Debug, Clone)]
 pub struct WallStage {
-    pipeline: wgpu::ComputePipeline,
-    layout: wgpu::BindGroupLayout,
+    main: Kernel,
     /// The largest storage binding of the device, in bytes.
     largest_binding: u64,
 }
@@ -85,26 +95,12 @@ impl WallStage {
     /// # Errors
     /// [`Error::Device`] when the device rejects the shader or the pipeline.
     pub fn new(device: &wgpu::Device) -> Result<Self, Error> {
-        use wgpu::BufferBindingType::{Storage, Uniform};
         let scopes = ErrorScopes::push(device);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("walls.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(WALLS_WGSL.into()),
-        });
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("walls"),
-            entries: &[
-                layout_entry(0, Storage { read_only: true }, BODY_SIZE),
-                layout_entry(1, Storage { read_only: true }, WALL_SIZE),
-                layout_entry(2, Storage { read_only: false }, CONTACT_SIZE),
-                layout_entry(3, Uniform, PARAMS_SIZE),
-            ],
-        });
-        let pipeline = compute_pipeline(device, &module, &layout, "main");
+        let shader = "walls.wgsl";
+        let module = module(device, shader, WALLS_WGSL);
         let limits = device.limits();
         let stage = Self {
-            pipeline,
-            layout,
+            main: Kernel::new(device, &module, shader, "main", MAIN),
             largest_binding: limits
                 .max_storage_buffer_binding_size
                 .min(limits.max_buffer_size),
@@ -207,15 +203,12 @@ impl WallStage {
             Usage::UNIFORM | Usage::COPY_DST,
             PARAMS_SIZE,
         );
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("walls"),
-            layout: &self.layout,
-            entries: &[
-                group_entry(0, bodies),
-                group_entry(1, walls),
-                group_entry(2, contacts),
-                group_entry(3, &params),
-            ],
+        let group = self.main.bind(device, |binding| match binding {
+            BODIES => bodies,
+            WALLS => walls,
+            CONTACTS => contacts,
+            PARAMS => &params,
+            _ => unreachable!("no binding {binding} in walls.wgsl"),
         });
         pollster::block_on(scopes.finish())?;
         Ok(WallBuffers {
@@ -263,7 +256,7 @@ impl WallStage {
         // The same workgroups as a sweep of `body_count` pairs (along y beyond 65,535).
         let shape = SweepDispatch::new(body_count);
         let workgroups = Workgroups::Direct(shape.workgroups_x, shape.workgroups_y);
-        dispatch(encoder, "walls", &self.pipeline, &buffers.group, workgroups);
+        self.main.record(encoder, &buffers.group, workgroups);
         Ok(())
     }
 
@@ -281,9 +274,8 @@ impl WallStage {
     ) {
         let field = std::mem::offset_of!(WallParams, body_count) as u64;
         encoder.copy_buffer_to_buffer(count.0, count.1, &buffers.params, field, 4);
-        let workgroups = Workgroups::Indirect(workgroups);
-        observe(|| Observed::dispatch("walls.wgsl", "main", &workgroups));
-        dispatch(encoder, "walls", &self.pipeline, &buffers.group, workgroups);
+        self.main
+            .record(encoder, &buffers.group, Workgroups::Indirect(workgroups));
     }
 }
 
