@@ -6,7 +6,7 @@
 
 use super::buffers::{BufferSet, COUNTED};
 use super::kernel::{
-    Access, Bindings, Kernel, Workgroups, clear, compile_checked, lost_sorter, module,
+    Access, Bindings, Kernel, Shader, Workgroups, clear, compile_checked, lost_sorter,
     most_storage_buffers, new_sorter, record_sort,
 };
 use crate::error::Error;
@@ -100,6 +100,24 @@ const EARLIEST_RECORDS: Bindings = &[
     (EARLIEST, Write),
 ];
 const EARLIEST_WALLS: Bindings = &[(PARAMS, Uniform), (EARLIEST, Write), (WALL_CONTACTS, Read)];
+
+/// contacts.wgsl's entry points as the stage builds them.
+pub(super) const CONTACTS_SHADER: Shader = Shader {
+    file: "contacts.wgsl",
+    source: CONTACTS_WGSL,
+    entry_points: &[
+        ("compact", COMPACT),
+        ("prepare_contacts", PREPARE_CONTACTS),
+        ("key_by_second", KEY_BY_SECOND),
+        ("key_by_first", KEY_BY_LATER),
+        ("key_by_time", KEY_BY_LATER),
+        ("order_contacts", ORDER_CONTACTS),
+        ("earliest_times", EARLIEST_TIMES),
+        ("earliest_partners", EARLIEST_PARTNERS),
+        ("earliest_records", EARLIEST_RECORDS),
+        ("earliest_walls", EARLIEST_WALLS),
+    ],
+};
 
 /// Bytes per body of the earliest contacts: the two keys (8) and the record (32).
 pub const EARLIEST_BYTES_PER_BODY: u64 = 8 + 32;
@@ -216,20 +234,19 @@ impl ContactStage {
     }
 
     fn compile(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Self {
-        let shader = "contacts.wgsl";
-        let module = module(device, shader, CONTACTS_WGSL);
-        let kernel = |name, bindings| Kernel::new(device, &module, shader, name, bindings);
+        let module = CONTACTS_SHADER.module(device);
+        let kernel = |name| CONTACTS_SHADER.kernel(device, &module, name);
         Self {
-            compact: kernel("compact", COMPACT),
-            prepare_contacts: kernel("prepare_contacts", PREPARE_CONTACTS),
-            key_by_second: kernel("key_by_second", KEY_BY_SECOND),
-            key_by_first: kernel("key_by_first", KEY_BY_LATER),
-            key_by_time: kernel("key_by_time", KEY_BY_LATER),
-            order_contacts: kernel("order_contacts", ORDER_CONTACTS),
-            earliest_times: kernel("earliest_times", EARLIEST_TIMES),
-            earliest_partners: kernel("earliest_partners", EARLIEST_PARTNERS),
-            earliest_records: kernel("earliest_records", EARLIEST_RECORDS),
-            earliest_walls: kernel("earliest_walls", EARLIEST_WALLS),
+            compact: kernel("compact"),
+            prepare_contacts: kernel("prepare_contacts"),
+            key_by_second: kernel("key_by_second"),
+            key_by_first: kernel("key_by_first"),
+            key_by_time: kernel("key_by_time"),
+            order_contacts: kernel("order_contacts"),
+            earliest_times: kernel("earliest_times"),
+            earliest_partners: kernel("earliest_partners"),
+            earliest_records: kernel("earliest_records"),
+            earliest_walls: kernel("earliest_walls"),
             adapter: adapter.cloned(),
         }
     }

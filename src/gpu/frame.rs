@@ -9,7 +9,7 @@
 //!            max, bins)
 //! ```
 
-use super::kernel::{Access, Bindings};
+use super::kernel::{Access, Bindings, Shader};
 use crate::layout::{StepParams, SweepDispatch};
 
 /// The WGSL source of the frame: `shaders/shared.wgsl` followed by `shaders/frame.wgsl`.
@@ -29,10 +29,18 @@ pub(super) const FRAME_OUTPUT: u32 = 24;
 pub(super) const BODY_DISPATCH: u32 = 25;
 
 use Access::{Read, Write};
-pub(super) const SCENE_BOUNDS: Bindings = &[(FRAME_INPUT, Read), (BODIES, Read), (BOUNDS, Write)];
-pub(super) const FRAME: Bindings = &[
+const SCENE_BOUNDS: Bindings = &[(FRAME_INPUT, Read), (BODIES, Read), (BOUNDS, Write)];
+const FRAME: Bindings = &[
     (FRAME_INPUT, Read),
     (BOUNDS, Write),
     (FRAME_OUTPUT, Write),
     (BODY_DISPATCH, Write),
 ];
+
+/// The frame's entry points and their bindings, as the grid builds them (and
+/// `src/gpu/bindings_tests.rs` checks them against the shader).
+pub(super) const FRAME_SHADER: Shader = Shader {
+    file: "frame.wgsl",
+    source: FRAME_WGSL,
+    entry_points: &[("scene_bounds", SCENE_BOUNDS), ("frame", FRAME)],
+};

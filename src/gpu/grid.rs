@@ -15,11 +15,11 @@
 
 use super::buffers::{BufferSet, COUNTED};
 use super::frame::{
-    BODIES, BODY_DISPATCH, BOUNDS, DISPATCH_SIZE, FRAME, FRAME_INPUT, FRAME_OUTPUT, FRAME_WGSL,
-    PARAMS_SIZE, SCENE_BOUNDS,
+    BODIES, BODY_DISPATCH, BOUNDS, DISPATCH_SIZE, FRAME_INPUT, FRAME_OUTPUT, FRAME_SHADER,
+    PARAMS_SIZE,
 };
 use super::kernel::{
-    Access, Bindings, Kernel, StageEnd, Workgroups, check_binding, clear, compile_checked, module,
+    Access, Bindings, Kernel, Shader, StageEnd, Workgroups, check_binding, clear, compile_checked,
     most_storage_buffers, new_sorter, record_sort,
 };
 use super::sweep::BODY_SIZE;
@@ -140,6 +140,25 @@ const GRID_FINISH: Bindings = &[
 /// sweep.wgsl's `bodies`.
 const BODIES_0: u32 = 0;
 
+/// grid.wgsl's entry points as the stage builds them.
+pub(super) const GRID_SHADER: Shader = Shader {
+    file: "grid.wgsl",
+    source: GRID_WGSL,
+    entry_points: &[
+        ("grid_widths", GRID_WIDTHS),
+        ("grid_frame", GRID_FRAME),
+        ("grid_keys", GRID_KEYS),
+        ("grid_cells", GRID_CELLS),
+        ("grid_plan", GRID_PLAN),
+        ("grid_gather", GRID_GATHER),
+        ("grid_gather_counted", GRID_GATHER),
+        ("grid_hits_dispatch", GRID_HITS_DISPATCH),
+        ("grid_partners", GRID_PARTNERS),
+        ("grid_records", GRID_RECORDS),
+        ("grid_finish", GRID_FINISH),
+    ],
+};
+
 /// The grid step as a stage that records into the caller's encoder: each body's earliest
 /// contact with another body, from the bodies alone. Every entry point has a bind group
 /// layout of the bindings it uses (at most 7 storage buffers: wgpu's default limits hold
@@ -250,30 +269,23 @@ impl GridStage {
     }
 
     fn compile(device: &wgpu::Device, adapter: Option<&wgpu::AdapterInfo>) -> Self {
-        let frame_module = module(device, "frame.wgsl", FRAME_WGSL);
-        let shader = "grid.wgsl";
-        let grid_module = module(device, shader, GRID_WGSL);
-        let kernel = |name, bindings| Kernel::new(device, &grid_module, shader, name, bindings);
+        let frame_module = FRAME_SHADER.module(device);
+        let grid_module = GRID_SHADER.module(device);
+        let kernel = |name| GRID_SHADER.kernel(device, &grid_module, name);
         Self {
-            scene_bounds: Kernel::new(
-                device,
-                &frame_module,
-                "frame.wgsl",
-                "scene_bounds",
-                SCENE_BOUNDS,
-            ),
-            frame: Kernel::new(device, &frame_module, "frame.wgsl", "frame", FRAME),
-            grid_widths: kernel("grid_widths", GRID_WIDTHS),
-            grid_frame: kernel("grid_frame", GRID_FRAME),
-            grid_keys: kernel("grid_keys", GRID_KEYS),
-            grid_cells: kernel("grid_cells", GRID_CELLS),
-            grid_plan: kernel("grid_plan", GRID_PLAN),
-            grid_gather: kernel("grid_gather", GRID_GATHER),
-            grid_gather_counted: kernel("grid_gather_counted", GRID_GATHER),
-            grid_hits_dispatch: kernel("grid_hits_dispatch", GRID_HITS_DISPATCH),
-            grid_partners: kernel("grid_partners", GRID_PARTNERS),
-            grid_records: kernel("grid_records", GRID_RECORDS),
-            grid_finish: kernel("grid_finish", GRID_FINISH),
+            scene_bounds: FRAME_SHADER.kernel(device, &frame_module, "scene_bounds"),
+            frame: FRAME_SHADER.kernel(device, &frame_module, "frame"),
+            grid_widths: kernel("grid_widths"),
+            grid_frame: kernel("grid_frame"),
+            grid_keys: kernel("grid_keys"),
+            grid_cells: kernel("grid_cells"),
+            grid_plan: kernel("grid_plan"),
+            grid_gather: kernel("grid_gather"),
+            grid_gather_counted: kernel("grid_gather_counted"),
+            grid_hits_dispatch: kernel("grid_hits_dispatch"),
+            grid_partners: kernel("grid_partners"),
+            grid_records: kernel("grid_records"),
+            grid_finish: kernel("grid_finish"),
             adapter: adapter.cloned(),
         }
     }

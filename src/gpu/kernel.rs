@@ -59,6 +59,39 @@ pub(super) enum Access {
 /// The bindings of one entry point: `(binding, access)` in group 0.
 pub(super) type Bindings = &'static [(u32, Access)];
 
+/// A stage's shader as the stage compiles it: its file (the label of its module and its
+/// kernels), its source, and each entry point the stage builds with its bindings. The stage
+/// builds its kernels from this list, and `bindings_tests.rs` checks each table against
+/// naga's reflection of the source, so that the tables cannot drift from the shaders.
+pub(super) struct Shader {
+    pub(super) file: &'static str,
+    pub(super) source: &'static str,
+    pub(super) entry_points: &'static [(&'static str, Bindings)],
+}
+
+impl Shader {
+    /// The shader module of the source, labelled with the file.
+    pub(super) fn module(&self, device: &wgpu::Device) -> wgpu::ShaderModule {
+        module(device, self.file, self.source)
+    }
+
+    /// The kernel of the entry point `name` of `module` (made by [`Shader::module`]), with
+    /// the bindings the list gives it; panics where the list lacks it.
+    pub(super) fn kernel(
+        &self,
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        name: &str,
+    ) -> Kernel {
+        let &(name, bindings) = self
+            .entry_points
+            .iter()
+            .find(|(entry_point, _)| *entry_point == name)
+            .unwrap_or_else(|| panic!("{name} is not among the entry points of {}", self.file));
+        Kernel::new(device, module, self.file, name, bindings)
+    }
+}
+
 /// One entry point: its pipeline and the layout of its bind group.
 #[derive(Debug, Clone)]
 pub(super) struct Kernel {

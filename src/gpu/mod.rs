@@ -21,6 +21,8 @@
 //! Each stage's source is `shaders/shared.wgsl` (the data contract, mirrored by
 //! [`crate::low_level::layout`]) followed by the stage's own file.
 
+#[cfg(test)]
+mod bindings_tests;
 mod buffers;
 mod contact_pipeline;
 pub(crate) mod contacts;

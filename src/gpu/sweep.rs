@@ -3,7 +3,7 @@
 //! [`SweepPipeline`](super::SweepPipeline) is the blocking convenience built on it.
 
 use super::buffers::{ErrorScopes, create_buffer};
-use super::kernel::{Access, Bindings, Kernel, Workgroups, check_binding, module};
+use super::kernel::{Access, Bindings, Kernel, Shader, Workgroups, check_binding};
 use crate::error::{Counted, Error};
 use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams, TimeOfImpact};
 use crate::options::SweepOptions;
@@ -46,6 +46,17 @@ const TIMES_MAIN: Bindings = &[
     (DISPATCH, Read),
 ];
 const PREPARE_INDIRECT: Bindings = &[(PARAMS, Uniform), (DISPATCH_OUT, Write)];
+
+/// sweep.wgsl's entry points as the stage builds them.
+pub(super) const SWEEP_SHADER: Shader = Shader {
+    file: "sweep.wgsl",
+    source: SWEEP_WGSL,
+    entry_points: &[
+        ("main", MAIN),
+        ("times_main", TIMES_MAIN),
+        ("prepare_indirect", PREPARE_INDIRECT),
+    ],
+};
 
 /// The swept test of every candidate pair, one invocation per pair, as a stage that records
 /// into the caller's [`wgpu::CommandEncoder`] (in the manner of `wgpu_sort`): the caller
@@ -170,14 +181,13 @@ impl SweepStage {
     }
 
     fn create(device: &wgpu::Device) -> Self {
-        let shader = "sweep.wgsl";
-        let module = module(device, shader, SWEEP_WGSL);
-        let kernel = |name, bindings| Kernel::new(device, &module, shader, name, bindings);
+        let module = SWEEP_SHADER.module(device);
+        let kernel = |name| SWEEP_SHADER.kernel(device, &module, name);
         let limits = device.limits();
         Self {
-            main: kernel("main", MAIN),
-            times_main: kernel("times_main", TIMES_MAIN),
-            prepare_indirect: kernel("prepare_indirect", PREPARE_INDIRECT),
+            main: kernel("main"),
+            times_main: kernel("times_main"),
+            prepare_indirect: kernel("prepare_indirect"),
             largest_binding: limits
                 .max_storage_buffer_binding_size
                 .min(limits.max_buffer_size),

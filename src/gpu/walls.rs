@@ -4,7 +4,7 @@
 //! same answers on the CPU.
 
 use super::buffers::{ErrorScopes, create_buffer};
-use super::kernel::{Access, Bindings, Kernel, Workgroups, check_binding, module};
+use super::kernel::{Access, Bindings, Kernel, Shader, Workgroups, check_binding};
 use super::sweep::BODY_SIZE;
 use crate::error::Error;
 use crate::geometry::Wall;
@@ -34,6 +34,13 @@ const MAIN: Bindings = &[
     (CONTACTS, Write),
     (PARAMS, Uniform),
 ];
+
+/// walls.wgsl's entry point as the stage builds it.
+pub(super) const WALLS_SHADER: Shader = Shader {
+    file: "walls.wgsl",
+    source: WALLS_WGSL,
+    entry_points: &[("main", MAIN)],
+};
 
 /// Each body's earliest impact on any of a short list of static [`Wall`]s (segments and
 /// planes), one invocation a body looping over the walls, as a stage that records into the
@@ -96,11 +103,10 @@ impl WallStage {
     /// [`Error::Device`] when the device rejects the shader or the pipeline.
     pub fn new(device: &wgpu::Device) -> Result<Self, Error> {
         let scopes = ErrorScopes::push(device);
-        let shader = "walls.wgsl";
-        let module = module(device, shader, WALLS_WGSL);
+        let module = WALLS_SHADER.module(device);
         let limits = device.limits();
         let stage = Self {
-            main: Kernel::new(device, &module, shader, "main", MAIN),
+            main: WALLS_SHADER.kernel(device, &module, "main"),
             largest_binding: limits
                 .max_storage_buffer_binding_size
                 .min(limits.max_buffer_size),
