@@ -15,10 +15,13 @@
 //                  grid_gather_counted instead: the same, and each pair counted and each hit
 //                  listed once (a second entry point, so that the plain gather carries none
 //                  of that code: a flag read at run time cost the H200 a quarter of the pass)
+//   grid_resume_dispatch, grid_resume  (resume_passes times, where asked) one per walk that
+//                  ran past its budget: the walk goes on where it stopped (grid_resume_dispatch
+//                  sizes the dispatch from the walks saved)
 //   grid_hits_dispatch  one, with ordered contacts: the listed hits' dispatch, for
 //                  contacts.wgsl
 //   grid_partners  one per sorted position, several levels only: the lowest partner at each
-//                  body's least time
+//                  body's least time; then its walks past the budget resumed as the gathers'
 //   grid_records   one per body, several levels only: the body's EarliestRecord
 // Its twin, one function per entry point, is src/cpu/grid.rs, whose module comment says why
 // a body finds every partner and what bounds an invocation's work.
@@ -62,6 +65,21 @@ const WORD_CANDIDATES: u32 = 13u;
 // The hits listed (atomicAdd a hit: its slot), with ordered contacts.
 const WORD_CONTACTS: u32 = 14u;
 const WORD_POPULATION: u32 = 16u;
+
+// Walks past their budget, saved and resumed (`save_walk`, `grid_resume`): after the
+// GRID_WORDS counters, per chain (0: the gathers', 1: the partners') the slots taken (counted
+// past the capacity) and the walks still pending; whether a walk found no slot; the chain the
+// last grid_resume_dispatch prepared; then each chain's slots of WALK_WORDS words, as many as
+// step_params.continuation_capacity. Only the first RESUME_HEAD words are cleared a step.
+const WORD_SAVED: u32 = 32u;
+const WORD_PENDING: u32 = 34u;
+const WORD_SAVED_OVERFLOWED: u32 = 36u;
+const WORD_RESUME_CHAIN: u32 = 37u;
+const RESUME_HEAD: u32 = 40u;
+const WALK_WORDS: u32 = 16u;
+const WALK_PENDING: u32 = 0x80000000u;
+const WALK_FOUND: u32 = 0x100u;
+const NO_SLOT: u32 = 0xffffffffu;
 
 struct GridLevel {
     size: f32,
@@ -379,6 +397,10 @@ var<private> best_time: f32;
 var<private> best_partner: u32;
 var<private> best_impact: ImpactRecord;
 var<private> found: bool;
+// Whether this invocation improved the best it was given (a resumed walk writes only then).
+var<private> improved: bool;
+// The slot of the walk this invocation resumes, or NO_SLOT for a walk begun afresh.
+var<private> walk_slot: u32;
 // The pairs this invocation counts for the step (WALK_COUNTED).
 var<private> pairs_found: u32;
 
@@ -425,6 +447,7 @@ fn hit(mode: u32, body: u32, partner: u32, cross: bool, impact: ImpactRecord) {
     if (mode != WALK_PARTNERS) {
         if (!found || t < best_time || (t == best_time && partner < best_partner)) {
             found = true;
+            improved = true;
             best_time = t;
             best_partner = partner;
             best_impact = impact;
@@ -476,10 +499,38 @@ fn walk(p: u32, mode: u32) -> bool {
     var cell = vec3<i32>(0);
     var q = 0u;
     var end = 0u;
+    // A walk resumed: where it stopped, and the box and cells of the image it had begun.
+    if (walk_slot != NO_SLOT) {
+        let base = slot_base(select(0u, 1u, mode == WALK_PARTNERS), walk_slot);
+        cells_left = (atomicLoad(&words[base + 1u]) & WALK_CELLS_LEFT) != 0u;
+        k = atomicLoad(&words[base + 2u]);
+        image = atomicLoad(&words[base + 3u]);
+        current_image = atomicLoad(&words[base + 4u]);
+        x = bitcast<i32>(atomicLoad(&words[base + 5u]));
+        y = bitcast<i32>(atomicLoad(&words[base + 6u]));
+        z = bitcast<i32>(atomicLoad(&words[base + 7u]));
+        cell = vec3<i32>(bitcast<i32>(atomicLoad(&words[base + 8u])),
+                         bitcast<i32>(atomicLoad(&words[base + 9u])),
+                         bitcast<i32>(atomicLoad(&words[base + 10u])));
+        q = atomicLoad(&words[base + 11u]);
+        end = atomicLoad(&words[base + 12u]);
+        if (k < grid.level_count) {
+            shift = image_shift(current_image);
+            lo = own.lo + shift;
+            hi = own.hi + shift;
+            ax = axis_range(k, 0u, lo.x, hi.x);
+            ay = axis_range(k, 1u, lo.y, hi.y);
+            az = axis_range(k, 2u, lo.z, hi.z);
+        }
+    }
     var steps = 0u;
     loop {
         steps = steps + 1u;
         if (steps > budget) {
+            let at = array<u32, 11>(k, image, current_image, bitcast<u32>(x), bitcast<u32>(y),
+                                    bitcast<u32>(z), bitcast<u32>(cell.x),
+                                    bitcast<u32>(cell.y), bitcast<u32>(cell.z), q, end);
+            save_walk(p, mode, cells_left, at);
             return false;
         }
         if (q < end) {
@@ -571,6 +622,40 @@ fn walk(p: u32, mode: u32) -> bool {
     return false;
 }
 
+// The first word of slot `slot` of chain `chain` (0: the gathers', 1: the partners').
+fn slot_base(chain: u32, slot: u32) -> u32 {
+    return RESUME_HEAD + (chain * step_params.continuation_capacity + slot) * WALK_WORDS;
+}
+
+const WALK_CELLS_LEFT: u32 = 0x200u;
+
+// Saves the walk of sorted position p where it stands (`at`: its level, images, next cell,
+// cell, entries), with the best it has kept, for grid_resume to go on with: in the slot it was
+// resumed from, else in a new slot of its chain, counted as pending. Past the capacity it is
+// not saved: the step is then not valid, and `grow` makes room (`save_walk` in
+// src/cpu/grid.rs).
+fn save_walk(p: u32, mode: u32, cells_left: bool, at: array<u32, 11>) {
+    let chain = select(0u, 1u, mode == WALK_PARTNERS);
+    var slot = walk_slot;
+    if (slot == NO_SLOT) {
+        slot = atomicAdd(&words[WORD_SAVED + chain], 1u);
+        if (slot >= step_params.continuation_capacity) {
+            atomicMax(&words[WORD_SAVED_OVERFLOWED], 1u);
+            return;
+        }
+        atomicAdd(&words[WORD_PENDING + chain], 1u);
+    }
+    let base = slot_base(chain, slot);
+    atomicStore(&words[base], p);
+    atomicStore(&words[base + 1u], WALK_PENDING | mode | select(0u, WALK_FOUND, found)
+        | select(0u, WALK_CELLS_LEFT, cells_left));
+    for (var i = 0u; i < 11u; i = i + 1u) {
+        atomicStore(&words[base + 2u + i], at[i]);
+    }
+    atomicStore(&words[base + 13u], bitcast<u32>(best_time));
+    atomicStore(&words[base + 14u], best_partner);
+}
+
 // The image of b's centre nearest to a's, in periods (`image_of` of contacts.wgsl).
 fn image_of(a: vec3<f32>, b: vec3<f32>) -> vec3<i32> {
     return vec3<i32>(round((b - a) * step_params.inverse_period));
@@ -612,14 +697,18 @@ fn gather(p: u32, mode: u32) {
     if (p >= step_params.body_count) {
         return;
     }
-    let body = entries[p].body & BODY_MASK;
     found = false;
-    if (!walk(p, mode)) {
-        atomicMax(&words[WORD_UNFINISHED], 1u);
+    walk_slot = NO_SLOT;
+    // A walk past its budget is saved for grid_resume (its best so far kept here too).
+    _ = walk(p, mode);
+    if (found) {
+        keep_best(entries[p].body & BODY_MASK);
     }
-    if (!found) {
-        return;
-    }
+}
+
+// Keeps the best the walk of `body` found: with one level, its record; with several, its own
+// best time and partner, and the least time of any.
+fn keep_best(body: u32) {
     if (grid.level_count == 1u) {
         earliest[body] = record_of(body, best_partner, best_impact);
         return;
@@ -627,6 +716,59 @@ fn gather(p: u32, mode: u32) {
     atomicStore(&time_words[4u * body + 2u], time_key(best_time));
     atomicStore(&time_words[4u * body + 3u], ~best_partner);
     atomicMax(&time_words[4u * body], time_key(best_time));
+}
+
+// One invocation before a chain's resumes (the gathers' chain first, then the partners'):
+// the chain, and the dispatch of one invocation per slot it took.
+@group(0) @binding(58) var<storage, read_write> resume_dispatch: SweepDispatch;
+
+@compute @workgroup_size(1)
+fn grid_resume_dispatch() {
+    let chain = atomicAdd(&words[WORD_RESUME_CHAIN], 1u);
+    let slots = min(atomicLoad(&words[WORD_SAVED + chain]), step_params.continuation_capacity);
+    let workgroups = workgroups_for(slots);
+    resume_dispatch = SweepDispatch(workgroups.x, workgroups.y, workgroups.z, slots, slots, 0u,
+                                    0u, 0u);
+}
+
+// One invocation per slot of the chain grid_resume_dispatch prepared: a pending walk goes on
+// from where it stopped for another budget of steps, with the best it had kept (written again
+// where it improves) or offering the partners' times, and is saved in its own slot again if it
+// runs out. src/gpu/grid.rs records `resume_passes` of these after each chain; a walk still
+// pending after the last makes the step unfinished (grid_finish).
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn grid_resume(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) workgroups: vec3<u32>,
+) {
+    let chain = atomicLoad(&words[WORD_RESUME_CHAIN]) - 1u;
+    let slot = linear_index(id, workgroups.x);
+    if (slot >= min(atomicLoad(&words[WORD_SAVED + chain]), step_params.continuation_capacity)) {
+        return;
+    }
+    let base = slot_base(chain, slot);
+    let flags = atomicLoad(&words[base + 1u]);
+    if ((flags & WALK_PENDING) == 0u) {
+        return;
+    }
+    let p = atomicLoad(&words[base]);
+    let mode = flags & 3u;
+    found = (flags & WALK_FOUND) != 0u;
+    best_time = bitcast<f32>(atomicLoad(&words[base + 13u]));
+    best_partner = atomicLoad(&words[base + 14u]);
+    improved = false;
+    pairs_found = 0u;
+    walk_slot = slot;
+    if (walk(p, mode)) {
+        atomicStore(&words[base + 1u], flags & ~WALK_PENDING);
+        atomicSub(&words[WORD_PENDING + chain], 1u);
+    }
+    if (pairs_found != 0u) {
+        atomicAdd(&words[WORD_CANDIDATES], pairs_found);
+    }
+    if (mode != WALK_PARTNERS && improved) {
+        keep_best(entries[p].body & BODY_MASK);
+    }
 }
 
 // One invocation, with ordered contacts: the dispatch of contacts.wgsl's passes over the
@@ -656,9 +798,8 @@ fn grid_partners(
     if (own != 0u && own == atomicLoad(&time_words[4u * body])) {
         atomicMax(&time_words[4u * body + 1u], atomicLoad(&time_words[4u * body + 3u]));
     }
-    if (!walk(p, WALK_PARTNERS)) {
-        atomicMax(&words[WORD_UNFINISHED], 1u);
-    }
+    walk_slot = NO_SLOT;
+    _ = walk(p, WALK_PARTNERS);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -698,7 +839,7 @@ struct GridCounts {
     invalid_bodies: u32,
     candidates: u32,
     contacts: u32,
-    _pad: u32,
+    saved_overflowed: u32,
 }
 
 // The same as the GPU step's StepCounts (src/gpu/step/mod.rs binds it as the step's counts): the
@@ -709,7 +850,11 @@ struct GridCounts {
 
 @compute @workgroup_size(1)
 fn grid_finish() {
-    let unfinished = atomicLoad(&words[WORD_UNFINISHED]);
+    // Walks still pending after the last resume (or none recorded), and walks that found no
+    // slot to be saved in.
+    let pending = atomicLoad(&words[WORD_PENDING]) + atomicLoad(&words[WORD_PENDING + 1u]);
+    let unfinished = select(0u, 1u, atomicLoad(&words[WORD_UNFINISHED]) != 0u || pending != 0u);
+    let saved_overflowed = atomicLoad(&words[WORD_SAVED_OVERFLOWED]);
     let invalid = scene_words[SCENE_INVALID_BODIES];
     let candidates = atomicLoad(&words[WORD_CANDIDATES]);
     let contacts = atomicLoad(&words[WORD_CONTACTS]);
@@ -717,9 +862,9 @@ fn grid_finish() {
     let count = step_params.body_count;
     let overflowed = select(0u, 1u, contacts > step_params.contact_capacity);
     let valid = select(0u, 1u, unfinished == 0u && invalid == 0u && count <= bodies_held
-        && overflowed == 0u);
+        && overflowed == 0u && saved_overflowed == 0u);
     grid_counts = GridCounts(valid, count, grid.level_count, unfinished, invalid, candidates,
-                             contacts, 0u);
+                             contacts, saved_overflowed);
     step_counts = StepCounts(valid, count, candidates, contacts, bodies_held, 0u, unfinished,
-                             0u, overflowed, invalid, 0u, 0u);
+                             saved_overflowed, overflowed, invalid, 0u, 0u);
 }

@@ -39,10 +39,13 @@ pub enum Counted {
     /// Contacts of a step (on the CPU, its narrow phase's hits: a pair that meets through
     /// two images of a periodic box counts twice until the two are merged).
     Contacts,
-    /// Queries of the GPU step's broad phase saved for the next dispatch.
+    /// Walks of the GPU step's grid past their budget, saved for the next dispatch (the step
+    /// grows their slots itself: never reported since the grid).
     SavedQueries,
     /// Steps of one body's walk in the GPU step's grid (a level, an image, a cell looked up
-    /// or a body visited), at most [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET).
+    /// or a body visited): [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET) a dispatch,
+    /// in at most [`StepStage::MAX_RESUME_PASSES`](crate::gpu::StepStage::MAX_RESUME_PASSES)
+    /// + 1 dispatches.
     WalkSteps,
 }
 
@@ -54,7 +57,7 @@ impl Counted {
                 "create the stage's buffers for more pairs (up to one binding), or record fewer pairs a dispatch"
             }
             Self::WalkSteps => {
-                "a body's swept box meets more cells and bodies than one invocation may visit (tens of thousands of bodies piled in one place, or a body whose path crosses a crowded scene): take shorter steps, or make the step's buffers with ordered contacts, whose tree resumes its queries"
+                "a body's swept box meets more cells and bodies than its walk may visit in every resume (17 budgets of 60,000 steps: some hundreds of thousands of bodies piled in one place, or a body whose path crosses a crowded scene): take shorter steps"
             }
             Self::Candidates | Self::Contacts | Self::SavedQueries => {
                 "one storage binding of this device holds no more: take shorter steps or split the world (every pair of bodies that all overlap is a contact), or use a device with larger bindings"

@@ -1,7 +1,9 @@
 //! The grid broad phase (`shaders/grid.wgsl` and its twin `low_level::grid`): each body's
 //! earliest contact equals the CPU step's, on every scene.
 
-use sweepcast::low_level::grid::{GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, earliest_by_grid};
+use sweepcast::low_level::grid::{
+    GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, GridResume, earliest_by_grid, earliest_by_grid_with,
+};
 use sweepcast::low_level::layout::{BodyRecord, StepParams};
 use sweepcast::{MovingSphere, SweepOptions, cpu};
 use testkit::Scene;
@@ -39,6 +41,65 @@ fn assert_twin_is_the_cpu_step(label: &str, bodies: &[MovingSphere], options: Sw
             "{label}, ratios {ratios:?}: bodies whose earliest contact differs from the CPU \
              step's (grid, CPU): {differ:?}"
         );
+    }
+}
+
+/// Walks past their budget, saved and resumed (`grid_resume`): with the budget lowered to 7
+/// steps, so that nearly every walk stops many times, enough resumes give each body the
+/// earliest contact of the walks that never stopped, on every scene in 2D and 3D, and the
+/// same pairs and hits counted: a resumed walk goes on exactly where it stopped, no entry
+/// skipped and none visited twice. With no resume the step is unfinished, and with one slot a
+/// chain the saved walks overflow it: never a silent partial answer.
+#[test]
+fn walks_past_their_budget_resume_where_they_stopped() {
+    let totals = |run: &sweepcast::low_level::grid::GridRun| {
+        run.work.iter().fold((0, 0), |(pairs, hits), work| {
+            (pairs + work.pairs, hits + work.hits)
+        })
+    };
+    for scene in Scene::ALL {
+        for dims in [2, 3] {
+            let (bodies, options) = scene.bodies(700, dims, 3);
+            let label = format!("{scene:?} {dims}D");
+            let records: Vec<BodyRecord> = bodies.iter().copied().map(BodyRecord::from).collect();
+            let step = StepParams::new(&records, &options);
+            let ratios = [GRID_SINGLE_SPAN_LOG2, GRID_RATIO_LOG2];
+            let whole = earliest_by_grid(&step, &records, ratios);
+            assert!(!whole.unfinished && !whole.saved_overflowed, "{label}");
+            let capacity = bodies.len() as u32;
+            let with = |budget, passes, capacity| {
+                let resume = GridResume {
+                    budget,
+                    passes,
+                    capacity,
+                };
+                earliest_by_grid_with(&step, &records, ratios, resume)
+            };
+            // Twice the resumes until every walk finishes (a walk of s steps needs s / 7).
+            let mut passes = 1;
+            let resumed = loop {
+                let run = with(7, passes, capacity);
+                if !run.unfinished {
+                    break run;
+                }
+                assert!(
+                    passes < 1 << 14,
+                    "{label}: unfinished after {passes} resumes"
+                );
+                passes *= 2;
+            };
+            assert!(!resumed.saved_overflowed, "{label}");
+            assert!(passes > 1, "{label}: the budget of 7 stopped no walk twice");
+            let differ = (0..bodies.len()).find(|&i| resumed.earliest[i] != whole.earliest[i]);
+            assert_eq!(
+                differ, None,
+                "{label}: resumed {passes} times, first body differing"
+            );
+            assert_eq!(totals(&resumed), totals(&whole), "{label}: pairs and hits");
+            assert!(with(7, 0, capacity).unfinished, "{label}: no resume");
+            let crowded = with(7, passes, 1);
+            assert!(crowded.saved_overflowed, "{label}: one slot a chain");
+        }
     }
 }
 
@@ -99,7 +160,8 @@ mod on_the_device {
     use super::common;
     use sweepcast::gpu::{ContactPipeline, GpuContext, GridStage};
     use sweepcast::low_level::grid::{
-        GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, GridCounts, GridParams,
+        GRID_RATIO_LOG2, GRID_RESUME_PASSES, GRID_SAVED_WALKS, GRID_SINGLE_SPAN_LOG2, GridCounts,
+        GridParams,
     };
     use sweepcast::low_level::layout::{BodyRecord, EarliestRecord, StepParams};
     use sweepcast::{EarliestImpact, MovingSphere, SweepOptions, cpu, wgpu};
@@ -134,6 +196,24 @@ mod on_the_device {
         budget: u32,
         listed: Option<u64>,
     ) -> Run {
+        let resume = [GRID_RESUME_PASSES, GRID_SAVED_WALKS];
+        run_with(
+            context, stage, bodies, count, options, budget, listed, resume,
+        )
+    }
+
+    /// [`run_with_budget`] with `passes` resumes and `saved` slots a chain.
+    #[allow(clippy::too_many_arguments)]
+    fn run_with(
+        context: &GpuContext,
+        stage: &GridStage,
+        bodies: &[MovingSphere],
+        count: usize,
+        options: SweepOptions,
+        budget: u32,
+        listed: Option<u64>,
+        [passes, saved]: [u32; 2],
+    ) -> Run {
         let (device, queue) = (context.device(), context.queue());
         let records: Vec<BodyRecord> = bodies.iter().copied().map(BodyRecord::from).collect();
         let body_buffer = device.create_buffer(&wgpu::BufferDescriptor {
@@ -143,13 +223,11 @@ mod on_the_device {
             mapped_at_creation: false,
         });
         queue.write_buffer(&body_buffer, 0, bytemuck::cast_slice(&records));
-        let mut buffers = match listed {
-            None => stage.create_buffers(device, queue, &body_buffer, options),
-            Some(contacts) => {
-                stage.create_buffers_counted(device, queue, &body_buffer, options, contacts)
-            }
-        }
-        .expect("the buffers");
+        let listed = listed.unwrap_or(0);
+        let mut buffers = stage
+            .create_buffers_with(device, queue, &body_buffer, options, listed, saved.into())
+            .expect("the buffers");
+        buffers.set_resume_passes(passes);
         buffers
             .set_body_count(queue, count as u32)
             .expect("within the capacity");
@@ -366,6 +444,72 @@ mod on_the_device {
         let whole = run(&context, &stage, &bodies, bodies.len(), options);
         assert_eq!(whole.counts.valid, 1, "{:?}", whole.counts);
         assert!(whole.earliest.iter().all(Option::is_some));
+    }
+
+    /// Walks past their budget resumed on the device (`grid_resume`): with the budget
+    /// lowered to 50 steps and enough resumes (each walk of a few hundred steps stops several
+    /// times), every scene's step is whole and gives the CPU step's answer (`assert_right`'s
+    /// rule), the counted gather's pairs and hits too; with one slot a chain the saved walks
+    /// overflow it (`saved_overflowed`, not valid).
+    #[test]
+    fn walks_past_their_budget_are_resumed_on_the_device() {
+        let Some((context, stage, pipeline)) =
+            set_up("walks_past_their_budget_are_resumed_on_the_device")
+        else {
+            return;
+        };
+        for scene in [Scene::Uniform, Scene::Radii100, Scene::Periodic] {
+            for dims in [2, 3] {
+                let (bodies, options) = scene.bodies(1_500, dims, 5);
+                let label = format!("{scene:?} {dims}D, budget 50");
+                let expected = match &pipeline {
+                    Some(pipeline) => pipeline.find_earliest(&bodies, &[], options),
+                    None => cpu::find_contacts(&bodies, options).map(|c| c.earliest_impacts()),
+                }
+                .expect("valid bodies");
+                for counted in [None, Some(8 * bodies.len() as u64)] {
+                    // A slot for every body: with 50 steps nearly every walk stops once.
+                    let resume = [64, bodies.len() as u32];
+                    let device = run_resumed(&context, &stage, &bodies, options, counted, resume);
+                    assert_eq!(device.counts.valid, 1, "{label}: {:?}", device.counts);
+                    let differ = (0..bodies.len()).find(|&i| device.earliest[i] != expected[i]);
+                    assert_eq!(
+                        differ, None,
+                        "{label}, counted {counted:?}: first body differing"
+                    );
+                }
+                let crowded = run_resumed(&context, &stage, &bodies, options, None, [64, 1]);
+                assert_eq!(
+                    crowded.counts.saved_overflowed, 1,
+                    "{label}: {:?}",
+                    crowded.counts
+                );
+                assert_eq!(crowded.counts.valid, 0, "{label}");
+            }
+        }
+    }
+
+    /// The step of `bodies` with the walks' budget at 50 steps, `passes` resumes and `saved`
+    /// slots a chain, listing `counted` hits where given.
+    fn run_resumed(
+        context: &GpuContext,
+        stage: &GridStage,
+        bodies: &[MovingSphere],
+        options: SweepOptions,
+        counted: Option<u64>,
+        [passes, saved]: [u32; 2],
+    ) -> Run {
+        let (count, budget) = (bodies.len(), 50);
+        run_with(
+            context,
+            stage,
+            bodies,
+            count,
+            options,
+            budget,
+            counted,
+            [passes, saved],
+        )
     }
 
     /// The counted gather lists each hit once: as many hits as its buffers hold is a valid

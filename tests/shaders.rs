@@ -154,7 +154,8 @@ fn the_frame_constants_match_their_twins_mirrors() {
 fn the_grid_matches_its_twins_mirrors() {
     use sweepcast::low_level::grid::{
         GRID_BUDGET, GRID_MAX_LEVELS, GRID_WORDS, GridCounts, GridEntry, GridLevel, GridParams,
-        WORD_CANDIDATES, WORD_CONTACTS, WORD_UNFINISHED,
+        RESUME_HEAD, WALK_WORDS, WORD_CANDIDATES, WORD_CONTACTS, WORD_PENDING, WORD_RESUME_CHAIN,
+        WORD_SAVED, WORD_SAVED_OVERFLOWED, WORD_UNFINISHED,
     };
     let module = parse_and_validate("grid.wgsl", sweepcast::gpu::GRID_WGSL);
     let mirrors = [
@@ -163,7 +164,7 @@ fn the_grid_matches_its_twins_mirrors() {
             single_span_log2, corner_hi, budget, levels),
         rust_layout!(GridEntry: lo, body, hi, groups),
         rust_layout!(GridCounts: valid, bodies, levels, unfinished, invalid_bodies, candidates,
-            contacts, _pad),
+            contacts, saved_overflowed),
     ];
     assert_structs_match(&module, "grid.wgsl", &mirrors);
     let constants = [
@@ -173,6 +174,12 @@ fn the_grid_matches_its_twins_mirrors() {
         ("WORD_UNFINISHED", WORD_UNFINISHED as u32),
         ("WORD_CANDIDATES", WORD_CANDIDATES as u32),
         ("WORD_CONTACTS", WORD_CONTACTS as u32),
+        ("WORD_SAVED", WORD_SAVED as u32),
+        ("WORD_PENDING", WORD_PENDING as u32),
+        ("WORD_SAVED_OVERFLOWED", WORD_SAVED_OVERFLOWED as u32),
+        ("WORD_RESUME_CHAIN", WORD_RESUME_CHAIN as u32),
+        ("RESUME_HEAD", RESUME_HEAD as u32),
+        ("WALK_WORDS", WALK_WORDS as u32),
     ];
     assert_u32_constants_match(&module, "grid.wgsl", &constants);
     let size = |name: &str| workgroup_size(&module, name);
@@ -184,6 +191,7 @@ fn the_grid_matches_its_twins_mirrors() {
         "grid_gather_counted",
         "grid_partners",
         "grid_records",
+        "grid_resume",
     ] {
         assert_eq!(size(name), [WORKGROUP_SIZE, 1, 1], "{name}");
     }
@@ -191,6 +199,7 @@ fn the_grid_matches_its_twins_mirrors() {
         "grid_frame",
         "grid_plan",
         "grid_hits_dispatch",
+        "grid_resume_dispatch",
         "grid_finish",
     ] {
         assert_eq!(size(name), [1, 1, 1], "{name}");

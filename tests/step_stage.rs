@@ -903,14 +903,17 @@ fn an_overflow_is_invalid_until_grown_then_whole() {
     println!("overflow and growth in {:?}", start.elapsed());
 }
 
-/// Without ordered contacts the step runs the grid, whose walks have a budget: one lowered
-/// so that a small scene exceeds it makes a step with `unfinished_queries` and `valid` 0 that
-/// the consumer skips, and `grow` says what to do (a typed error: the budget is not a
-/// buffer); the full budget gives the CPU step's answer again.
+/// Walks past their budget are saved and resumed (`StepCapacities::resume_passes`, one by
+/// default): with the budget lowered to 20 steps a clustered scene's walks stop several times;
+/// a step with a walk still unfinished after the last resume has `unfinished_queries` and
+/// `valid` 0, the consumer skips it, and `grow` doubles the resumes until the step is whole and
+/// the CPU step's answer. With a budget of 1 no walk of more than 17 steps can finish within
+/// `StepStage::MAX_RESUME_PASSES`: `grow` then says so with a typed error. The full budget
+/// gives the CPU step's answer again.
 #[test]
-fn a_walk_past_its_budget_is_invalid_and_a_typed_error() {
+fn a_walk_past_its_budget_is_resumed_or_a_typed_error() {
     let Some((caller, stage, mut reference)) =
-        Caller::with_step("a_walk_past_its_budget_is_invalid_and_a_typed_error")
+        Caller::with_step("a_walk_past_its_budget_is_resumed_or_a_typed_error")
     else {
         return;
     };
@@ -922,11 +925,36 @@ fn a_walk_past_its_budget_is_invalid_and_a_typed_error() {
     assert!(!frame.counts.is_valid(), "{:?}", frame.counts);
     assert_eq!(frame.counts.unfinished_queries, 1, "{:?}", frame.counts);
     frame.assert_consumed("a walk past its budget");
-    assert!(matches!(
-        stage.grow(&caller.device, &caller.queue, &mut buffers, &frame.counts),
-        Err(Error::CapacityExceeded { what: Counted::WalkSteps, at_least, capacity })
-            if at_least == capacity + 1
-    ));
+    let (frame, runs) = run_until_valid(&caller, &stage, &mut buffers, "budget 20");
+    assert!(
+        runs > 1 && buffers.capacities().resume_passes > 1,
+        "{runs} runs"
+    );
+    reference.assert_earliest("budget 20, resumed", &bodies, &[], options, &frame);
+
+    buffers.set_walk_budget(&caller.queue, 1);
+    let error = loop {
+        let frame = caller.run_frame(&stage, &mut buffers);
+        assert!(!frame.counts.is_valid(), "{:?}", frame.counts);
+        frame.assert_consumed("a walk past every resume");
+        match stage.grow(&caller.device, &caller.queue, &mut buffers, &frame.counts) {
+            Ok(grew) => assert!(grew),
+            Err(error) => break error,
+        }
+    };
+    assert_eq!(
+        buffers.capacities().resume_passes,
+        StepStage::MAX_RESUME_PASSES
+    );
+    let steps = StepStage::MAX_RESUME_PASSES as usize + 1;
+    assert!(
+        matches!(
+            error,
+            Error::CapacityExceeded { what: Counted::WalkSteps, at_least, capacity }
+                if capacity == steps && at_least == steps + 1
+        ),
+        "{error:?}"
+    );
     buffers.set_walk_budget(&caller.queue, 0);
     let frame = caller.run_frame(&stage, &mut buffers);
     reference.assert_earliest("the full budget", &bodies, &[], options, &frame);

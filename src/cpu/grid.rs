@@ -39,9 +39,12 @@
 //! sweep is `sweep_pair` of `shaders/sweep.wgsl` in the CPU step's canonical order (the lower
 //! index first), so both bodies of a pair hold the same bits.
 //!
-//! **Bounded work.** An invocation takes at most [`GRID_BUDGET`] steps (a cell looked up or an
-//! entry visited); past it, it stops and raises the unfinished flag, which makes the step
-//! invalid (never a silent partial answer).
+//! **Bounded work.** An invocation takes at most [`GRID_BUDGET`] steps (a cell looked up, an
+//! entry visited, an image or level begun); past it, the walk is saved where it stands
+//! (`save_walk`: its level, image, cell and entry, and the best it has kept) and
+//! [`grid_resume`] goes on with it in the next dispatch, as many times as the host records.
+//! A walk still unfinished after the last, or one that finds no slot, makes the step invalid
+//! (never a silent partial answer).
 
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
@@ -92,6 +95,44 @@ pub const WORD_CANDIDATES: usize = 13;
 /// contacts, the shader lists each hit at this word's count.
 pub const WORD_CONTACTS: usize = 14;
 const WORD_POPULATION: usize = 16;
+
+/// After the [`GRID_WORDS`] counters, the walks past their budget saved for `grid_resume`:
+/// per chain (0, the gathers'; 1, the partners') the slots taken (counted past the capacity,
+/// `StepParams::continuation_capacity`) and the walks still pending; whether a walk found no
+/// slot; the chain `grid_resume_dispatch` last prepared; then each chain's slots of
+/// [`WALK_WORDS`] words. A step clears only the first [`RESUME_HEAD`] words.
+pub const WORD_SAVED: usize = 32;
+/// The walks of each chain saved and not yet finished.
+pub const WORD_PENDING: usize = 34;
+/// Set where a walk past its budget found no slot (the step is then not valid).
+pub const WORD_SAVED_OVERFLOWED: usize = 36;
+/// How many chains `grid_resume_dispatch` has prepared.
+pub const WORD_RESUME_CHAIN: usize = 37;
+/// The words before the first slot.
+pub const RESUME_HEAD: usize = 40;
+/// The words of a saved walk: its sorted position, its flags (the walk's mode, whether it
+/// has a best, cells left in its image, still pending), its level, next image, image, next
+/// cell (3), cell (3), next entry and end of the cell's range, its best time's bits and
+/// partner, one unused.
+pub const WALK_WORDS: usize = 16;
+const WALK_PENDING: u32 = 0x8000_0000;
+const WALK_FOUND: u32 = 0x100;
+const WALK_CELLS_LEFT: u32 = 0x200;
+const WALK_GATHER: u32 = 0;
+const WALK_PARTNERS: u32 = 1;
+/// The resumes recorded after each chain, by default: enough for the hostile scenes' walks of
+/// up to twice the budget; `StepStage::grow` raises it for a step that needed more.
+pub const GRID_RESUME_PASSES: u32 = 1;
+
+/// The walks past their budget each chain may save, by default: `StepStage::grow` doubles it
+/// for a step that needed more.
+pub const GRID_SAVED_WALKS: u32 = 1024;
+
+/// The words of a grid step's counters and of `capacity` saved walks a chain.
+#[must_use]
+pub fn grid_words(capacity: u32) -> usize {
+    RESUME_HEAD + 2 * capacity as usize * WALK_WORDS
+}
 
 /// One level of the grid: `GridLevel` of the shader, 16 bytes.
 #[repr(C)]
@@ -173,8 +214,9 @@ pub struct GridCounts {
     /// Those that hit or overlap: the step's contacts (modulo 2^32), each listed for the
     /// ordered contacts; counted only by the counted gather, else 0.
     pub contacts: u32,
-    /// Padding to 32 bytes.
-    pub _pad: u32,
+    /// 1 where a walk past its budget found no slot to be saved in (more than
+    /// `StepParams::continuation_capacity` a chain): `grow` makes room.
+    pub saved_overflowed: u32,
 }
 
 /// What one invocation of the gather counted (the twin's instrumentation, not the shader's).
@@ -569,14 +611,106 @@ trait Visit {
     /// others).
     fn own_level(&self) -> bool;
 
+    /// The least (time, partner) kept so far, saved with a walk past its budget.
+    fn best(&self) -> Option<(f32, u32)>;
+
     /// Partner `partner` (at level `k`, `other_level` where it is not the body's own), its
     /// pair's sweep `impact`, a hit.
     fn hit(&mut self, partner: u32, cross: bool, impact: &crate::layout::ImpactRecord);
 }
 
+/// Where a walk stands: the level and the next of its images to begin; in the image begun,
+/// its index, the next cell and whether one is left; the cell looked up and the next entry
+/// of its range. What a walk past its budget saves.
+#[derive(Clone, Copy, Debug, Default)]
+struct Place {
+    k: usize,
+    image: u32,
+    current_image: u32,
+    next: [i32; 3],
+    cells_left: bool,
+    cell: [i32; 3],
+    q: u32,
+    end: u32,
+}
+
+/// The first word of slot `slot` of chain `chain` (`slot_base` of the shader).
+fn slot_base(step: &StepParams, chain: u32, slot: u32) -> usize {
+    RESUME_HEAD
+        + (chain as usize * step.continuation_capacity as usize + slot as usize) * WALK_WORDS
+}
+
+/// `save_walk`: the walk of sorted position `p` in `mode`, at `place` with `best`, saved in
+/// `slot` (the one it was resumed from) or a new slot of its chain, counted as pending; past
+/// the capacity not saved, and the overflow flagged.
+fn save_walk(
+    step: &StepParams,
+    words: &mut [u32],
+    slot: Option<u32>,
+    (p, mode): (usize, u32),
+    place: &Place,
+    best: Option<(f32, u32)>,
+) {
+    let chain = u32::from(mode == WALK_PARTNERS);
+    let slot = match slot {
+        Some(slot) => slot,
+        None => {
+            let slot = words[WORD_SAVED + chain as usize];
+            words[WORD_SAVED + chain as usize] = slot.wrapping_add(1);
+            if slot >= step.continuation_capacity {
+                words[WORD_SAVED_OVERFLOWED] = 1;
+                return;
+            }
+            words[WORD_PENDING + chain as usize] += 1;
+            slot
+        }
+    };
+    let base = slot_base(step, chain, slot);
+    let (best_time, best_partner) = best.unwrap_or((0.0, 0));
+    let flag = |set: bool, bit: u32| if set { bit } else { 0 };
+    let [x, y, z] = place.next.map(|n| n as u32);
+    let [cx, cy, cz] = place.cell.map(|c| c as u32);
+    words[base..base + 15].copy_from_slice(&[
+        p as u32,
+        WALK_PENDING
+            | mode
+            | flag(best.is_some(), WALK_FOUND)
+            | flag(place.cells_left, WALK_CELLS_LEFT),
+        place.k as u32,
+        place.image,
+        place.current_image,
+        x,
+        y,
+        z,
+        cx,
+        cy,
+        cz,
+        place.q,
+        place.end,
+        best_time.to_bits(),
+        best_partner,
+    ]);
+}
+
+/// The place a saved walk stands at.
+fn saved_place(words: &[u32], base: usize) -> Place {
+    let word = |i: usize| words[base + i];
+    Place {
+        k: word(2) as usize,
+        image: word(3),
+        current_image: word(4),
+        next: [word(5), word(6), word(7)].map(|n| n as i32),
+        cells_left: word(1) & WALK_CELLS_LEFT != 0,
+        cell: [word(8), word(9), word(10)].map(|c| c as i32),
+        q: word(11),
+        end: word(12),
+    }
+}
+
 /// The walk of body at sorted position `p` over the levels it searches: every partner whose
 /// box meets its own, of a level it searches, that it may interact with, swept in canonical
-/// order. Returns false where the budget ran out.
+/// order; from the start, or from where the walk saved in `slot` stopped. Returns false where
+/// the budget ran out, the walk then saved (`save_walk`) for a resume.
 ///
 /// The shader's walk is one loop whose every iteration is a step (an entry visited, a cell
 /// looked up, an image or a skipped level begun, the end), so that Mesa's limit of 65,535
@@ -590,8 +724,9 @@ fn walk(
     bodies: &[BodyRecord],
     entries: &[GridEntry],
     ranges: &[u32],
-    work: &mut GridWork,
+    (work, words): (&mut GridWork, &mut [u32]),
     visit: &mut impl Visit,
+    slot: Option<u32>,
 ) -> bool {
     let own = entries[p];
     let own_level = entry_level(&own);
@@ -599,6 +734,11 @@ fn walk(
     let searches = grid.levels[own_level].searches;
     let sweep = sweep_params(step);
     let budget = budget_of(grid);
+    let mode = if visit.own_level() {
+        WALK_GATHER
+    } else {
+        WALK_PARTNERS
+    };
     // The box itself, and on a periodic axis the box a period below and above (each axis's
     // shift independent, as the tree's 27 images); image 0 is the box itself.
     let images = if step.period.iter().any(|&period| period > 0.0) {
@@ -606,28 +746,32 @@ fn walk(
     } else {
         1
     };
-    // Where the walk is: the level and the next of its images to begin; in the image begun,
-    // its index, box and cells per axis, and the next cell, whether one is left; in the cell
-    // looked up, the next entry of its range.
-    let (mut k, mut image, mut current_image) = (0usize, 0u32, 0u32);
+    let mut at = match slot {
+        Some(slot) => saved_place(words, slot_base(step, u32::from(!visit.own_level()), slot)),
+        None => Place::default(),
+    };
+    // The image begun: its box and cells per axis (made again for a walk resumed).
     let (mut lo, mut hi) = (Vec3::from_array(own.lo), Vec3::from_array(own.hi));
     let mut axes = [(0i32, 0i32); 3];
-    let mut next = [0i32; 3];
-    let mut cells_left = false;
-    let mut cell = [0i32; 3];
-    let (mut q, mut end) = (0u32, 0u32);
+    if slot.is_some() && at.k < grid.level_count as usize {
+        let shift = image_shift(step, at.current_image).unwrap_or(Vec3::ZERO);
+        (lo, hi) = (lo + shift, hi + shift);
+        let level = &grid.levels[at.k];
+        axes = [0, 1, 2].map(|axis| axis_range(grid, level, axis, lo[axis], hi[axis]));
+    }
     let mut steps = 0u32;
     loop {
         steps += 1;
         if steps > budget {
+            save_walk(step, words, slot, (p, mode), &at, visit.best());
             return false;
         }
-        if q < end {
-            let at = q as usize;
-            q += 1;
+        if at.q < at.end {
+            let index = at.q as usize;
+            at.q += 1;
             work.entries += 1;
-            let other = &entries[at];
-            if at == p || entry_level(other) != k {
+            let other = &entries[index];
+            if index == p || entry_level(other) != at.k {
                 continue;
             }
             work.box_tests += 1;
@@ -640,16 +784,16 @@ fn walk(
             let impact = sweep_pair(&bodies[a as usize], &bodies[b as usize], &sweep);
             let hit = impact.status != STATUS_MISS;
             if hit {
-                visit.hit(other_body, k != own_level, &impact);
+                visit.hit(other_body, at.k != own_level, &impact);
             }
             // The step's counts: each pair by one of its bodies (the lower at one level, the
             // searching one across two), at the partner's own cell (another of the same hash
             // is a collision) and in the first image whose box meets it.
-            let level = &grid.levels[k];
+            let level = &grid.levels[at.k];
             if !visit.own_level()
-                || (k == own_level && other_body < own_body)
-                || cell != [0, 1, 2].map(|axis| cell_index(level, other.lo[axis]))
-                || current_image != first_image(step, &own, other)
+                || (at.k == own_level && other_body < own_body)
+                || at.cell != [0, 1, 2].map(|axis| cell_index(level, other.lo[axis]))
+                || at.current_image != first_image(step, &own, other)
             {
                 continue;
             }
@@ -657,49 +801,49 @@ fn walk(
             work.hits += u64::from(hit);
             continue;
         }
-        if cells_left {
-            cell = [0, 1, 2].map(|axis| axes[axis].0 + next[axis]);
+        if at.cells_left {
+            at.cell = [0, 1, 2].map(|axis| axes[axis].0 + at.next[axis]);
             work.cells += 1;
-            let hash = cell_hash(cell, k as u32, grid.table_bits) as usize;
-            (q, end) = (ranges[2 * hash], ranges[2 * hash + 1]);
-            next[2] += 1;
-            if next[2] == axes[2].1 {
-                next[2] = 0;
-                next[1] += 1;
-                if next[1] == axes[1].1 {
-                    next[1] = 0;
-                    next[0] += 1;
-                    cells_left = next[0] < axes[0].1;
+            let hash = cell_hash(at.cell, at.k as u32, grid.table_bits) as usize;
+            (at.q, at.end) = (ranges[2 * hash], ranges[2 * hash + 1]);
+            at.next[2] += 1;
+            if at.next[2] == axes[2].1 {
+                at.next[2] = 0;
+                at.next[1] += 1;
+                if at.next[1] == axes[1].1 {
+                    at.next[1] = 0;
+                    at.next[0] += 1;
+                    at.cells_left = at.next[0] < axes[0].1;
                 }
             }
             continue;
         }
         // Begin the next image, of this level or the next one searched.
-        if image == images {
-            image = 0;
-            k += 1;
+        if at.image == images {
+            at.image = 0;
+            at.k += 1;
         }
-        if k >= grid.level_count as usize {
+        if at.k >= grid.level_count as usize {
             return true;
         }
         // The partners' walk needs only the other levels.
-        if searches & (1 << k) == 0 || (k == own_level && !visit.own_level()) {
-            image = images;
+        if searches & (1 << at.k) == 0 || (at.k == own_level && !visit.own_level()) {
+            at.image = images;
             continue;
         }
-        current_image = image;
-        image += 1;
-        let Some(shift) = image_shift(step, current_image) else {
+        at.current_image = at.image;
+        at.image += 1;
+        let Some(shift) = image_shift(step, at.current_image) else {
             continue;
         };
         (lo, hi) = (
             Vec3::from_array(own.lo) + shift,
             Vec3::from_array(own.hi) + shift,
         );
-        let level = &grid.levels[k];
+        let level = &grid.levels[at.k];
         axes = [0, 1, 2].map(|axis| axis_range(grid, level, axis, lo[axis], hi[axis]));
-        next = [0; 3];
-        cells_left = axes.iter().all(|&(_, count)| count > 0);
+        at.next = [0; 3];
+        at.cells_left = axes.iter().all(|&(_, count)| count > 0);
     }
 }
 
@@ -709,9 +853,14 @@ fn time_key(time_of_impact: f32) -> u32 {
     !time_of_impact.to_bits()
 }
 
-/// The least (time, partner) a gather has met, and the cross-level hits' times.
+/// The least (time, partner) a gather has met (the impact of it, where this invocation met
+/// it), and the cross-level hits' times.
 struct Gather<'a> {
-    best: Option<(f32, u32, crate::layout::ImpactRecord)>,
+    best: Option<(f32, u32)>,
+    best_impact: crate::layout::ImpactRecord,
+    /// Whether this invocation improved the best it was given (a resumed walk writes only
+    /// then; a walk begun afresh has improved wherever it has a best).
+    improved: bool,
     time_words: &'a mut [u32],
 }
 
@@ -720,18 +869,49 @@ impl Visit for Gather<'_> {
         true
     }
 
+    fn best(&self) -> Option<(f32, u32)> {
+        self.best
+    }
+
     fn hit(&mut self, partner: u32, cross: bool, impact: &crate::layout::ImpactRecord) {
         let t = impact.time_of_impact;
         if self
             .best
-            .is_none_or(|(time, other, _)| t < time || (t == time && partner < other))
+            .is_none_or(|(time, other)| t < time || (t == time && partner < other))
         {
-            self.best = Some((t, partner, *impact));
+            self.best = Some((t, partner));
+            self.best_impact = *impact;
+            self.improved = true;
         }
         if cross {
             let word = &mut self.time_words[4 * partner as usize];
             *word = (*word).max(time_key(t));
         }
+    }
+}
+
+impl Gather<'_> {
+    /// `keep_best`: where this invocation improved the best, body `body`'s record (one level)
+    /// or its own best time and partner and its least time (several).
+    fn keep_best(
+        &mut self,
+        step: &StepParams,
+        grid: &GridParams,
+        bodies: &[BodyRecord],
+        body: u32,
+        earliest: &mut [EarliestRecord],
+    ) {
+        let (true, Some((time, partner))) = (self.improved, self.best) else {
+            return;
+        };
+        if grid.level_count == 1 {
+            earliest[body as usize] = record_of(step, bodies, body, partner, &self.best_impact);
+            return;
+        }
+        let i = body as usize;
+        self.time_words[4 * i + 2] = time_key(time);
+        self.time_words[4 * i + 3] = !partner;
+        self.time_words[4 * i] = self.time_words[4 * i].max(time_key(time));
     }
 }
 
@@ -765,7 +945,8 @@ fn record_of(
 /// (`time_words[4i + 2]`, `time_words[4i + 3]`: the time key and the partner's complement,
 /// left 0 for none) and the time words (`time_words[4i]`) of it and of its cross-level
 /// partners. Adds the pairs it counted and their hits to `words` (the shader's counted
-/// gather lists each hit as well). Returns what it counted.
+/// gather lists each hit as well). A walk past its budget is saved in `words` for
+/// [`grid_resume`], its best so far kept here too. Returns what it counted.
 #[allow(clippy::too_many_arguments)]
 pub fn grid_gather(
     p: usize,
@@ -782,39 +963,33 @@ pub fn grid_gather(
     if p >= step.body_count as usize {
         return work;
     }
-    let body = entry_body(&entries[p]);
     let mut gather = Gather {
         best: None,
+        best_impact: crate::layout::ImpactRecord::default(),
+        improved: false,
         time_words,
     };
-    if !walk(
+    walk(
         p,
         step,
         grid,
         bodies,
         entries,
         ranges,
-        &mut work,
+        (&mut work, words),
         &mut gather,
-    ) {
-        words[WORD_UNFINISHED] = 1;
-    }
-    // atomicAdd's wrap.
+        None,
+    );
+    count(words, &work);
+    gather.keep_best(step, grid, bodies, entry_body(&entries[p]), earliest);
+    work
+}
+
+/// Adds the pairs `work` counted and their hits to `words` (atomicAdd's wrap).
+fn count(words: &mut [u32], work: &GridWork) {
     words[WORD_CANDIDATES] = words[WORD_CANDIDATES].wrapping_add(work.pairs as u32);
     // The shader's counted gather lists each hit at this word's count.
     words[WORD_CONTACTS] = words[WORD_CONTACTS].wrapping_add(work.hits as u32);
-    let Some((time, partner, impact)) = gather.best else {
-        return work;
-    };
-    if grid.level_count == 1 {
-        earliest[body as usize] = record_of(step, bodies, body, partner, &impact);
-        return work;
-    }
-    let i = body as usize;
-    gather.time_words[4 * i + 2] = time_key(time);
-    gather.time_words[4 * i + 3] = !partner;
-    gather.time_words[4 * i] = gather.time_words[4 * i].max(time_key(time));
-    work
 }
 
 /// The cross-level hits at each partner's least time, offering this body as its partner.
@@ -828,6 +1003,10 @@ impl Visit for Partners<'_> {
         false
     }
 
+    fn best(&self) -> Option<(f32, u32)> {
+        None
+    }
+
     fn hit(&mut self, partner: u32, cross: bool, impact: &crate::layout::ImpactRecord) {
         let j = partner as usize;
         if cross && self.time_words[4 * j] == time_key(impact.time_of_impact) {
@@ -839,7 +1018,7 @@ impl Visit for Partners<'_> {
 /// `grid_partners`, invocation `p` (several levels only): the lowest partner at each body's
 /// least time (`time_words[4i + 1]`, the complement, joined by atomicMax): the body's own best
 /// where its time is the least, and this body for each cross-level partner it hit at that
-/// partner's least time.
+/// partner's least time. A walk past its budget is saved for [`grid_resume`].
 #[allow(clippy::too_many_arguments)]
 pub fn grid_partners(
     p: usize,
@@ -862,18 +1041,99 @@ pub fn grid_partners(
     }
     let mut work = GridWork::default();
     let mut partners = Partners { body, time_words };
-    if !walk(
+    walk(
         p,
         step,
         grid,
         bodies,
         entries,
         ranges,
-        &mut work,
+        (&mut work, words),
         &mut partners,
-    ) {
-        words[WORD_UNFINISHED] = 1;
+        None,
+    );
+}
+
+/// `grid_resume_dispatch`: the chain whose walks the next resumes take up (the gathers' first,
+/// then the partners'), and how many slots it took; the shader writes the dispatch of one
+/// invocation a slot.
+pub fn grid_resume_dispatch(step: &StepParams, words: &mut [u32]) -> (u32, u32) {
+    let chain = words[WORD_RESUME_CHAIN];
+    words[WORD_RESUME_CHAIN] += 1;
+    let slots = words[WORD_SAVED + chain as usize].min(step.continuation_capacity);
+    (chain, slots)
+}
+
+/// `grid_resume`, invocation `slot` of the chain `grid_resume_dispatch` prepared last: a
+/// pending walk goes on from where it stopped for another budget of steps, with the best it
+/// had kept (written again where it improves: `keep_best`) or offering the partners' times,
+/// and is saved in its own slot again where it runs out. Returns what it counted.
+#[allow(clippy::too_many_arguments)]
+pub fn grid_resume(
+    slot: u32,
+    step: &StepParams,
+    grid: &GridParams,
+    bodies: &[BodyRecord],
+    entries: &[GridEntry],
+    ranges: &[u32],
+    time_words: &mut [u32],
+    earliest: &mut [EarliestRecord],
+    words: &mut [u32],
+) -> GridWork {
+    let mut work = GridWork::default();
+    let chain = words[WORD_RESUME_CHAIN].wrapping_sub(1);
+    if slot >= words[WORD_SAVED + chain as usize].min(step.continuation_capacity) {
+        return work;
     }
+    let base = slot_base(step, chain, slot);
+    let flags = words[base + 1];
+    if flags & WALK_PENDING == 0 {
+        return work;
+    }
+    let p = words[base] as usize;
+    let finished = if flags & 3 == WALK_PARTNERS {
+        let body = entry_body(&entries[p]);
+        let mut partners = Partners { body, time_words };
+        walk(
+            p,
+            step,
+            grid,
+            bodies,
+            entries,
+            ranges,
+            (&mut work, words),
+            &mut partners,
+            Some(slot),
+        )
+    } else {
+        let best =
+            (flags & WALK_FOUND != 0).then(|| (f32::from_bits(words[base + 13]), words[base + 14]));
+        let mut gather = Gather {
+            best,
+            best_impact: crate::layout::ImpactRecord::default(),
+            improved: false,
+            time_words,
+        };
+        let finished = walk(
+            p,
+            step,
+            grid,
+            bodies,
+            entries,
+            ranges,
+            (&mut work, words),
+            &mut gather,
+            Some(slot),
+        );
+        gather.keep_best(step, grid, bodies, entry_body(&entries[p]), earliest);
+        count(words, &work);
+        finished
+    };
+    if finished {
+        words[base + 1] = flags & !WALK_PENDING;
+        words[WORD_PENDING + chain as usize] -= 1;
+    }
+    work
 }
 
 /// `grid_records`, invocation `i` (body `i`, several levels only): its record from the pair
@@ -916,22 +1176,53 @@ pub struct GridRun {
     pub grid: GridParams,
     /// Per sorted position, what the gather counted.
     pub work: Vec<GridWork>,
-    /// Whether an invocation ran out of its budget.
+    /// Whether a walk was still past its budget after the last resume.
     pub unfinished: bool,
+    /// Whether a walk past its budget found no slot to be saved in.
+    pub saved_overflowed: bool,
 }
 
 /// Every entry point in the device's order, on the CPU, for bodies whose frame is `step`
 /// (from [`StepParams::new`]), with levels `2^ratio_log2` apart (one level where the
 /// extents span at most `2^single_span_log2`): each body's earliest contact with another
-/// body.
+/// body. The walks take the full budget and [`GRID_RESUME_PASSES`] resumes, with a slot for
+/// every body ([`earliest_by_grid_with`] sets them).
 #[must_use]
-pub fn earliest_by_grid(
+pub fn earliest_by_grid(step: &StepParams, bodies: &[BodyRecord], ratios: [u32; 2]) -> GridRun {
+    let resume = GridResume {
+        budget: 0,
+        passes: GRID_RESUME_PASSES,
+        capacity: step.body_count.max(1),
+    };
+    earliest_by_grid_with(step, bodies, ratios, resume)
+}
+
+/// How [`earliest_by_grid_with`] bounds and resumes the walks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct GridResume {
+    /// The steps a walk takes before it is saved ([`GridParams::budget`]; 0 for
+    /// [`GRID_BUDGET`]).
+    pub budget: u32,
+    /// The resumes after each chain of walks (the gathers', the partners').
+    pub passes: u32,
+    /// The walks each chain may save (`StepParams::continuation_capacity`).
+    pub capacity: u32,
+}
+
+/// [`earliest_by_grid`] with the walks' budget, resumes and saved capacity of `resume`.
+#[must_use]
+pub fn earliest_by_grid_with(
     step: &StepParams,
     bodies: &[BodyRecord],
     [single_span_log2, ratio_log2]: [u32; 2],
+    resume: GridResume,
 ) -> GridRun {
+    let step = &StepParams {
+        continuation_capacity: resume.capacity,
+        ..*step
+    };
     let n = step.body_count as usize;
-    let mut words = vec![0u32; GRID_WORDS];
+    let mut words = vec![0u32; grid_words(resume.capacity)];
     for i in 0..n {
         grid_widths(i, step, bodies, &mut words);
     }
@@ -939,6 +1230,7 @@ pub fn earliest_by_grid(
         table_bits: table_bits(n),
         ratio_log2,
         single_span_log2,
+        budget: resume.budget,
         ..GridParams::default()
     };
     let grid = grid_frame(&input, step, &words);
@@ -956,7 +1248,7 @@ pub fn earliest_by_grid(
     let grid = grid_plan(&grid, &words);
     let mut time_words = vec![0u32; 4 * n];
     let mut earliest = vec![EarliestRecord::default(); n];
-    let work = (0..n)
+    let mut work: Vec<GridWork> = (0..n)
         .map(|p| {
             grid_gather(
                 p,
@@ -971,6 +1263,35 @@ pub fn earliest_by_grid(
             )
         })
         .collect();
+    // Each chain's resumes: the walks past the budget go on where they stopped.
+    let mut resume_chain =
+        |words: &mut Vec<u32>, time_words: &mut Vec<u32>, work: &mut [GridWork]| {
+            if resume.passes == 0 {
+                return;
+            }
+            let (_, slots) = grid_resume_dispatch(step, words);
+            for _ in 0..resume.passes {
+                for slot in 0..slots {
+                    let base = slot_base(step, words[WORD_RESUME_CHAIN] - 1, slot);
+                    let p = words[base] as usize;
+                    let done = grid_resume(
+                        slot,
+                        step,
+                        &grid,
+                        bodies,
+                        &entries,
+                        &ranges,
+                        time_words,
+                        &mut earliest,
+                        words,
+                    );
+                    if words[WORD_RESUME_CHAIN] == 1 {
+                        work[p] += done;
+                    }
+                }
+            }
+        };
+    resume_chain(&mut words, &mut time_words, &mut work);
     for p in 0..n {
         grid_partners(
             p,
@@ -983,13 +1304,16 @@ pub fn earliest_by_grid(
             &mut words,
         );
     }
+    resume_chain(&mut words, &mut time_words, &mut work);
     for i in 0..n {
         grid_records(i, step, &grid, bodies, &time_words, &mut earliest);
     }
+    let pending = words[WORD_PENDING] + words[WORD_PENDING + 1];
     GridRun {
         earliest,
         grid,
         work,
-        unfinished: words[WORD_UNFINISHED] != 0,
+        unfinished: words[WORD_UNFINISHED] != 0 || pending != 0,
+        saved_overflowed: words[WORD_SAVED_OVERFLOWED] != 0,
     }
 }

@@ -65,9 +65,12 @@ const READBACK: wgpu::BufferUsages =
 /// again). The buffers keep their size for later steps.
 ///
 /// A body's walk of the grid takes at most
-/// [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET) steps (Mesa's software adapters end
-/// an invocation after 65,535 loop iterations, silently); one that runs out (tens of
-/// thousands of bodies piled in one place) is [`Error::CapacityExceeded`] for
+/// [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET) steps a dispatch (Mesa's software
+/// adapters end an invocation after 65,535 loop iterations, silently); one that runs out is
+/// saved and resumed in the next dispatch, and the pipeline grows the resumes (up to
+/// [`StepStage::MAX_RESUME_PASSES`](crate::gpu::StepStage::MAX_RESUME_PASSES)) and the slots
+/// as it grows its buffers. A walk longer than that (some hundreds of thousands of bodies
+/// piled in one place) is [`Error::CapacityExceeded`] for
 /// [`Counted::WalkSteps`](crate::Counted::WalkSteps), never a partial answer.
 ///
 /// # Limits
@@ -252,8 +255,9 @@ impl ContactPipeline {
         self
     }
 
-    /// Ignored since the step runs the grid, which saves no queries (the tree's queues of
-    /// saved queries started at this capacity); kept so that code which calls it compiles.
+    /// The walks past their budget each chain of the grid's walks may save for a resume at
+    /// first ([`StepCapacities::saved_queries`]; 1,024 by default, doubled where a step
+    /// needs more).
     #[must_use]
     pub fn with_saved_queries(self, capacity: u64) -> Self {
         {

@@ -25,8 +25,9 @@ use super::kernel::{
 use super::sweep::BODY_SIZE;
 use crate::cpu::frame::BOUNDS_WORDS;
 use crate::cpu::grid::{
-    GRID_MAX_BODIES, GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, GRID_WORDS, GridCounts, GridEntry,
-    GridParams, table_bits,
+    GRID_BUDGET, GRID_MAX_BODIES, GRID_RATIO_LOG2, GRID_RESUME_PASSES, GRID_SAVED_WALKS,
+    GRID_SINGLE_SPAN_LOG2, GridCounts, GridEntry, GridParams, RESUME_HEAD, WALK_WORDS, grid_words,
+    table_bits,
 };
 use crate::error::Error;
 use crate::layout::{EarliestRecord, KeyValue, StepCounts, StepParams, SweepDispatch, SweepParams};
@@ -68,6 +69,7 @@ const STEP_COUNTS: u32 = 54;
 const HIT_PAIRS: u32 = 55;
 const HIT_IMPACTS: u32 = 56;
 const HIT_DISPATCH: u32 = 57;
+const RESUME_DISPATCH: u32 = 58;
 
 use Access::{Read, Uniform, Write};
 const GRID_WIDTHS: Bindings = &[(STEP, Uniform), (BODIES_0, Read), (WORDS, Write)];
@@ -120,6 +122,7 @@ const GRID_PARTNERS: Bindings = &[
     (HIT_IMPACTS, Write),
 ];
 const GRID_HITS_DISPATCH: Bindings = &[(STEP, Uniform), (WORDS, Write), (HIT_DISPATCH, Write)];
+const GRID_RESUME_DISPATCH: Bindings = &[(STEP, Uniform), (WORDS, Write), (RESUME_DISPATCH, Write)];
 const GRID_RECORDS: Bindings = &[
     (SWEEP_PARAMS, Uniform),
     (STEP, Uniform),
@@ -152,6 +155,8 @@ pub(super) const GRID_SHADER: Shader = Shader {
         ("grid_plan", GRID_PLAN),
         ("grid_gather", GRID_GATHER),
         ("grid_gather_counted", GRID_GATHER),
+        ("grid_resume_dispatch", GRID_RESUME_DISPATCH),
+        ("grid_resume", GRID_GATHER),
         ("grid_hits_dispatch", GRID_HITS_DISPATCH),
         ("grid_partners", GRID_PARTNERS),
         ("grid_records", GRID_RECORDS),
@@ -166,8 +171,10 @@ pub(super) const GRID_SHADER: Shader = Shader {
 ///
 /// # What bounds the work
 /// An invocation of the gather takes at most [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET)
-/// steps (a cell looked up, an entry visited); one that runs out raises `unfinished` in the
-/// step's [`GridCounts`] and the step is not `valid`: never a silent partial answer.
+/// steps (a cell looked up, an entry visited); a walk that runs out is saved and resumed by
+/// the next dispatch, [`GridBuffers::set_resume_passes`] times (one by default). One still
+/// running after the last raises `unfinished` in the step's [`GridCounts`], one that found no
+/// slot `saved_overflowed`, and the step is not `valid`: never a silent partial answer.
 #[derive(Debug, Clone)]
 pub struct GridStage {
     scene_bounds: Kernel,
@@ -179,6 +186,8 @@ pub struct GridStage {
     grid_plan: Kernel,
     grid_gather: Kernel,
     grid_gather_counted: Kernel,
+    grid_resume_dispatch: Kernel,
+    grid_resume: Kernel,
     grid_hits_dispatch: Kernel,
     grid_partners: Kernel,
     grid_records: Kernel,
@@ -195,6 +204,9 @@ pub struct GridBuffers {
     budget: u32,
     /// Hits the gather lists (0: the plain gather, which neither counts nor lists).
     contacts: u64,
+    /// Walks past their budget each chain may save, and the resumes recorded after each.
+    saved_capacity: u32,
+    resume_passes: u32,
     sorter: lampshade::KeyValueSorter,
     bodies: wgpu::Buffer,
     host_input: wgpu::Buffer,
@@ -218,6 +230,7 @@ pub struct GridBuffers {
     hit_pairs: wgpu::Buffer,
     hit_impacts: wgpu::Buffer,
     hit_dispatch: wgpu::Buffer,
+    resume_dispatch: wgpu::Buffer,
     groups: Vec<wgpu::BindGroup>,
     all: Vec<wgpu::Buffer>,
 }
@@ -261,6 +274,8 @@ impl GridStage {
             &self.grid_plan,
             &self.grid_gather,
             &self.grid_gather_counted,
+            &self.grid_resume_dispatch,
+            &self.grid_resume,
             &self.grid_hits_dispatch,
             &self.grid_partners,
             &self.grid_records,
@@ -282,6 +297,8 @@ impl GridStage {
             grid_plan: kernel("grid_plan"),
             grid_gather: kernel("grid_gather"),
             grid_gather_counted: kernel("grid_gather_counted"),
+            grid_resume_dispatch: kernel("grid_resume_dispatch"),
+            grid_resume: kernel("grid_resume"),
             grid_hits_dispatch: kernel("grid_hits_dispatch"),
             grid_partners: kernel("grid_partners"),
             grid_records: kernel("grid_records"),
@@ -306,7 +323,8 @@ impl GridStage {
         bodies: &wgpu::Buffer,
         options: SweepOptions,
     ) -> Result<GridBuffers, Error> {
-        self.create_buffers_listing(device, queue, bodies, options, 0)
+        let saved = u64::from(GRID_SAVED_WALKS);
+        self.create_buffers_with(device, queue, bodies, options, 0, saved)
     }
 
     /// As [`GridStage::create_buffers`], with a gather that counts each pair and lists each
@@ -324,18 +342,28 @@ impl GridStage {
         options: SweepOptions,
         contacts: u64,
     ) -> Result<GridBuffers, Error> {
-        self.create_buffers_listing(device, queue, bodies, options, contacts.max(1))
+        let saved = u64::from(GRID_SAVED_WALKS);
+        self.create_buffers_with(device, queue, bodies, options, contacts.max(1), saved)
     }
 
-    /// The buffers, listing up to `contacts` hits where it is not 0.
-    fn create_buffers_listing(
+    /// The buffers, with a gather that lists up to `contacts` hits where it is not 0 (as
+    /// [`GridStage::create_buffers_counted`]; the plain gather of
+    /// [`GridStage::create_buffers`] for 0), and room for `saved_walks` walks past their
+    /// budget a chain of walks (clamped to 1 and to one binding of 64-byte slots; 1,024 by
+    /// default, [`GRID_SAVED_WALKS`](crate::low_level::grid::GRID_SAVED_WALKS)).
+    ///
+    /// # Errors
+    /// As [`GridStage::create_buffers`].
+    pub fn create_buffers_with(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         bodies: &wgpu::Buffer,
         options: SweepOptions,
         contacts: u64,
+        saved_walks: u64,
     ) -> Result<GridBuffers, Error> {
+        let (contacts, saved) = (contacts, saved_walks);
         let limits = device.limits();
         let largest_binding = limits
             .max_storage_buffer_binding_size
@@ -381,7 +409,9 @@ impl GridStage {
         let grid = buffer("grid params", grid_size, Usage::UNIFORM | Usage::COPY_DST);
         let grid_in = buffer("grid input", grid_size, storage | Usage::COPY_DST);
         let grid_out = buffer("grid output", grid_size, storage | Usage::COPY_SRC);
-        let words = buffer("grid words", 4 * GRID_WORDS as u64, COUNTED);
+        let most_saved = (largest_binding / 4 - RESUME_HEAD as u64) / (2 * WALK_WORDS as u64);
+        let saved_capacity = saved.clamp(1, most_saved.min(u64::from(u32::MAX))) as u32;
+        let words = buffer("grid words", 4 * grid_words(saved_capacity) as u64, COUNTED);
         let record = size_of::<KeyValue>() as u64;
         let sort = [
             buffer("grid sort in", record * n, storage),
@@ -397,6 +427,11 @@ impl GridStage {
         let hit_impacts = buffer("grid hit impacts", impact_size * listed, storage);
         let hit_dispatch = buffer(
             "grid hit dispatch",
+            size_of::<SweepDispatch>() as u64,
+            storage | Usage::INDIRECT,
+        );
+        let resume_dispatch = buffer(
+            "grid resume dispatch",
             size_of::<SweepDispatch>() as u64,
             storage | Usage::INDIRECT,
         );
@@ -424,6 +459,7 @@ impl GridStage {
                 HIT_PAIRS => &hit_pairs,
                 HIT_IMPACTS => &hit_impacts,
                 HIT_DISPATCH => &hit_dispatch,
+                RESUME_DISPATCH => &resume_dispatch,
                 TIME_WORDS => &time_words,
                 EARLIEST => &earliest,
                 SCENE_WORDS => &bounds,
@@ -455,6 +491,8 @@ impl GridStage {
             } else {
                 &self.grid_gather_counted
             }),
+            bind(&self.grid_resume_dispatch),
+            bind(&self.grid_resume),
             bind(&self.grid_hits_dispatch),
             bind(&self.grid_partners),
             bind(&self.grid_records),
@@ -467,6 +505,8 @@ impl GridStage {
             table_bits,
             budget: 0,
             contacts,
+            saved_capacity,
+            resume_passes: GRID_RESUME_PASSES,
             sorter: new_sorter(device, queue, self.adapter.as_ref(), n),
             bodies: bodies.clone(),
             host_input,
@@ -490,6 +530,7 @@ impl GridStage {
             hit_pairs,
             hit_impacts,
             hit_dispatch,
+            resume_dispatch,
             groups,
             all,
         };
@@ -544,6 +585,8 @@ impl GridStage {
             cells,
             plan,
             gather,
+            resume_dispatch,
+            resume,
             hits_dispatch,
             partners,
             records,
@@ -566,7 +609,8 @@ impl GridStage {
         let per_body = || Workgroups::Indirect(&buffers.body_dispatch);
         let grid_size = size_of::<GridParams>() as u64;
         clear(encoder, &buffers.bounds, 0, None);
-        clear(encoder, &buffers.words, 0, None);
+        // The counters and the saved walks' heads; the slots are written before they are read.
+        clear(encoder, &buffers.words, 0, Some(4 * RESUME_HEAD as u64));
         self.scene_bounds.record(
             encoder,
             scene_bounds,
@@ -605,15 +649,34 @@ impl GridStage {
         stage_end(encoder, "cells")?;
         clear(encoder, &buffers.earliest, 0, None);
         clear(encoder, &buffers.time_words, 0, None);
+        // Each chain of walks (the gathers', then the partners'), and its walks past the
+        // budget resumed where they stopped, `resume_passes` times.
+        let resumes = |encoder: &mut wgpu::CommandEncoder| {
+            if buffers.resume_passes == 0 {
+                return;
+            }
+            self.grid_resume_dispatch
+                .record(encoder, resume_dispatch, Workgroups::Direct(1, 1));
+            for _ in 0..buffers.resume_passes {
+                self.grid_resume.record(
+                    encoder,
+                    resume,
+                    Workgroups::Indirect(&buffers.resume_dispatch),
+                );
+            }
+        };
         if buffers.contacts == 0 {
             self.grid_gather.record(encoder, gather, per_body());
+            resumes(encoder);
         } else {
             self.grid_gather_counted.record(encoder, gather, per_body());
+            resumes(encoder);
             self.grid_hits_dispatch
                 .record(encoder, hits_dispatch, Workgroups::Direct(1, 1));
         }
         stage_end(encoder, "gather")?;
         self.grid_partners.record(encoder, partners, per_body());
+        resumes(encoder);
         self.grid_records.record(encoder, records, per_body());
         self.grid_finish
             .record(encoder, finish, Workgroups::Direct(1, 1));
@@ -626,6 +689,7 @@ impl GridBuffers {
         let mut input = StepParams::new(&[], &self.options);
         input.body_count = self.body_count;
         input.contact_capacity = self.contacts as u32;
+        input.continuation_capacity = self.saved_capacity;
         queue.write_buffer(&self.host_input, 0, bytemuck::bytes_of(&input));
         let sweep = SweepParams::new(&self.options, 0);
         queue.write_buffer(&self.sweep_params, 0, bytemuck::bytes_of(&sweep));
@@ -669,6 +733,41 @@ impl GridBuffers {
     pub fn set_budget(&mut self, queue: &wgpu::Queue, steps: u32) {
         self.budget = steps;
         self.write_input(queue);
+    }
+
+    /// The budget [`GridBuffers::set_budget`] set (0: the full one).
+    pub(super) fn budget_set(&self) -> u32 {
+        self.budget
+    }
+
+    /// The steps a walk takes before it is saved for a resume: the budget set, at most
+    /// [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET) (0 for it).
+    #[must_use]
+    pub fn walk_budget(&self) -> u32 {
+        if self.budget == 0 {
+            GRID_BUDGET
+        } else {
+            self.budget.min(GRID_BUDGET)
+        }
+    }
+
+    /// Sets how many times the steps recorded next resume each chain's walks past their
+    /// budget (0: none, and such a walk makes the step unfinished). Each resume is one
+    /// dispatch of one invocation a saved walk; a walk takes at most `(passes + 1)` budgets.
+    pub fn set_resume_passes(&mut self, passes: u32) {
+        self.resume_passes = passes;
+    }
+
+    /// The resumes recorded after each chain of walks.
+    #[must_use]
+    pub fn resume_passes(&self) -> u32 {
+        self.resume_passes
+    }
+
+    /// The walks past their budget each chain may save.
+    #[must_use]
+    pub fn saved_capacity(&self) -> u32 {
+        self.saved_capacity
     }
 
     /// Sets the options of the next steps.
@@ -744,6 +843,11 @@ impl GridBuffers {
     /// [`ContactStage`](super::contacts::ContactStage).
     pub(super) fn hits(&self) -> [&wgpu::Buffer; 3] {
         [&self.hit_pairs, &self.hit_impacts, &self.hit_dispatch]
+    }
+
+    /// The resumes' dispatch (`SweepDispatch`, `INDIRECT`).
+    pub(super) fn resume_dispatch(&self) -> &wgpu::Buffer {
+        &self.resume_dispatch
     }
 
     /// The sort's count buffer (the body count).

@@ -38,15 +38,16 @@ impl StepStage {
             contacts: self.clamp_contacts(capacities.contacts),
             ..capacities
         };
-        let (grid, ordered) = self.outputs(
+        let (mut grid, ordered) = self.outputs(
             device,
             queue,
             bodies,
             options,
             ordered_contacts,
-            capacities.contacts,
+            [capacities.contacts, capacities.saved_queries],
             None,
         )?;
+        grid.set_resume_passes(capacities.resume_passes.min(Self::MAX_RESUME_PASSES));
         let mut buffers = StepBuffers {
             grid,
             walls_merge: None,
@@ -58,8 +59,9 @@ impl StepStage {
         Ok(buffers)
     }
 
-    /// The grid's buffers over `bodies` and, with ordered contacts, the outputs over the
-    /// hits it lists (`contacts` of them), the latter with `sorter` where one is handed over.
+    /// The grid's buffers over `bodies` (room for `saved` walks past their budget a chain)
+    /// and, with ordered contacts, the outputs over the hits it lists (`contacts` of them),
+    /// the latter with `sorter` where one is handed over.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn outputs(
         &self,
@@ -68,16 +70,16 @@ impl StepStage {
         bodies: &wgpu::Buffer,
         options: SweepOptions,
         ordered: bool,
-        contacts: u64,
+        [contacts, saved]: [u64; 2],
         sorter: Option<lampshade::KeyValueSorter>,
     ) -> Result<(GridBuffers, Option<ContactBuffers>), Error> {
-        if !ordered {
-            let grid = self.grid.create_buffers(device, queue, bodies, options)?;
-            return Ok((grid, None));
-        }
+        let listed = if ordered { contacts.max(1) } else { 0 };
         let grid = self
             .grid
-            .create_buffers_counted(device, queue, bodies, options, contacts)?;
+            .create_buffers_with(device, queue, bodies, options, listed, saved)?;
+        if !ordered {
+            return Ok((grid, None));
+        }
         let [pairs, impacts, dispatch] = grid.hits();
         let sorter = sorter.unwrap_or_else(|| self.contacts.sorter(device, queue));
         let outputs = self.contacts.create_buffers_with(

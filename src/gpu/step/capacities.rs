@@ -1,10 +1,11 @@
 //! What the step's buffers hold besides the bodies.
 
-/// What a [`StepBuffers`](super::StepBuffers) holds besides the bodies: the ordered contacts, when asked.
+/// What a [`StepBuffers`](super::StepBuffers) holds besides the bodies: the ordered contacts,
+/// when asked, and the walks past their budget that the grid saves and resumes.
 /// [`StepStage::grow`](super::StepStage::grow) raises them from a step's
-/// [`StepCounts`](crate::gpu::StepCounts). The other fields are the
-/// capacities of the tree the step ran before the grid, kept so that code which names them
-/// still compiles: the grid has no candidate buffer and no saved queries, and ignores them.
+/// [`StepCounts`](crate::gpu::StepCounts). `candidates` was the capacity of the tree the step
+/// ran before the grid, kept so that code which names it still compiles: the grid has no
+/// candidate buffer, and ignores it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct StepCapacities {
     /// Unused since the grid (it has no candidate buffer).
@@ -12,21 +13,26 @@ pub struct StepCapacities {
     /// Ordered contacts (the listed hit, 40 bytes; the contact, 64 bytes, twice; two sort
     /// records), when asked.
     pub contacts: u64,
-    /// Unused since the grid (it saves no queries).
+    /// Walks past their budget each chain of walks (the gathers', the partners') may save for
+    /// a resume (64 bytes each); one that finds no slot makes the step invalid
+    /// (`saved_queries_overflowed`), and `grow` doubles it.
     pub saved_queries: u64,
-    /// Unused since the grid (it resumes no queries).
+    /// Resumes recorded after each chain of walks (each one dispatch, of one invocation a
+    /// saved walk; one is two dispatches a step more); a walk still past its budget after the
+    /// last makes the step invalid (`unfinished_queries`), and `grow` doubles them, up to
+    /// [`StepStage::MAX_RESUME_PASSES`](super::StepStage::MAX_RESUME_PASSES).
     pub resume_passes: u32,
 }
 
 impl Default for StepCapacities {
-    /// 16,384 contacts (and the unused fields as they were: 16,384 candidates, 1,024 saved
-    /// queries, 2 resume dispatches).
+    /// 16,384 contacts, 1,024 saved walks a chain, one resume (and the unused candidates as
+    /// they were, 16,384).
     fn default() -> Self {
         Self {
             candidates: 1 << 14,
             contacts: 1 << 14,
-            saved_queries: 1024,
-            resume_passes: 2,
+            saved_queries: u64::from(crate::cpu::grid::GRID_SAVED_WALKS),
+            resume_passes: crate::cpu::grid::GRID_RESUME_PASSES,
         }
     }
 }

@@ -18,8 +18,8 @@ pub enum StepDomain {
     /// Each contact (indirect, from the hits the grid listed or the contacts compacted;
     /// ordered contacts only).
     Contacts,
-    /// Each saved query a resume of the tree's queries takes up (indirect; since the grid,
-    /// no step records one).
+    /// Each walk past its budget saved for a resume (indirect, from the walks the step
+    /// saved: `grid_resume`).
     SavedQueries,
     /// As many workgroups as the host said (x by y), each of the entry point's workgroup
     /// size.
@@ -134,6 +134,9 @@ impl StepBuffers {
         let grid = &self.grid;
         if buffer == grid.body_dispatch() || buffer == grid.sort_count() {
             return StepDomain::Bodies;
+        }
+        if buffer == grid.resume_dispatch() {
+            return StepDomain::SavedQueries;
         }
         let ordered = self.ordered.as_ref().and_then(|o| o.ordered.as_ref());
         if buffer == grid.hits()[2]

@@ -3,7 +3,6 @@
 
 use super::capacities::StepCapacities;
 
-use crate::cpu::grid::GRID_BUDGET;
 use crate::error::{Counted, Error};
 use crate::gpu::contacts::{ContactBuffers, ContactStage};
 use crate::gpu::grid::{GridBuffers, GridStage};
@@ -33,13 +32,16 @@ use crate::layout::{StepCounts, SweepDispatch};
 /// **Counts.** With ordered contacts, [`StepCounts::candidates`] counts the pairs whose swept
 /// boxes meet (and whose groups interact), each once, and [`StepCounts::contacts`] those that
 /// hit or overlap: the CPU step's contacts. Without them the gather counts nothing (counting
-/// cost the H200 a quarter of the gather) and both are 0. `unfinished_queries` is 1 where a
-/// body's walk ran past its budget ([`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET)
-/// steps: a pile of tens of thousands of bodies in one place, a body whose path crosses a
-/// crowded scene), and [`StepStage::grow`] then returns [`Error::CapacityExceeded`] with
+/// cost the H200 a quarter of the gather) and both are 0. A body's walk that runs past its
+/// budget ([`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET) steps: a pile of tens of
+/// thousands of bodies in one place, a body whose path crosses a crowded scene) is saved and
+/// resumed in the next dispatch ([`StepCapacities::resume_passes`] of them after each chain
+/// of walks). `unfinished_queries` is 1 where one was still running after the last resume,
+/// and `saved_queries_overflowed` where one found no slot to be saved in
+/// ([`StepCapacities::saved_queries`]); [`StepStage::grow`] then doubles the resumes or the
+/// slots, and past [`StepStage::MAX_RESUME_PASSES`] returns [`Error::CapacityExceeded`] with
 /// [`Counted::WalkSteps`](crate::Counted::WalkSteps): take shorter steps.
-/// `candidates_overflowed` and `saved_queries_overflowed` stay 0 (no candidate buffer, no
-/// saved queries).
+/// `candidates_overflowed` stays 0 (no candidate buffer).
 ///
 /// # Several frames in one submission
 /// What changes from frame to frame reaches the device in the encoder: the body count
@@ -122,6 +124,12 @@ impl std::fmt::Debug for StepBuffers {
 }
 
 impl StepStage {
+    /// The most resumes [`StepStage::grow`] gives each chain of walks past their budget: a
+    /// walk then takes at most 17 budgets ([`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET)
+    /// steps each) before the step is [`Error::CapacityExceeded`] for
+    /// [`Counted::WalkSteps`](crate::Counted::WalkSteps).
+    pub const MAX_RESUME_PASSES: u32 = 16;
+
     /// Compiles every stage of the step on `device`. The radix sorter takes its portable
     /// path; [`StepStage::for_adapter`] lets it choose the adapter's fast one.
     ///
@@ -288,48 +296,89 @@ impl StepStage {
                 max: body_capacity as usize,
             });
         }
+        // A walk still past its budget after the last resume: more resumes, up to
+        // MAX_RESUME_PASSES (each a dispatch a chain, recorded whether or not a walk needs it).
+        let mut grew = false;
         if counts.unfinished_queries != 0 {
-            return Err(Error::CapacityExceeded {
-                what: Counted::WalkSteps,
-                at_least: GRID_BUDGET as usize + 1,
-                capacity: GRID_BUDGET as usize,
-            });
+            let passes = buffers.capacities.resume_passes;
+            if passes >= Self::MAX_RESUME_PASSES {
+                let steps = (passes as usize + 1) * buffers.grid.walk_budget() as usize;
+                return Err(Error::CapacityExceeded {
+                    what: Counted::WalkSteps,
+                    at_least: steps + 1,
+                    capacity: steps,
+                });
+            }
+            let next = (2 * passes).clamp(1, Self::MAX_RESUME_PASSES);
+            buffers.capacities.resume_passes = next;
+            buffers.grid.set_resume_passes(next);
+            grew = true;
         }
-        if counts.contacts_overflowed == 0 || buffers.ordered.is_none() {
+        // Walks that found no slot to be saved in: twice the slots.
+        let saved = if counts.saved_queries_overflowed != 0 {
+            2 * buffers.grid.saved_capacity().max(1) as u64
+        } else {
+            u64::from(buffers.grid.saved_capacity())
+        };
+        // Contacts counted past the capacity (modulo 2^32: a count that wrapped reads low,
+        // and the rerun grows again).
+        let held = buffers.capacities.contacts;
+        let mut contacts = held;
+        if counts.contacts_overflowed != 0 && buffers.ordered.is_some() {
+            let counted = u64::from(counts.contacts);
+            if counted > self.max_contacts() {
+                return Err(Error::CapacityExceeded {
+                    what: Counted::Contacts,
+                    at_least: counted as usize,
+                    capacity: self.max_contacts() as usize,
+                });
+            }
+            contacts = self.clamp_contacts(counted.max(held * 2));
+        }
+        if contacts == held && saved == u64::from(buffers.grid.saved_capacity()) {
+            if grew {
+                return Ok(true);
+            }
             return Err(Error::Device(format!(
                 "the step was not valid, yet its counts say nothing that growing mends: {counts:?}"
             )));
         }
-        // Counted past the capacity (modulo 2^32: a count that wrapped reads low, and the
-        // rerun grows again).
-        let contacts = u64::from(counts.contacts);
-        if contacts > self.max_contacts() {
-            return Err(Error::CapacityExceeded {
-                what: Counted::Contacts,
-                at_least: contacts as usize,
-                capacity: self.max_contacts() as usize,
-            });
-        }
-        let held = buffers.capacities.contacts;
-        let next = self.clamp_contacts(contacts.max(held * 2));
         let bodies = buffers.bodies().clone();
         let options = buffers.options();
         let body_count = buffers.body_count();
+        let ordered = buffers.ordered.is_some();
         // The replaced outputs hand over their sorter (and its workspace); where the new
         // ones cannot be made, the old get a sorter again and stay usable.
-        let outputs = buffers.ordered.as_mut().expect("checked above");
-        let sorter = outputs.take_sorter();
-        let (grid, ordered) =
-            match self.outputs(device, queue, &bodies, options, true, next, sorter) {
-                Ok(made) => made,
-                Err(error) => {
+        let sorter = buffers
+            .ordered
+            .as_mut()
+            .and_then(|outputs| outputs.take_sorter());
+        let made = self.outputs(
+            device,
+            queue,
+            &bodies,
+            options,
+            ordered,
+            [contacts, saved],
+            sorter,
+        );
+        let (grid, outputs) = match made {
+            Ok(made) => made,
+            Err(error) => {
+                if let Some(outputs) = buffers.ordered.as_mut() {
                     outputs.restore_sorter(|| self.contacts.sorter(device, queue));
-                    return Err(error);
                 }
-            };
+                return Err(error);
+            }
+        };
+        // The new grid keeps the old one's resumes and walk budget.
+        let (passes, budget) = (buffers.grid.resume_passes(), buffers.grid.budget_set());
         buffers.grid = grid;
-        buffers.ordered = ordered;
-        buffers.capacities.contacts = next;
+        buffers.grid.set_resume_passes(passes);
+        buffers.grid.set_budget(queue, budget);
+        buffers.ordered = outputs;
+        buffers.capacities.contacts = contacts;
+        buffers.capacities.saved_queries = u64::from(buffers.grid.saved_capacity());
         let wall_contacts = buffers
             .walls
             .as_ref()
