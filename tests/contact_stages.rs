@@ -28,32 +28,19 @@ use sweepcast::low_level::contacts as twin;
 use sweepcast::low_level::frame::sort_by_key;
 use sweepcast::low_level::layout::{
     BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_WALL, EarliestImpact, EarliestRecord,
-    FLAG_PERIODIC, ImpactRecord, KeyValue, STATUS_MISS, StepParams, SweepDispatch, SweepParams,
-    WallContactRecord, WallParams, WallRecord,
+    ImpactRecord, KeyValue, STATUS_MISS, StepParams, SweepDispatch, SweepParams, WallContactRecord,
+    WallParams, WallRecord,
 };
 use sweepcast::{MovingSphere, Partner, PeriodicBox, SweepOptions, Wall, cpu};
 use testkit::Scene;
 
-/// `bodies`' candidates and their impacts: every pair whose swept boxes can meet (per axis,
-/// the centres within both radii and both displacements, through the nearest image, with a
-/// margin for rounding), so every pair the CPU step could find.
+/// `bodies`' candidates and their impacts: every pair whose swept boxes can meet
+/// ([`common::may_meet`]), so every pair the CPU step could find.
 fn candidates(records: &[BodyRecord], sweep: &SweepParams) -> (Vec<[u32; 2]>, Vec<ImpactRecord>) {
     let mut pairs = Vec::new();
     for a in 0..records.len() {
         for b in a + 1..records.len() {
-            let (first, second) = (&records[a], &records[b]);
-            let close = (0..3).all(|k| {
-                let mut d = second.center[k] - first.center[k];
-                if sweep.flags & FLAG_PERIODIC != 0 {
-                    d -= sweep.period[k] * (d * sweep.inverse_period[k]).round();
-                }
-                let reach = first.radius
-                    + second.radius
-                    + first.displacement[k].abs()
-                    + second.displacement[k].abs();
-                d.abs() <= reach * 1.001 + 1e-6
-            });
-            if close {
+            if common::may_meet(&records[a], &records[b], sweep) {
                 pairs.push([a as u32, b as u32]);
             }
         }

@@ -170,6 +170,24 @@ impl<'a> StageRunner<'a> {
         workgroups: [u32; 3],
         bindings: &[(u32, &[u8])],
     ) -> Vec<Vec<u8>> {
+        let uniforms: Vec<(u32, &[u8])> = params
+            .map(|params| (0, bytemuck::bytes_of(params)))
+            .into_iter()
+            .collect();
+        self.run_with_uniforms(entry, &uniforms, workgroups, bindings)
+    }
+
+    /// [`StageRunner::run_workgroups`] with each of `uniforms` (binding, contents) as a
+    /// uniform buffer, for a stage file whose uniforms are not `StepParams` at binding 0
+    /// (`grid.wgsl`'s are at 3, 40 and 41); returns the storage bindings' contents afterwards,
+    /// in the order given.
+    pub fn run_with_uniforms(
+        &self,
+        entry: &str,
+        uniforms: &[(u32, &[u8])],
+        workgroups: [u32; 3],
+        bindings: &[(u32, &[u8])],
+    ) -> Vec<Vec<u8>> {
         let device = self.context.device();
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(entry),
@@ -179,13 +197,16 @@ impl<'a> StageRunner<'a> {
             compilation_options: Default::default(),
             cache: None,
         });
-        let uniform = params.map(|params| {
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("params"),
-                contents: bytemuck::bytes_of(params),
-                usage: Usage::UNIFORM,
+        let uniform_buffers: Vec<wgpu::Buffer> = uniforms
+            .iter()
+            .map(|(binding, contents)| {
+                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(&format!("{entry} uniform {binding}")),
+                    contents,
+                    usage: Usage::UNIFORM,
+                })
             })
-        });
+            .collect();
         let buffers: Vec<wgpu::Buffer> = bindings
             .iter()
             .map(|(binding, contents)| {
@@ -196,11 +217,12 @@ impl<'a> StageRunner<'a> {
                 })
             })
             .collect();
-        let mut entries: Vec<wgpu::BindGroupEntry> = uniform
+        let mut entries: Vec<wgpu::BindGroupEntry> = uniforms
             .iter()
-            .map(|uniform| wgpu::BindGroupEntry {
-                binding: 0,
-                resource: uniform.as_entire_binding(),
+            .zip(&uniform_buffers)
+            .map(|((binding, _), buffer)| wgpu::BindGroupEntry {
+                binding: *binding,
+                resource: buffer.as_entire_binding(),
             })
             .collect();
         entries.extend(bindings.iter().zip(&buffers).map(|((binding, _), buffer)| {
@@ -261,6 +283,29 @@ pub fn cast<T: bytemuck::Pod>(bytes: &[u8], count: usize) -> Vec<T> {
 #[allow(dead_code)]
 pub fn unwritten_twin<T: bytemuck::Pod>(count: usize) -> Vec<T> {
     bytemuck::pod_collect_to_vec(&vec![UNWRITTEN; count * size_of::<T>()])
+}
+
+/// Whether two bodies' swept spheres can meet: per axis, their centres (through the nearest
+/// image where `sweep` has a periodic box) lie within both radii and both displacements,
+/// with a margin for rounding. Every pair a sweep finds a hit (or an overlap) passes.
+#[cfg(feature = "gpu")]
+#[allow(dead_code)]
+pub fn may_meet(
+    first: &sweepcast::low_level::layout::BodyRecord,
+    second: &sweepcast::low_level::layout::BodyRecord,
+    sweep: &sweepcast::low_level::layout::SweepParams,
+) -> bool {
+    (0..3).all(|k| {
+        let mut d = second.center[k] - first.center[k];
+        if sweep.flags & sweepcast::low_level::layout::FLAG_PERIODIC != 0 {
+            d -= sweep.period[k] * (d * sweep.inverse_period[k]).round();
+        }
+        let reach = first.radius
+            + second.radius
+            + first.displacement[k].abs()
+            + second.displacement[k].abs();
+        d.abs() <= reach * 1.001 + 1e-6
+    })
 }
 
 /// Walls for a scene of `bodies` in `dimensions` (2 or 3): the box (rectangle) a little inside
