@@ -17,8 +17,10 @@
 //! * `grid_hits_dispatch`: the listed hits' dispatch, below, at and past the capacity.
 //! * `grid_partners` and `grid_records`: the lowest partner at each body's least time, and
 //!   the records from it (several levels).
-//! * `grid_finish`: the step's counts, also with a body it cannot sweep, an unfinished walk
-//!   and hits past the capacity.
+//! * `grid_finish`: the step's counts, also with a body it cannot sweep, an unfinished walk,
+//!   hits past the capacity, a walk still pending after its resumes and one without a slot.
+//!   (`grid_resume_dispatch` and `grid_resume`, which only walks past their budget reach, are
+//!   held to the CPU step through their answers in `tests/grid.rs`.)
 //!
 //! On every scene in 3D and 2D at 3,000 bodies (several levels on `Radii100` and `Fast`, a periodic
 //! box on `Periodic`). Each entry point runs in a pipeline of its own (its bindings from the shader)
@@ -34,8 +36,9 @@ use sweepcast::gpu::GRID_WGSL;
 use sweepcast::low_level::contacts::prepare_contacts;
 use sweepcast::low_level::frame::{BOUNDS_WORDS, INVALID_BODIES, interacts, sort_by_key};
 use sweepcast::low_level::grid::{
-    self as twin, GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, GRID_WORDS, GridCounts, GridEntry,
-    GridParams, WORD_CANDIDATES, WORD_CONTACTS, WORD_UNFINISHED, table_bits,
+    self as twin, GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, GridCounts, GridEntry, GridParams,
+    RESUME_HEAD, WORD_CANDIDATES, WORD_CONTACTS, WORD_PENDING, WORD_SAVED_OVERFLOWED,
+    WORD_UNFINISHED, table_bits,
 };
 use sweepcast::low_level::layout::{
     BodyRecord, EarliestRecord, FLAG_PERIODIC, ImpactRecord, KeyValue, STATUS_MISS, StepCounts,
@@ -241,6 +244,11 @@ fn sorted(mut hits: Vec<([u32; 2], ImpactRecord)>) -> Vec<([u32; 2], ImpactRecor
     hits
 }
 
+/// The words of the grid's counters and of the saved walks' heads: the scenes' walks take the
+/// full budget, so none is saved (the step's `continuation_capacity` is 0: a walk saved would
+/// only set `WORD_SAVED_OVERFLOWED`, within these words).
+const WORDS_LEN: usize = RESUME_HEAD;
+
 /// `grid_finish`'s counts, which the twin has no function for: the words and the bounds'
 /// flag as the shader reads them.
 fn finish_twin(
@@ -250,12 +258,20 @@ fn finish_twin(
     words: &[u32],
     scene_words: &[u32],
 ) -> (GridCounts, StepCounts) {
-    let unfinished = words[WORD_UNFINISHED];
+    let pending = words[WORD_PENDING] + words[WORD_PENDING + 1];
+    let unfinished = u32::from(words[WORD_UNFINISHED] != 0 || pending != 0);
+    let saved_overflowed = words[WORD_SAVED_OVERFLOWED];
     let invalid = scene_words[INVALID_BODIES];
     let (candidates, contacts) = (words[WORD_CANDIDATES], words[WORD_CONTACTS]);
     let count = step.body_count;
     let overflowed = u32::from(contacts > step.contact_capacity);
-    let valid = u32::from(unfinished == 0 && invalid == 0 && count <= held && overflowed == 0);
+    let valid = u32::from(
+        unfinished == 0
+            && invalid == 0
+            && count <= held
+            && overflowed == 0
+            && saved_overflowed == 0,
+    );
     let grid_counts = GridCounts {
         valid,
         bodies: count,
@@ -264,7 +280,7 @@ fn finish_twin(
         invalid_bodies: invalid,
         candidates,
         contacts,
-        _pad: 0,
+        saved_overflowed,
     };
     let step_counts = StepCounts {
         valid,
@@ -274,7 +290,7 @@ fn finish_twin(
         body_capacity: held,
         candidates_overflowed: 0,
         unfinished_queries: unfinished,
-        saved_queries_overflowed: 0,
+        saved_queries_overflowed: saved_overflowed,
         contacts_overflowed: overflowed,
         invalid_bodies: invalid,
         _pad1: 0,
@@ -377,7 +393,7 @@ fn the_grid_stages_equal_their_twins() {
             let what = |stage: &str| format!("{name}: {stage}");
 
             // grid_widths: maxima (atomicMax), whatever the order of the invocations.
-            let mut words = vec![0u32; GRID_WORDS];
+            let mut words = vec![0u32; WORDS_LEN];
             for i in 0..n {
                 twin::grid_widths(i, &step, &records, &mut words);
             }
@@ -386,11 +402,11 @@ fn the_grid_stages_equal_their_twins() {
                 None,
                 false,
                 n,
-                &[(WORDS, &[0; 4 * GRID_WORDS])],
+                &[(WORDS, &[0; 4 * WORDS_LEN])],
             );
             assert_same(
                 &what("grid_widths"),
-                &cast::<u32>(&out[0], GRID_WORDS),
+                &cast::<u32>(&out[0], WORDS_LEN),
                 &words,
             );
 
@@ -414,7 +430,7 @@ fn the_grid_stages_equal_their_twins() {
             );
             assert_same(
                 &what("grid_frame's words"),
-                &cast::<u32>(&out[1], GRID_WORDS),
+                &cast::<u32>(&out[1], WORDS_LEN),
                 &words,
             );
             assert_grid_equal(
@@ -443,7 +459,7 @@ fn the_grid_stages_equal_their_twins() {
             );
             assert_same(
                 &what("grid_keys' words"),
-                &cast::<u32>(&out[0], GRID_WORDS),
+                &cast::<u32>(&out[0], WORDS_LEN),
                 &words,
             );
             assert_same(&what("grid_keys"), &cast::<KeyValue>(&out[1], n), &sort_in);
@@ -525,7 +541,8 @@ fn the_grid_stages_equal_their_twins() {
                     &mut words,
                 );
             }
-            assert_eq!(words[WORD_UNFINISHED], 0, "{name}: a walk ran out");
+            let saved = [WORD_PENDING, WORD_PENDING + 1, WORD_SAVED_OVERFLOWED].map(|w| words[w]);
+            assert_eq!(saved, [0; 3], "{name}: a walk ran out");
             let listed = hits.len() + 16;
             for entry in ["grid_gather", "grid_gather_counted"] {
                 let out = stages.run(
@@ -553,7 +570,7 @@ fn the_grid_stages_equal_their_twins() {
                 }
                 assert_same(
                     &what("words"),
-                    &cast::<u32>(&out[0], GRID_WORDS),
+                    &cast::<u32>(&out[0], WORDS_LEN),
                     &expected_words,
                 );
                 assert_same(&what("entries"), &cast::<GridEntry>(&out[1], n), &entries);
@@ -643,7 +660,7 @@ fn the_grid_stages_equal_their_twins() {
             );
             assert_same(
                 &what("grid_partners' words"),
-                &cast::<u32>(&out[0], GRID_WORDS),
+                &cast::<u32>(&out[0], WORDS_LEN),
                 &words,
             );
             // Off lavapipe the partners' walk sweeps again and matches each hit to its
@@ -683,12 +700,16 @@ fn the_grid_stages_equal_their_twins() {
             );
 
             // grid_finish: the step as it is, and with a body it cannot sweep, an unfinished
-            // walk, and one hit past the capacity.
+            // walk, one hit past the capacity, a walk still pending after its resumes (of
+            // either chain), and one that found no slot.
             let mut scene_words = vec![0u32; BOUNDS_WORDS];
-            for case in 0..4 {
+            for case in 0..7 {
                 let (mut finish_step, mut finish_words) = (step, words.clone());
                 scene_words[INVALID_BODIES] = u32::from(case == 1);
                 finish_words[WORD_UNFINISHED] = u32::from(case == 2);
+                finish_words[WORD_PENDING] = u32::from(case == 4);
+                finish_words[WORD_PENDING + 1] = u32::from(case == 5);
+                finish_words[WORD_SAVED_OVERFLOWED] = u32::from(case == 6);
                 if case == 3 {
                     finish_step.contact_capacity = words[WORD_CONTACTS] - 1;
                 }
@@ -743,7 +764,7 @@ fn the_hits_dispatch_equals_its_twin() {
             contact_capacity: capacity,
             ..StepParams::default()
         };
-        let mut words = vec![0u32; GRID_WORDS];
+        let mut words = vec![0u32; WORDS_LEN];
         words[WORD_CONTACTS] = count;
         let (device, expected) = hits_dispatch(&runner, &step, &words);
         assert_same(&format!("{count} of {capacity}"), &[device], &[expected]);
