@@ -93,8 +93,9 @@
 //!    final roundings of the two velocities 18u: 86u, rounded up to 128u for second-order
 //!    terms. Reflections off the box's faces are exact.
 //! 4. **An invalid step.** The step (the grid: earliest contacts only) has no buffer a scene
-//!    outgrows; what makes it invalid is a body's walk past its budget. The run starts with
-//!    that budget lowered to a few steps (`StepBuffers::set_walk_budget`), so that frame 0's
+//!    outgrows; what makes it invalid is a body's walk past its budget and its one resume. The
+//!    run starts with that budget lowered to a few steps (`StepBuffers::set_walk_budget`), so
+//!    that frame 0's
 //!    step is invalid: its `valid` must be 0, the bodies and velocities unchanged to the bit,
 //!    and after the budget is restored the rerun whole; a run in which no step was invalid
 //!    fails.

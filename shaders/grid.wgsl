@@ -526,12 +526,10 @@ fn walk(p: u32, mode: u32) -> bool {
     var steps = 0u;
     loop {
         steps = steps + 1u;
+        // Past the budget: out of the loop, to be saved below (the save kept out of the loop's
+        // body, which it would otherwise burden with its registers).
         if (steps > budget) {
-            let at = array<u32, 11>(k, image, current_image, bitcast<u32>(x), bitcast<u32>(y),
-                                    bitcast<u32>(z), bitcast<u32>(cell.x),
-                                    bitcast<u32>(cell.y), bitcast<u32>(cell.z), q, end);
-            save_walk(p, mode, cells_left, at);
-            return false;
+            break;
         }
         if (q < end) {
             let at = q;
@@ -618,7 +616,10 @@ fn walk(p: u32, mode: u32) -> bool {
         z = 0;
         cells_left = ax.y > 0 && ay.y > 0 && az.y > 0;
     }
-    // Not reached: the loop returns (naga asks for a return after it).
+    let at = array<u32, 11>(k, image, current_image, bitcast<u32>(x), bitcast<u32>(y),
+                            bitcast<u32>(z), bitcast<u32>(cell.x), bitcast<u32>(cell.y),
+                            bitcast<u32>(cell.z), q, end);
+    save_walk(p, mode, cells_left, at);
     return false;
 }
 

@@ -762,9 +762,9 @@ fn walk(
     let mut steps = 0u32;
     loop {
         steps += 1;
+        // Past the budget: out of the loop, to be saved below (as the shader does).
         if steps > budget {
-            save_walk(step, words, slot, (p, mode), &at, visit.best());
-            return false;
+            break;
         }
         if at.q < at.end {
             let index = at.q as usize;
@@ -845,6 +845,8 @@ fn walk(
         at.next = [0; 3];
         at.cells_left = axes.iter().all(|&(_, count)| count > 0);
     }
+    save_walk(step, words, slot, (p, mode), &at, visit.best());
+    false
 }
 
 /// The complement of a hit's time bits: atomicMax of it keeps the least time (times are in
