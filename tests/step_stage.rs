@@ -1010,6 +1010,76 @@ fn a_device_below_the_limits_is_a_typed_error() {
     }
 }
 
+/// Saved walks past every slot one binding holds: on a device of 1 MiB storage bindings the
+/// grid's words hold 8,190 slots a chain ((2²⁰ / 4 − 40) / 32). A lattice of 8,379 bodies 3
+/// apart (every other one closing on its neighbour), each walk some tens of steps over its 27
+/// cells, with the budget lowered to 10 steps (so
+/// every walk is saved, and every one finishes within the 16 resumes), overflows them: `grow`
+/// doubles the slots from 1,024 to the most, then returns `CapacityExceeded` for the saved
+/// walks instead of growing (and rerunning) without end. With the full budget the same
+/// buffers give the CPU step's answer.
+#[test]
+fn saved_walks_past_a_binding_are_a_typed_error() {
+    let test = "saved_walks_past_a_binding_are_a_typed_error";
+    let Some(adapter) = adapter(test) else {
+        return;
+    };
+    let limits = wgpu::Limits {
+        max_storage_buffer_binding_size: 1 << 20,
+        ..StepStage::required_limits()
+    };
+    let caller = Caller::on(adapter, limits).expect("lower limits are granted");
+    let stage = StepStage::new(&caller.device).expect("compiles");
+    let mut reference = Reference::new(&caller);
+    let bodies: Vec<MovingSphere> = (0..21 * 21 * 19)
+        .map(|i| {
+            let at = Vec3::new((i % 21) as f32, (i / 21 % 21) as f32, (i / 441) as f32);
+            // Every other body closes 2.5 on its neighbour along x: contacts to check.
+            let moves = if i % 2 == 0 { 2.5 } else { 0.0 };
+            MovingSphere::new(at * 3.0, 0.5, Vec3::new(moves, 0.0, 0.0))
+        })
+        .collect();
+    let options = SweepOptions::default();
+    let capacities = StepCapacities {
+        resume_passes: StepStage::MAX_RESUME_PASSES,
+        ..StepCapacities::default()
+    };
+    let body_buffer = caller.bodies(&bodies, bodies.len());
+    let mut buffers = caller.step_buffers(&stage, &body_buffer, &options, &[], capacities, false);
+    buffers.set_walk_budget(&caller.queue, 10);
+    let most = ((1 << 20) / 4 - 40) / 32;
+    let mut grows = 0;
+    let error = loop {
+        let frame = caller.run_frame(&stage, &mut buffers);
+        assert!(!frame.counts.is_valid(), "{:?}", frame.counts);
+        assert_eq!(
+            frame.counts.saved_queries_overflowed, 1,
+            "{:?}",
+            frame.counts
+        );
+        assert_eq!(frame.counts.unfinished_queries, 0, "{:?}", frame.counts);
+        frame.assert_consumed("saved walks past their slots");
+        match stage.grow(&caller.device, &caller.queue, &mut buffers, &frame.counts) {
+            Ok(grew) => assert!(grew),
+            Err(error) => break error,
+        }
+        grows += 1;
+        assert!(grows <= 4, "grew {grows} times");
+    };
+    assert_eq!(buffers.capacities().saved_queries, most as u64);
+    assert!(
+        matches!(
+            error,
+            Error::CapacityExceeded { what: Counted::SavedQueries, at_least, capacity }
+                if capacity == most && at_least == most + 1
+        ),
+        "{error:?}"
+    );
+    buffers.set_walk_budget(&caller.queue, 0);
+    let frame = caller.run_frame(&stage, &mut buffers);
+    reference.assert_earliest("the full budget", &bodies, &[], options, &frame);
+}
+
 /// A device made with `wgpu::Limits::default()` (which meets the step's limits) runs it.
 #[test]
 fn a_device_with_the_default_limits_runs_the_step() {

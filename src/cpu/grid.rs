@@ -124,6 +124,10 @@ const WALK_PARTNERS: u32 = 1;
 /// up to twice the budget; `StepStage::grow` raises it for a step that needed more.
 pub const GRID_RESUME_PASSES: u32 = 1;
 
+/// The most resumes a step records after each chain of walks: a walk then takes at most 17
+/// budgets (about 10⁶ steps).
+pub const GRID_MAX_RESUME_PASSES: u32 = 16;
+
 /// The walks past their budget each chain may save, by default: `StepStage::grow` doubles it
 /// for a step that needed more.
 pub const GRID_SAVED_WALKS: u32 = 1024;

@@ -25,9 +25,9 @@ use super::kernel::{
 use super::sweep::BODY_SIZE;
 use crate::cpu::frame::BOUNDS_WORDS;
 use crate::cpu::grid::{
-    GRID_BUDGET, GRID_MAX_BODIES, GRID_RATIO_LOG2, GRID_RESUME_PASSES, GRID_SAVED_WALKS,
-    GRID_SINGLE_SPAN_LOG2, GridCounts, GridEntry, GridParams, RESUME_HEAD, WALK_WORDS, grid_words,
-    table_bits,
+    GRID_BUDGET, GRID_MAX_BODIES, GRID_MAX_RESUME_PASSES, GRID_RATIO_LOG2, GRID_RESUME_PASSES,
+    GRID_SAVED_WALKS, GRID_SINGLE_SPAN_LOG2, GridCounts, GridEntry, GridParams, RESUME_HEAD,
+    WALK_WORDS, grid_words, table_bits,
 };
 use crate::error::Error;
 use crate::layout::{EarliestRecord, KeyValue, StepCounts, StepParams, SweepDispatch, SweepParams};
@@ -244,6 +244,13 @@ impl std::fmt::Debug for GridBuffers {
     }
 }
 
+/// The most walks past their budget a chain may save in buffers of `largest_binding` bytes:
+/// the grid's words (the counters, then two chains of 64-byte slots) in one binding.
+pub(super) fn most_saved_walks(largest_binding: u64) -> u64 {
+    let slots = (largest_binding / 4).saturating_sub(RESUME_HEAD as u64) / (2 * WALK_WORDS as u64);
+    slots.min(u64::from(u32::MAX))
+}
+
 impl GridStage {
     /// Compiles the grid step on `device`; its sorter takes lampshade's portable path
     /// ([`GridStage::for_adapter`] lets it choose the adapter's fast one).
@@ -409,8 +416,7 @@ impl GridStage {
         let grid = buffer("grid params", grid_size, Usage::UNIFORM | Usage::COPY_DST);
         let grid_in = buffer("grid input", grid_size, storage | Usage::COPY_DST);
         let grid_out = buffer("grid output", grid_size, storage | Usage::COPY_SRC);
-        let most_saved = (largest_binding / 4 - RESUME_HEAD as u64) / (2 * WALK_WORDS as u64);
-        let saved_capacity = saved.clamp(1, most_saved.min(u64::from(u32::MAX))) as u32;
+        let saved_capacity = saved.clamp(1, most_saved_walks(largest_binding)) as u32;
         let words = buffer("grid words", 4 * grid_words(saved_capacity) as u64, COUNTED);
         let record = size_of::<KeyValue>() as u64;
         let sort = [
@@ -752,10 +758,12 @@ impl GridBuffers {
     }
 
     /// Sets how many times the steps recorded next resume each chain's walks past their
-    /// budget (0: none, and such a walk makes the step unfinished). Each resume is one
+    /// budget (0: none, and such a walk makes the step unfinished), at most
+    /// [`GRID_MAX_RESUME_PASSES`](crate::low_level::grid::GRID_MAX_RESUME_PASSES) (more is
+    /// taken as that: each resume is a dispatch recorded every step). Each resume is one
     /// dispatch of one invocation a saved walk; a walk takes at most `(passes + 1)` budgets.
     pub fn set_resume_passes(&mut self, passes: u32) {
-        self.resume_passes = passes;
+        self.resume_passes = passes.min(GRID_MAX_RESUME_PASSES);
     }
 
     /// The resumes recorded after each chain of walks.

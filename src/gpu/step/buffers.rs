@@ -47,7 +47,14 @@ impl StepStage {
             [capacities.contacts, capacities.saved_queries],
             None,
         )?;
-        grid.set_resume_passes(capacities.resume_passes.min(Self::MAX_RESUME_PASSES));
+        grid.set_resume_passes(capacities.resume_passes);
+        // What the grid holds: the resumes at most MAX_RESUME_PASSES, the slots within a
+        // binding.
+        let capacities = StepCapacities {
+            resume_passes: grid.resume_passes(),
+            saved_queries: u64::from(grid.saved_capacity()),
+            ..capacities
+        };
         let mut buffers = StepBuffers {
             grid,
             walls_merge: None,

@@ -5,7 +5,7 @@ use super::capacities::StepCapacities;
 
 use crate::error::{Counted, Error};
 use crate::gpu::contacts::{ContactBuffers, ContactStage};
-use crate::gpu::grid::{GridBuffers, GridStage};
+use crate::gpu::grid::{GridBuffers, GridStage, most_saved_walks};
 use crate::gpu::kernel::{
     STORAGE_BUFFERS_PER_STAGE, StageEnd, check_count, check_limits, required_limits,
 };
@@ -128,7 +128,7 @@ impl StepStage {
     /// walk then takes at most 17 budgets ([`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET)
     /// steps each) before the step is [`Error::CapacityExceeded`] for
     /// [`Counted::WalkSteps`](crate::Counted::WalkSteps).
-    pub const MAX_RESUME_PASSES: u32 = 16;
+    pub const MAX_RESUME_PASSES: u32 = crate::cpu::grid::GRID_MAX_RESUME_PASSES;
 
     /// Compiles every stage of the step on `device`. The radix sorter takes its portable
     /// path; [`StepStage::for_adapter`] lets it choose the adapter's fast one.
@@ -314,11 +314,21 @@ impl StepStage {
             buffers.grid.set_resume_passes(next);
             grew = true;
         }
-        // Walks that found no slot to be saved in: twice the slots.
+        // Walks that found no slot to be saved in: twice the slots, up to what one binding
+        // holds (past it, growing mends nothing: a typed error, not a rerun without end).
+        let held_saved = u64::from(buffers.grid.saved_capacity());
         let saved = if counts.saved_queries_overflowed != 0 {
-            2 * buffers.grid.saved_capacity().max(1) as u64
+            let most = most_saved_walks(self.largest_binding);
+            if held_saved >= most {
+                return Err(Error::CapacityExceeded {
+                    what: Counted::SavedQueries,
+                    at_least: held_saved as usize + 1,
+                    capacity: held_saved as usize,
+                });
+            }
+            (2 * held_saved).min(most)
         } else {
-            u64::from(buffers.grid.saved_capacity())
+            held_saved
         };
         // Contacts counted past the capacity (modulo 2^32: a count that wrapped reads low,
         // and the rerun grows again).
@@ -335,7 +345,7 @@ impl StepStage {
             }
             contacts = self.clamp_contacts(counted.max(held * 2));
         }
-        if contacts == held && saved == u64::from(buffers.grid.saved_capacity()) {
+        if contacts == held && saved == held_saved {
             if grew {
                 return Ok(true);
             }
