@@ -15,7 +15,7 @@ use common::{Timings, parse, time_runs};
 use std::process::ExitCode;
 
 use sweepcast::SweepOptions;
-use sweepcast::gpu::{GpuContext, SweepPipeline};
+use sweepcast::gpu::SweepPipeline;
 use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND};
 use sweepcast::{cpu, reference};
 use testkit::{Workload, WorkloadConfig};
@@ -82,12 +82,9 @@ fn main() -> ExitCode {
         Err(message) => return common::bad_options(&message),
     };
     let config = options.config;
-    let context = match GpuContext::new_blocking() {
+    let context = match common::gpu_context() {
         Ok(context) => context,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let info = context.adapter_info();
     println!(

@@ -38,12 +38,9 @@ fn main() -> ExitCode {
             return common::bad_options(&message);
         }
     }
-    let context = match GpuContext::new_blocking() {
+    let context = match common::gpu_context() {
         Ok(context) => context,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     match run(&context, rounds) {
         Ok(()) => ExitCode::SUCCESS,

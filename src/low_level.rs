@@ -19,7 +19,7 @@
 //! * The CPU batch's tuning: [`LANES`], [`Simd`], [`SERIAL_PAIRS`].
 //! * With the `gpu` feature: the shaders' sources ([`SHARED_WGSL`], ...), the step's two
 //!   sub-stage [`ContactStage`] that [`crate::gpu::StepStage`] composes after its grid, and
-//!   its memory per item.
+//!   its memory per item; and [`host_profile`], where a blocking GPU call's host time goes.
 
 /// The f32 twin of `shaders/sweep.wgsl`, line for line: same names, same operations in the
 /// same order, entry points included (source `src/cpu/sweep.rs`).
@@ -75,6 +75,9 @@ pub use crate::gpu::contacts::{
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::frame::FRAME_WGSL;
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
+pub use crate::gpu::host_profile::{HostSpan, host_profile};
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::kernel::SHARED_WGSL;

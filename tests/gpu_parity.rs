@@ -261,3 +261,64 @@ fn pipeline_times_are_the_records_times() {
     );
     assert!(times.is_empty(), "left empty on error");
 }
+
+/// `low_level::host_profile` sees every stage of a chunked call, once per chunk where the
+/// stage is per chunk, with the bytes the stage's doc counts; it does not change the answers,
+/// and outside it (or nested in it) nothing leaks between calls.
+#[test]
+fn host_profile_names_each_stage_of_a_chunked_call() {
+    use sweepcast::low_level::host_profile;
+    let Some(context) = common::gpu_context("host_profile_names_each_stage_of_a_chunked_call")
+    else {
+        return;
+    };
+    let workload = Workload::random(&WorkloadConfig {
+        bodies: 500,
+        pairs: 2_500,
+        seed: 3,
+        ..Default::default()
+    });
+    let (bodies, pairs) = (&workload.bodies, &workload.pairs);
+    let pipeline = SweepPipeline::new(&context)
+        .unwrap()
+        .with_max_pairs_per_dispatch(1_000);
+    let plain = pipeline
+        .sweep(bodies, pairs, SweepOptions::DEFAULT)
+        .unwrap();
+    let ((profiled, inner), outer) = host_profile(|| {
+        host_profile(|| {
+            pipeline
+                .sweep(bodies, pairs, SweepOptions::DEFAULT)
+                .unwrap()
+        })
+    });
+    assert_eq!(profiled, plain, "profiling changes nothing");
+    assert!(
+        outer.is_empty(),
+        "a nested profile takes the inner call's spans"
+    );
+    let count = |stage: &str| inner.iter().filter(|span| span.stage == stage).count();
+    // Three chunks; the bodies are written once, the pairs once a chunk; the staging buffers
+    // were mapped by the first call, so this call maps each before writing it.
+    for (stage, times) in [
+        ("pack", 1),
+        ("map upload", 4),
+        ("write upload", 4),
+        ("record", 3),
+        ("wait", 3),
+        ("decode", 3),
+    ] {
+        assert_eq!(count(stage), times, "{stage} in {inner:?}");
+    }
+    let pack = inner.iter().find(|span| span.stage == "pack").unwrap();
+    let body = std::mem::size_of::<sweepcast::MovingSphere>() as u64;
+    assert_eq!(pack.bytes, 500 * (body + 32) + 2_500 * 8);
+    let written: u64 = inner
+        .iter()
+        .filter(|span| span.stage == "write upload")
+        .map(|span| span.bytes)
+        .sum();
+    assert_eq!(written, 2 * (500 * 32 + 2_500 * 8), "read and written once");
+    let (_, none) = host_profile(|| ());
+    assert!(none.is_empty());
+}

@@ -71,6 +71,16 @@ pub fn machine() -> String {
     )
 }
 
+/// The GPU context every GPU example runs on, or the exit code they use without an adapter
+/// (2), the reason printed.
+#[cfg(feature = "gpu")]
+pub fn gpu_context() -> Result<sweepcast::gpu::GpuContext, std::process::ExitCode> {
+    sweepcast::gpu::GpuContext::new_blocking().map_err(|error| {
+        eprintln!("error: {error}");
+        std::process::ExitCode::from(2)
+    })
+}
+
 /// Waits until the work submitted to `device` so far is done. GL ends one wait after about
 /// 2.1 s whatever was asked: wait again.
 #[cfg(feature = "gpu")]

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::context::LossRecord;
+use super::host_profile::{Timer, span};
 use crate::error::Error;
 
 /// Smallest capacity of a [`GrowingBuffer`], in elements: below it growth by doubling is not
@@ -124,14 +125,18 @@ impl Upload {
     pub(crate) async fn write(&mut self, waiter: &DeviceWaiter, bytes: &[u8]) -> Result<(), Error> {
         let buffer = self.staging.buffer();
         if !self.mapped {
+            let timer = Timer::start();
             waiter.map(&buffer.slice(..), wgpu::MapMode::Write).await?;
+            timer.end("map upload", 0, 1);
             self.mapped = true;
         }
-        let written = buffer
-            .slice(..bytes.len() as u64)
-            .get_mapped_range_mut()
-            .map(|mut view| view.slice(..).copy_from_slice(bytes));
-        buffer.unmap();
+        let written = span("write upload", 2 * bytes.len() as u64, 1, || {
+            buffer
+                .slice(..bytes.len() as u64)
+                .get_mapped_range_mut()
+                .map(|mut view| view.slice(..).copy_from_slice(bytes))
+        });
+        span("unmap", 0, 1, || buffer.unmap());
         self.mapped = false;
         written.map_err(|error| Error::Mapping(error.to_string()))
     }

@@ -11,6 +11,7 @@ use crate::par::prelude::*;
 
 use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload, create_buffer};
 use super::context::GpuContext;
+use super::host_profile::{Timer, pool_threads, span};
 use super::pipeline::DEFAULT_POLL_TIMEOUT;
 use super::step::{StepBuffers, StepCapacities, StepStage};
 use crate::cpu::{Contact, Contacts, Earliest, wall_contacts_into, wall_records_into};
@@ -509,7 +510,8 @@ impl ContactPipeline {
                 },
             )?;
             let readback_start = Instant::now();
-            self.read(state.readback.buffer(), ..size, |view| {
+            let decode_bytes = n * (EARLIEST_SIZE + size_of::<Option<EarliestImpact>>() as u64);
+            self.read(state.readback.buffer(), ..size, decode_bytes, |view| {
                 let records: &[EarliestRecord] =
                     bytemuck::cast_slice(&view[COUNTS_SIZE as usize..]);
                 out.par_extend(records.par_iter().map(EarliestRecord::decode));
@@ -540,11 +542,15 @@ impl ContactPipeline {
         let state = &mut *state;
         self.waiter.check_loss()?;
         check_length(&state.groups, bodies.len())?;
-        pack_batch(bodies, &[], &options, self.max_bodies(), &mut state.packed)?;
-        for (record, &groups) in state.packed.iter_mut().zip(&state.groups) {
-            *record = record.with_groups(groups);
-        }
-        wall_records_into(walls, &mut state.wall_records)?;
+        let pack_bytes = bodies.len() * (size_of::<B>() + size_of::<BodyRecord>())
+            + std::mem::size_of_val(state.groups.as_slice());
+        span("pack", pack_bytes as u64, 1, || {
+            pack_batch(bodies, &[], &options, self.max_bodies(), &mut state.packed)?;
+            for (record, &groups) in state.packed.iter_mut().zip(&state.groups) {
+                *record = record.with_groups(groups);
+            }
+            wall_records_into(walls, &mut state.wall_records)
+        })?;
         state.reruns = 0;
         let scopes = ErrorScopes::push(&self.device);
         let result = run(state, walls);
@@ -615,43 +621,65 @@ impl ContactPipeline {
                 .expect("made with ordered contacts");
             encoder.copy_buffer_to_buffer(ordered, 0, contact_readback, 0, CONTACT_SIZE * contacts);
             self.queue.submit([encoder.finish()]);
-            self.read(contact_readback, ..CONTACT_SIZE * contacts, |view| {
-                let records: &[ContactRecord] = bytemuck::cast_slice(view);
-                out_contacts.par_extend(records.par_iter().map(|record| {
-                    let [a, b] = record.pair;
-                    let impact = record
-                        .impact
-                        .to_impact(&packed[a as usize], &packed[b as usize])
-                        .expect("only hits are compacted");
-                    Contact::of_pair(record.pair, record.image, impact)
-                }));
-            })?;
+            let decode_bytes = contacts
+                * (CONTACT_SIZE + 2 * size_of::<BodyRecord>() as u64 + size_of::<Contact>() as u64);
+            self.read(
+                contact_readback,
+                ..CONTACT_SIZE * contacts,
+                decode_bytes,
+                |view| {
+                    let records: &[ContactRecord] = bytemuck::cast_slice(view);
+                    out_contacts.par_extend(records.par_iter().map(|record| {
+                        let [a, b] = record.pair;
+                        let impact = record
+                            .impact
+                            .to_impact(&packed[a as usize], &packed[b as usize])
+                            .expect("only hits are compacted");
+                        Contact::of_pair(record.pair, record.image, impact)
+                    }));
+                },
+            )?;
         }
-        self.read(state.readback.buffer(), ..layout.size, |view| {
-            let positions: &[u32] =
-                bytemuck::cast_slice(&view[layout.positions as usize..][..4 * n as usize]);
-            // Per body, the complement of its earliest contact's position (0 for none).
-            out_earliest.par_extend(positions.par_iter().enumerate().map(|(body, &complement)| {
-                (complement != 0).then(|| {
-                    let contact = !complement;
-                    let [a, b] = out_contacts[contact as usize]
-                        .pair()
-                        .expect("the ordered contacts are pairs");
-                    Earliest {
-                        contact,
-                        partner: if a == body as u32 { b } else { a },
-                    }
-                })
-            }));
-            if !walls.is_empty() {
-                let records: &[WallContactRecord] = bytemuck::cast_slice(
-                    &view[layout.walls as usize..][..(WALL_CONTACT_SIZE * n) as usize],
-                );
-                out_walls.par_extend(records.par_iter().zip(packed).enumerate().map(
-                    |(index, (record, body))| crate::cpu::wall_contact(record, index as u32, body),
+        // Each body's earliest position and, for most, the pair of the contact it names;
+        // each body's wall record, body and wall contact.
+        let mut decode_bytes = n * (4 + 8 + size_of::<Option<Earliest>>() as u64);
+        if !walls.is_empty() {
+            decode_bytes += n * (WALL_CONTACT_SIZE + 32 + size_of::<Option<Contact>>() as u64);
+        }
+        self.read(
+            state.readback.buffer(),
+            ..layout.size,
+            decode_bytes,
+            |view| {
+                let positions: &[u32] =
+                    bytemuck::cast_slice(&view[layout.positions as usize..][..4 * n as usize]);
+                // Per body, the complement of its earliest contact's position (0 for none).
+                out_earliest.par_extend(positions.par_iter().enumerate().map(
+                    |(body, &complement)| {
+                        (complement != 0).then(|| {
+                            let contact = !complement;
+                            let [a, b] = out_contacts[contact as usize]
+                                .pair()
+                                .expect("the ordered contacts are pairs");
+                            Earliest {
+                                contact,
+                                partner: if a == body as u32 { b } else { a },
+                            }
+                        })
+                    },
                 ));
-            }
-        })?;
+                if !walls.is_empty() {
+                    let records: &[WallContactRecord] = bytemuck::cast_slice(
+                        &view[layout.walls as usize..][..(WALL_CONTACT_SIZE * n) as usize],
+                    );
+                    out_walls.par_extend(records.par_iter().zip(packed).enumerate().map(
+                        |(index, (record, body))| {
+                            crate::cpu::wall_contact(record, index as u32, body)
+                        },
+                    ));
+                }
+            },
+        )?;
         state.readback_took(readback_start);
         Ok(())
     }
@@ -671,7 +699,9 @@ impl ContactPipeline {
         copies: &dyn Fn(&StepBuffers, &mut wgpu::CommandEncoder, &wgpu::Buffer),
     ) -> Result<StepCounts, Error> {
         let n = state.packed.len() as u64;
+        let timer = Timer::start();
         self.ensure_buffers(state, n, walls, options, ordered)?;
+        timer.end("buffers", 0, 1);
         state.upload.ensure(&self.device, n);
         let body_bytes = bytemuck::cast_slice(&state.packed);
         pollster::block_on(state.upload.write(&self.waiter, body_bytes))?;
@@ -680,6 +710,7 @@ impl ContactPipeline {
             .ensure(&self.device, readback_size.div_ceil(16));
         let mut upload = true;
         loop {
+            let timer = Timer::start();
             let buffers = state.buffers.as_mut().expect("made above");
             let mut encoder = self
                 .device
@@ -715,7 +746,8 @@ impl ContactPipeline {
             encoder.copy_buffer_to_buffer(buffers.counts(), 0, readback, 0, COUNTS_SIZE);
             copies(buffers, &mut encoder, readback);
             self.queue.submit([encoder.finish()]);
-            let counts = self.read(readback, ..COUNTS_SIZE, |view| {
+            timer.end("record", 0, 1);
+            let counts = self.read(readback, ..COUNTS_SIZE, COUNTS_SIZE, |view| {
                 bytemuck::pod_read_unaligned::<StepCounts>(view)
             })?;
             if counts.is_valid() {
@@ -729,17 +761,23 @@ impl ContactPipeline {
         }
     }
 
-    /// Maps `range` of `buffer`, reads it with `read` and unmaps it.
+    /// Maps `range` of `buffer`, reads it with `read` (which touches `bytes` of host memory,
+    /// on rayon's threads) and unmaps it.
     fn read<T>(
         &self,
         buffer: &wgpu::Buffer,
         range: std::ops::RangeTo<u64>,
+        bytes: u64,
         read: impl FnOnce(&[u8]) -> T,
     ) -> Result<T, Error> {
         let slice = buffer.slice(range);
+        let timer = Timer::start();
         pollster::block_on(self.waiter.map(&slice, wgpu::MapMode::Read))?;
-        let value = slice.get_mapped_range().map(|view| read(&view));
-        buffer.unmap();
+        timer.end("wait", 0, 1);
+        let value = span("decode", bytes, pool_threads(), || {
+            slice.get_mapped_range().map(|view| read(&view))
+        });
+        span("unmap", 0, 1, || buffer.unmap());
         value.map_err(|error| Error::Mapping(error.to_string()))
     }
 

@@ -29,6 +29,7 @@ pub(crate) mod contacts;
 mod context;
 pub(crate) mod frame;
 mod grid;
+pub(crate) mod host_profile;
 pub(crate) mod kernel;
 mod pipeline;
 mod step;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload};
 use super::context::GpuContext;
+use super::host_profile::{Timer, pool_threads, span};
 use super::sweep::{BODY_SIZE, PAIR_SIZE, SweepBuffers, SweepOutput, SweepStage};
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
@@ -249,6 +250,11 @@ trait Decode {
     type Item: Send;
     /// The stage's output this answer is read from.
     const KIND: SweepOutput;
+    /// Host bytes decoding touches per pair besides its output record: what it reads of the
+    /// pair and its bodies, and the answer it writes.
+    const BYTES_PER_ITEM: u64;
+    /// The threads decoding runs on.
+    const THREADS: fn() -> usize;
     /// Appends the answers of `chunk` (whose output is `bytes`) to `out`.
     fn decode(bytes: &[u8], chunk: &[[u32; 2]], bodies: &[BodyRecord], out: &mut Vec<Self::Item>);
 }
@@ -259,6 +265,9 @@ struct Impacts;
 impl Decode for Impacts {
     type Item = Option<Impact>;
     const KIND: SweepOutput = SweepOutput::Impacts;
+    const BYTES_PER_ITEM: u64 =
+        (PAIR_SIZE as usize + 2 * size_of::<BodyRecord>() + size_of::<Option<Impact>>()) as u64;
+    const THREADS: fn() -> usize = pool_threads;
     fn decode(bytes: &[u8], chunk: &[[u32; 2]], bodies: &[BodyRecord], out: &mut Vec<Self::Item>) {
         let records: &[ImpactRecord] = bytemuck::cast_slice(bytes);
         out.par_extend(
@@ -278,6 +287,8 @@ struct Times;
 impl Decode for Times {
     type Item = TimeOfImpact;
     const KIND: SweepOutput = SweepOutput::Times;
+    const BYTES_PER_ITEM: u64 = size_of::<TimeOfImpact>() as u64;
+    const THREADS: fn() -> usize = || 1;
     fn decode(bytes: &[u8], _: &[[u32; 2]], _: &[BodyRecord], out: &mut Vec<Self::Item>) {
         out.extend_from_slice(bytemuck::cast_slice(bytes));
     }
@@ -516,13 +527,17 @@ impl SweepPipeline {
         let buffers = &mut *buffers;
         // A lost device fails at once, before anything touches it.
         self.waiter.check_loss()?;
-        pack_batch(
-            bodies,
-            pairs,
-            &options,
-            self.max_bodies(),
-            &mut buffers.packed_bodies,
-        )?;
+        let pack_bytes = bodies.len() * (size_of::<B>() + size_of::<BodyRecord>())
+            + std::mem::size_of_val(pairs);
+        span("pack", pack_bytes as u64, 1, || {
+            pack_batch(
+                bodies,
+                pairs,
+                &options,
+                self.max_bodies(),
+                &mut buffers.packed_bodies,
+            )
+        })?;
         // wgpu rejects zero-sized copies, and there is nothing to do.
         if pairs.is_empty() {
             return Ok(());
@@ -591,6 +606,7 @@ impl SweepPipeline {
         pollster::block_on(pair_upload.write(&self.waiter, bytemuck::cast_slice(chunk)))?;
         let pair_bytes = chunk.len() as u64 * PAIR_SIZE;
         let output_bytes = chunk.len() as u64 * D::KIND.size();
+        let timer = Timer::start();
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -624,14 +640,20 @@ impl SweepPipeline {
         let readback = outputs.readback.buffer();
         encoder.copy_buffer_to_buffer(outputs.output.buffer(), 0, readback, 0, output_bytes);
         self.queue.submit([encoder.finish()]);
+        timer.end("record", 0, 1);
 
         let slice = readback.slice(..output_bytes);
+        let timer = Timer::start();
         pollster::block_on(self.waiter.map(&slice, wgpu::MapMode::Read))?;
-        let decoded = slice
-            .get_mapped_range()
-            .map(|view| D::decode(&view, chunk, &buffers.packed_bodies, out));
+        timer.end("wait", 0, 1);
+        let decode_bytes = output_bytes + chunk.len() as u64 * D::BYTES_PER_ITEM;
+        let decoded = span("decode", decode_bytes, D::THREADS(), || {
+            slice
+                .get_mapped_range()
+                .map(|view| D::decode(&view, chunk, &buffers.packed_bodies, out))
+        });
         // Unmap on every path, or the next call could not map it again.
-        readback.unmap();
+        span("unmap", 0, 1, || readback.unmap());
         decoded.map_err(|error| Error::Mapping(error.to_string()))
     }
 }
