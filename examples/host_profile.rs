@@ -139,7 +139,7 @@ fn profile(
         median(&mut totals)
     );
     println!(
-        "  {:<13} {:>9} {:>11} {:>7} {:>9} {:>9} {:>6}",
+        "  {:<16} {:>9} {:>11} {:>7} {:>9} {:>9} {:>6}",
         "stage", "ms", "MB", "threads", "GB/s", "bound ms", "x"
     );
     let mut host = 0.0;
@@ -159,7 +159,7 @@ fn profile(
             ("-".into(), "-".into())
         };
         println!(
-            "  {stage:<13} {ms:>9.3} {:>11.2} {threads:>7} {speed:>9} {bound:>9.3} {ratio:>6}",
+            "  {stage:<16} {ms:>9.3} {:>11.2} {threads:>7} {speed:>9} {bound:>9.3} {ratio:>6}",
             bytes as f64 / 1e6
         );
     }

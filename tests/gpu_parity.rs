@@ -298,27 +298,124 @@ fn host_profile_names_each_stage_of_a_chunked_call() {
         "a nested profile takes the inner call's spans"
     );
     let count = |stage: &str| inner.iter().filter(|span| span.stage == stage).count();
-    // Three chunks; the bodies are written once, the pairs once a chunk; the staging buffers
-    // were mapped by the first call, so this call maps each before writing it.
+    // Three chunks; the bodies are packed straight into their upload buffer once, the pairs
+    // checked once and written once a chunk; the staging buffers were mapped by the first
+    // call, so this call maps each before writing it.
     for (stage, times) in [
         ("pack", 1),
+        ("check", 1),
         ("map upload", 4),
-        ("write upload", 4),
+        ("write upload", 3),
+        ("unmap", 4 + 3),
         ("record", 3),
         ("wait", 3),
         ("decode", 3),
     ] {
         assert_eq!(count(stage), times, "{stage} in {inner:?}");
     }
-    let pack = inner.iter().find(|span| span.stage == "pack").unwrap();
+    let bytes = |stage: &str| -> u64 {
+        inner
+            .iter()
+            .filter(|span| span.stage == stage)
+            .map(|span| span.bytes)
+            .sum()
+    };
     let body = std::mem::size_of::<sweepcast::MovingSphere>() as u64;
-    assert_eq!(pack.bytes, 500 * (body + 32) + 2_500 * 8);
-    let written: u64 = inner
-        .iter()
-        .filter(|span| span.stage == "write upload")
-        .map(|span| span.bytes)
-        .sum();
-    assert_eq!(written, 2 * (500 * 32 + 2_500 * 8), "read and written once");
+    assert_eq!(
+        bytes("pack"),
+        500 * (body + 32),
+        "each body read, its record written"
+    );
+    assert_eq!(bytes("check"), 2_500 * 8, "each pair read");
+    assert_eq!(
+        bytes("write upload"),
+        2 * 2_500 * 8,
+        "each pair read and written"
+    );
     let (_, none) = host_profile(|| ());
     assert!(none.is_empty());
+}
+
+/// Split calls give the unsplit answers to the bit, both outputs, with a chunk boundary on
+/// either side of every pair count tried and a last chunk of one pair.
+#[test]
+fn split_calls_equal_the_unsplit_call_at_every_boundary() {
+    let Some(context) = common::gpu_context("split_calls_equal_the_unsplit_call_at_every_boundary")
+    else {
+        return;
+    };
+    let workload = Workload::random(&WorkloadConfig {
+        bodies: 2_000,
+        pairs: 3_001,
+        seed: 17,
+        ..Default::default()
+    });
+    let whole = SweepPipeline::new(&context).unwrap();
+    let split = SweepPipeline::new(&context)
+        .unwrap()
+        .with_max_pairs_per_dispatch(1_000);
+    for count in [999, 1_000, 1_001, 2_001, 3_001] {
+        let pairs = &workload.pairs[..count];
+        let options = SweepOptions::DEFAULT;
+        let expected = whole.sweep(&workload.bodies, pairs, options).unwrap();
+        let got = split.sweep(&workload.bodies, pairs, options).unwrap();
+        assert_eq!(got, expected, "{count} pairs in chunks of 1000");
+        let expected = whole
+            .times_of_impact(&workload.bodies, pairs, options)
+            .unwrap();
+        let got = split
+            .times_of_impact(&workload.bodies, pairs, options)
+            .unwrap();
+        let bits = |times: &[sweepcast::TimeOfImpact]| -> Vec<u32> {
+            bytemuck::cast_slice(times).to_vec()
+        };
+        assert_eq!(
+            bits(&got),
+            bits(&expected),
+            "{count} times in chunks of 1000"
+        );
+    }
+}
+
+/// A batch large enough to be packed on all cores names the first invalid body however the
+/// blocks are shared out, leaves the caller's vector empty, and the pipeline's next call is
+/// right.
+#[test]
+fn bodies_packed_on_all_cores_name_the_first_invalid_body() {
+    let Some(pipeline) =
+        common::shared_pipeline("bodies_packed_on_all_cores_name_the_first_invalid_body")
+    else {
+        return;
+    };
+    let workload = Workload::random(&WorkloadConfig {
+        bodies: 40_000,
+        pairs: 5_000,
+        seed: 23,
+        ..Default::default()
+    });
+    let mut bodies = workload.bodies.clone();
+    bodies[35_000].radius = -1.0;
+    bodies[30_001].center.y = f32::NAN;
+    let mut impacts = vec![None; 3];
+    let error = pipeline
+        .sweep_into(
+            &bodies,
+            &workload.pairs,
+            SweepOptions::DEFAULT,
+            &mut impacts,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::NonFinite { body: 30_001, .. }),
+        "the first invalid body: {error:?}"
+    );
+    assert!(
+        impacts.is_empty(),
+        "the caller's vector is empty after an error"
+    );
+    let right = pipeline
+        .sweep(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT)
+        .unwrap();
+    check(pipeline, "after an error", &workload);
+    assert_eq!(right.len(), workload.pairs.len());
 }

@@ -5,8 +5,9 @@
 use std::time::{Duration, Instant};
 
 use super::context::LossRecord;
-use super::host_profile::{Timer, span};
+use super::host_profile::{Timer, pool_threads, span};
 use crate::error::Error;
+use crate::par::prelude::*;
 
 /// Smallest capacity of a [`GrowingBuffer`], in elements: below it growth by doubling is not
 /// worth a buffer.
@@ -123,6 +124,26 @@ impl Upload {
     /// Writes `bytes` at the start (mapping it first if the last call's copies may still
     /// read it) and unmaps it, ready to be copied from.
     pub(crate) async fn write(&mut self, waiter: &DeviceWaiter, bytes: &[u8]) -> Result<(), Error> {
+        let touched = 2 * bytes.len() as u64;
+        self.write_with(waiter, bytes.len() as u64, |view| {
+            span("write upload", touched, pool_threads(), || {
+                par_copy(view, bytes);
+            });
+            Ok(())
+        })
+        .await
+    }
+
+    /// Lets `fill` write the first `len` bytes in place (mapping the buffer first if the last
+    /// call's copies may still read it), then unmaps it, ready to be copied from: the bytes
+    /// go straight into the mapping, with no copy on the way. An error of `fill` is returned
+    /// after the unmap, so the buffer stays usable.
+    pub(crate) async fn write_with(
+        &mut self,
+        waiter: &DeviceWaiter,
+        len: u64,
+        fill: impl FnOnce(wgpu::WriteOnly<'_, [u8]>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let buffer = self.staging.buffer();
         if !self.mapped {
             let timer = Timer::start();
@@ -130,16 +151,51 @@ impl Upload {
             timer.end("map upload", 0, 1);
             self.mapped = true;
         }
-        let written = span("write upload", 2 * bytes.len() as u64, 1, || {
-            buffer
-                .slice(..bytes.len() as u64)
-                .get_mapped_range_mut()
-                .map(|mut view| view.slice(..).copy_from_slice(bytes))
-        });
+        let written = buffer
+            .slice(..len)
+            .get_mapped_range_mut()
+            .map_err(|error| Error::Mapping(error.to_string()))
+            .and_then(|mut view| fill(view.slice(..)));
         span("unmap", 0, 1, || buffer.unmap());
         self.mapped = false;
-        written.map_err(|error| Error::Mapping(error.to_string()))
+        written
     }
+}
+
+/// A piece of a mapped range, sent to the thread that writes it.
+pub(crate) struct Piece<'a>(pub(crate) wgpu::WriteOnly<'a, [u8]>);
+
+// SAFETY: wgpu's `WriteOnly<'_, T>` is `Send` for `T: Send` by its own argument (it gives
+// exclusive access to the memory it points to, as `&mut T` does, which is `Send` for
+// `T: Send`); its impl only lacks `?Sized`, so `WriteOnly<'_, [u8]>` misses out. `[u8]` is
+// `Send` and the argument holds for it as for `&mut [u8]`: the pieces never overlap.
+unsafe impl Send for Piece<'_> {}
+
+/// `view` cut into pieces of `piece` bytes (the last may be shorter), to be written in
+/// parallel.
+pub(crate) fn pieces(mut view: wgpu::WriteOnly<'_, [u8]>, piece: usize) -> Vec<Piece<'_>> {
+    let mut pieces = Vec::with_capacity(view.len().div_ceil(piece));
+    while !view.is_empty() {
+        let length = piece.min(view.len());
+        let (head, tail) = view.split_at(length);
+        pieces.push(Piece(head));
+        view = tail;
+    }
+    pieces
+}
+
+/// Copies `bytes` into `view` (as long) on all cores, in pieces of 256 KiB (one piece on the
+/// calling thread).
+pub(crate) fn par_copy(mut view: wgpu::WriteOnly<'_, [u8]>, bytes: &[u8]) {
+    const PIECE: usize = 256 << 10;
+    if bytes.len() <= PIECE {
+        view.copy_from_slice(bytes);
+        return;
+    }
+    pieces(view, PIECE)
+        .into_par_iter()
+        .zip(bytes.par_chunks(PIECE))
+        .for_each(|(mut piece, bytes)| piece.0.copy_from_slice(bytes));
 }
 
 /// Waits for the device: maps buffers and blocks until the work submitted so far is done,

@@ -511,7 +511,8 @@ impl ContactPipeline {
             )?;
             let readback_start = Instant::now();
             let decode_bytes = n * (EARLIEST_SIZE + size_of::<Option<EarliestImpact>>() as u64);
-            self.read(state.readback.buffer(), ..size, decode_bytes, |view| {
+            let stage = ("decode earliest", decode_bytes);
+            self.read(state.readback.buffer(), ..size, stage, |view| {
                 let records: &[EarliestRecord] =
                     bytemuck::cast_slice(&view[COUNTS_SIZE as usize..]);
                 out.par_extend(records.par_iter().map(EarliestRecord::decode));
@@ -626,7 +627,7 @@ impl ContactPipeline {
             self.read(
                 contact_readback,
                 ..CONTACT_SIZE * contacts,
-                decode_bytes,
+                ("decode contacts", decode_bytes),
                 |view| {
                     let records: &[ContactRecord] = bytemuck::cast_slice(view);
                     out_contacts.par_extend(records.par_iter().map(|record| {
@@ -649,7 +650,7 @@ impl ContactPipeline {
         self.read(
             state.readback.buffer(),
             ..layout.size,
-            decode_bytes,
+            ("decode per body", decode_bytes),
             |view| {
                 let positions: &[u32] =
                     bytemuck::cast_slice(&view[layout.positions as usize..][..4 * n as usize]);
@@ -747,9 +748,12 @@ impl ContactPipeline {
             copies(buffers, &mut encoder, readback);
             self.queue.submit([encoder.finish()]);
             timer.end("record", 0, 1);
-            let counts = self.read(readback, ..COUNTS_SIZE, COUNTS_SIZE, |view| {
-                bytemuck::pod_read_unaligned::<StepCounts>(view)
-            })?;
+            let counts = self.read(
+                readback,
+                ..COUNTS_SIZE,
+                ("decode counts", COUNTS_SIZE),
+                bytemuck::pod_read_unaligned::<StepCounts>,
+            )?;
             if counts.is_valid() {
                 return Ok(counts);
             }
@@ -761,20 +765,20 @@ impl ContactPipeline {
         }
     }
 
-    /// Maps `range` of `buffer`, reads it with `read` (which touches `bytes` of host memory,
-    /// on rayon's threads) and unmaps it.
+    /// Maps `range` of `buffer`, reads it with `read` (the host stage `stage`, which touches
+    /// `bytes` of host memory on rayon's threads) and unmaps it.
     fn read<T>(
         &self,
         buffer: &wgpu::Buffer,
         range: std::ops::RangeTo<u64>,
-        bytes: u64,
+        (stage, bytes): (&'static str, u64),
         read: impl FnOnce(&[u8]) -> T,
     ) -> Result<T, Error> {
         let slice = buffer.slice(range);
         let timer = Timer::start();
         pollster::block_on(self.waiter.map(&slice, wgpu::MapMode::Read))?;
         timer.end("wait", 0, 1);
-        let value = span("decode", bytes, pool_threads(), || {
+        let value = span(stage, bytes, pool_threads(), || {
             slice.get_mapped_range().map(|view| read(&view))
         });
         span("unmap", 0, 1, || buffer.unmap());

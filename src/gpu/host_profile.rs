@@ -19,7 +19,9 @@ pub struct HostSpan {
     /// mapped staging buffer), `buffers` (the step's: make or reuse them, write their
     /// parameters), `record` (encode and submit), `wait` (until the device's
     /// work and the readback's mapping are done: the device's own time is in here),
-    /// `decode` (read the mapped readback into the caller's vector) and `unmap`.
+    /// `decode` (read the mapped readback into the caller's vector; the step's are
+    /// `decode counts`, `decode contacts`, `decode per body` and `decode earliest`), `check`
+    /// (the pairs' indices and the periodic box's reach) and `unmap`.
     pub stage: &'static str,
     /// Wall-clock time on the calling thread.
     pub elapsed: Duration,

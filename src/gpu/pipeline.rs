@@ -5,7 +5,7 @@ use crate::par::prelude::*;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload};
+use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload, pieces};
 use super::context::GpuContext;
 use super::host_profile::{Timer, pool_threads, span};
 use super::sweep::{BODY_SIZE, PAIR_SIZE, SweepBuffers, SweepOutput, SweepStage};
@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
 use crate::layout::{BodyRecord, ImpactRecord, TimeOfImpact, WORKGROUP_SIZE};
 use crate::options::SweepOptions;
-use crate::validate::pack_batch;
+use crate::validate::{PACK_BLOCK, check_batch, pack_bodies_into, validate_batch};
 
 /// How long one wait for the device may last before a call gives up with [`Error::Timeout`],
 /// unless [`SweepPipeline::with_poll_timeout`] says otherwise.
@@ -80,7 +80,6 @@ struct Buffers {
     /// The times, for [`SweepPipeline::times_of_impact`]: made on its first call, so that a
     /// pipeline that never calls it holds none of it.
     times: Option<Outputs>,
-    packed_bodies: Vec<BodyRecord>,
 }
 
 /// One output of the stage: its device buffer, the stage's view of it with the bodies and
@@ -165,7 +164,6 @@ impl Buffers {
             pair_upload,
             impacts,
             times: None,
-            packed_bodies: Vec::new(),
         })
     }
 
@@ -253,10 +251,14 @@ trait Decode {
     /// Host bytes decoding touches per pair besides its output record: what it reads of the
     /// pair and its bodies, and the answer it writes.
     const BYTES_PER_ITEM: u64;
-    /// The threads decoding runs on.
-    const THREADS: fn() -> usize;
-    /// Appends the answers of `chunk` (whose output is `bytes`) to `out`.
-    fn decode(bytes: &[u8], chunk: &[[u32; 2]], bodies: &[BodyRecord], out: &mut Vec<Self::Item>);
+    /// Appends the answers of `chunk` (whose output is `bytes`, in the mapped readback) of
+    /// `bodies` to `out`, on all cores.
+    fn decode<B: Copy + Into<MovingSphere> + Sync>(
+        bytes: &[u8],
+        chunk: &[[u32; 2]],
+        bodies: &[B],
+        out: &mut Vec<Self::Item>,
+    );
 }
 
 /// [`SweepPipeline::sweep`]: records decoded into impacts.
@@ -266,17 +268,22 @@ impl Decode for Impacts {
     type Item = Option<Impact>;
     const KIND: SweepOutput = SweepOutput::Impacts;
     const BYTES_PER_ITEM: u64 =
-        (PAIR_SIZE as usize + 2 * size_of::<BodyRecord>() + size_of::<Option<Impact>>()) as u64;
-    const THREADS: fn() -> usize = pool_threads;
-    fn decode(bytes: &[u8], chunk: &[[u32; 2]], bodies: &[BodyRecord], out: &mut Vec<Self::Item>) {
+        (PAIR_SIZE as usize + 2 * size_of::<MovingSphere>() + size_of::<Option<Impact>>()) as u64;
+    fn decode<B: Copy + Into<MovingSphere> + Sync>(
+        bytes: &[u8],
+        chunk: &[[u32; 2]],
+        bodies: &[B],
+        out: &mut Vec<Self::Item>,
+    ) {
         let records: &[ImpactRecord] = bytemuck::cast_slice(bytes);
+        // The records the device swept, made again from the caller's bodies (the impact
+        // needs each body's displacement): no copy of the packed bodies is kept.
+        let record = |index: u32| BodyRecord::from(bodies[index as usize].into());
         out.par_extend(
             records
                 .par_iter()
                 .zip(chunk.par_iter())
-                .map(|(record, &[i, j])| {
-                    record.to_impact(&bodies[i as usize], &bodies[j as usize])
-                }),
+                .map(|(impact, &[i, j])| impact.to_impact(&record(i), &record(j))),
         );
     }
 }
@@ -288,9 +295,9 @@ impl Decode for Times {
     type Item = TimeOfImpact;
     const KIND: SweepOutput = SweepOutput::Times;
     const BYTES_PER_ITEM: u64 = size_of::<TimeOfImpact>() as u64;
-    const THREADS: fn() -> usize = || 1;
-    fn decode(bytes: &[u8], _: &[[u32; 2]], _: &[BodyRecord], out: &mut Vec<Self::Item>) {
-        out.extend_from_slice(bytemuck::cast_slice(bytes));
+    fn decode<B: Sync>(bytes: &[u8], _: &[[u32; 2]], _: &[B], out: &mut Vec<Self::Item>) {
+        let times: &[TimeOfImpact] = bytemuck::cast_slice(bytes);
+        out.par_extend(times.par_iter().copied());
     }
 }
 
@@ -445,7 +452,7 @@ impl SweepPipeline {
         options: SweepOptions,
     ) -> Result<Vec<Option<Impact>>, Error>
     where
-        B: Copy + Into<MovingSphere>,
+        B: Copy + Into<MovingSphere> + Sync,
     {
         let mut impacts = Vec::new();
         self.sweep_into(bodies, pairs, options, &mut impacts)?;
@@ -464,7 +471,7 @@ impl SweepPipeline {
         impacts: &mut Vec<Option<Impact>>,
     ) -> Result<(), Error>
     where
-        B: Copy + Into<MovingSphere>,
+        B: Copy + Into<MovingSphere> + Sync,
     {
         self.run::<Impacts, B>(bodies, pairs, options, impacts)
     }
@@ -487,7 +494,7 @@ impl SweepPipeline {
         options: SweepOptions,
     ) -> Result<Vec<TimeOfImpact>, Error>
     where
-        B: Copy + Into<MovingSphere>,
+        B: Copy + Into<MovingSphere> + Sync,
     {
         let mut times = Vec::new();
         self.times_of_impact_into(bodies, pairs, options, &mut times)?;
@@ -506,7 +513,7 @@ impl SweepPipeline {
         times: &mut Vec<TimeOfImpact>,
     ) -> Result<(), Error>
     where
-        B: Copy + Into<MovingSphere>,
+        B: Copy + Into<MovingSphere> + Sync,
     {
         self.run::<Times, B>(bodies, pairs, options, times)
     }
@@ -520,32 +527,22 @@ impl SweepPipeline {
         out: &mut Vec<D::Item>,
     ) -> Result<(), Error>
     where
-        B: Copy + Into<MovingSphere>,
+        B: Copy + Into<MovingSphere> + Sync,
     {
         out.clear();
         let mut buffers = self.lock();
         let buffers = &mut *buffers;
         // A lost device fails at once, before anything touches it.
         self.waiter.check_loss()?;
-        let pack_bytes = bodies.len() * (size_of::<B>() + size_of::<BodyRecord>())
-            + std::mem::size_of_val(pairs);
-        span("pack", pack_bytes as u64, 1, || {
-            pack_batch(
-                bodies,
-                pairs,
-                &options,
-                self.max_bodies(),
-                &mut buffers.packed_bodies,
-            )
-        })?;
-        // wgpu rejects zero-sized copies, and there is nothing to do.
-        if pairs.is_empty() {
-            return Ok(());
+        // No pairs (wgpu rejects zero-sized copies, and there is nothing to do), or more
+        // bodies than a binding holds: the same checks in the same order, on the host alone.
+        if pairs.is_empty() || bodies.len() > self.max_bodies() {
+            return check_batch(bodies, pairs, &options, self.max_bodies());
         }
         out.reserve(pairs.len());
         // The device errors of this call's own work, and only those, on this thread.
         let scopes = ErrorScopes::push(&self.device);
-        let result = self.sweep_chunks::<D>(buffers, pairs, &options, out);
+        let result = self.sweep_chunks::<D, B>(buffers, bodies, pairs, &options, out);
         let caught = pollster::block_on(scopes.finish());
         // A caught device error explains a failed wait or wrong records: it wins.
         let result = caught.and(result);
@@ -564,16 +561,35 @@ impl SweepPipeline {
         result
     }
 
-    /// Uploads the bodies once, then runs one dispatch per chunk of pairs.
-    fn sweep_chunks<D: Decode>(
+    /// Validates and packs the bodies straight into the mapped upload buffer, checks the
+    /// pairs, then runs one dispatch per chunk of pairs.
+    fn sweep_chunks<D: Decode, B: Copy + Into<MovingSphere> + Sync>(
         &self,
         buffers: &mut Buffers,
+        bodies: &[B],
         pairs: &[[u32; 2]],
         options: &SweepOptions,
         out: &mut Vec<D::Item>,
     ) -> Result<(), Error> {
+        let body_count = bodies.len() as u64;
+        buffers.body_upload.ensure(&self.device, body_count);
+        let pack_bytes = bodies.len() * (size_of::<B>() + size_of::<BodyRecord>());
+        let upload = &mut buffers.body_upload;
+        pollster::block_on(
+            upload.write_with(&self.waiter, body_count * BODY_SIZE, |view| {
+                let pieces = pieces(view, PACK_BLOCK * size_of::<BodyRecord>());
+                span("pack", pack_bytes as u64, pool_threads(), || {
+                    pack_bodies_into(bodies, pieces, |mut piece, bytes| {
+                        piece.0.copy_from_slice(bytes);
+                    })
+                })
+            }),
+        )?;
+        let check_bytes = std::mem::size_of_val(pairs) as u64;
+        span("check", check_bytes, pool_threads(), || {
+            validate_batch(bodies, pairs, options)
+        })?;
         let chunk_capacity = (pairs.len() as u64).min(self.max_pairs_per_dispatch);
-        let body_count = buffers.packed_bodies.len() as u64;
         let output = (D::KIND, self.max_pairs_per_dispatch);
         buffers.ensure(
             &self.device,
@@ -582,11 +598,9 @@ impl SweepPipeline {
             chunk_capacity,
             output,
         )?;
-        let body_bytes = bytemuck::cast_slice(&buffers.packed_bodies);
-        pollster::block_on(buffers.body_upload.write(&self.waiter, body_bytes))?;
         let mut upload_bodies = true;
         for chunk in pairs.chunks(self.max_pairs_per_dispatch as usize) {
-            self.sweep_chunk::<D>(buffers, chunk, options, upload_bodies, out)?;
+            self.sweep_chunk::<D, B>(buffers, bodies, chunk, options, upload_bodies, out)?;
             upload_bodies = false;
         }
         Ok(())
@@ -594,9 +608,10 @@ impl SweepPipeline {
 
     /// One dispatch: upload the chunk's pairs (and on the first, the bodies), record the
     /// stage, copy the output back, map, decode.
-    fn sweep_chunk<D: Decode>(
+    fn sweep_chunk<D: Decode, B: Copy + Into<MovingSphere> + Sync>(
         &self,
         buffers: &mut Buffers,
+        bodies: &[B],
         chunk: &[[u32; 2]],
         options: &SweepOptions,
         upload_bodies: bool,
@@ -613,7 +628,7 @@ impl SweepPipeline {
                 label: Some("sweep"),
             });
         if upload_bodies {
-            let body_bytes = buffers.packed_bodies.len() as u64 * BODY_SIZE;
+            let body_bytes = bodies.len() as u64 * BODY_SIZE;
             encoder.copy_buffer_to_buffer(
                 buffers.body_upload.buffer(),
                 0,
@@ -647,10 +662,10 @@ impl SweepPipeline {
         pollster::block_on(self.waiter.map(&slice, wgpu::MapMode::Read))?;
         timer.end("wait", 0, 1);
         let decode_bytes = output_bytes + chunk.len() as u64 * D::BYTES_PER_ITEM;
-        let decoded = span("decode", decode_bytes, D::THREADS(), || {
+        let decoded = span("decode", decode_bytes, pool_threads(), || {
             slice
                 .get_mapped_range()
-                .map(|view| D::decode(&view, chunk, &buffers.packed_bodies, out))
+                .map(|view| D::decode(&view, chunk, bodies, out))
         });
         // Unmap on every path, or the next call could not map it again.
         span("unmap", 0, 1, || readback.unmap());
