@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use common::{Timings, parse, time_runs};
 use peers::Times;
 use sweepcast::SweepOptions;
-use sweepcast::gpu::{GpuContext, SweepPipeline};
+use sweepcast::gpu::{SweepOutput, SweepPipeline};
 use sweepcast::{Impact, cpu, reference};
 use testkit::{Workload, WorkloadConfig};
 
@@ -218,7 +218,8 @@ fn main() -> ExitCode {
         options.runs,
         options.seed
     );
-    let context = GpuContext::new_blocking();
+    // A device with the timestamp queries the adapter offers, to time the kernel alone.
+    let context = common::bench_context("compare", false).map(|(context, _)| context);
     let pipeline = match &context {
         Ok(context) => {
             println!("adapter: {}", context.describe());
@@ -236,6 +237,24 @@ fn main() -> ExitCode {
         ..WorkloadConfig::default()
     });
     let gpu_rate = run_workload("lattice", &lattice, options.runs, pipeline.as_ref());
+    // Where the GPU row's time goes: the kernel alone and the bus's rate, same bytes.
+    if let Ok(context) = &context {
+        for kind in [SweepOutput::Impacts, SweepOutput::Times] {
+            let measured = common::kernel_and_bus::measure(
+                context,
+                &lattice.bodies,
+                &lattice.pairs,
+                kind,
+                options.runs,
+            );
+            match measured {
+                Ok(measured) => {
+                    println!("GPU {kind:?}: {}", measured.describe(lattice.pairs.len()))
+                }
+                Err(error) => println!("GPU {kind:?}: not measured: {error}"),
+            }
+        }
+    }
     let bullets = Workload::bullets(options.pairs, options.seed);
     run_workload(
         "bullets (fast small bodies)",

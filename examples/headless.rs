@@ -1,6 +1,8 @@
 //! Headless run: generate a world, sweep it on the GPU, on the CPU in f32 (the full answer
 //! and times only, each way) and with the f64 oracle, print each one's throughput and the
-//! parity verdict.
+//! parity verdict. Beside the GPU's end-to-end figures: the kernel alone (timestamp queries,
+//! where the adapter has them) and the bus's rate with the same bytes, measured in the same
+//! run (`common::kernel_and_bus`), so that a GPU run shows where its time goes.
 //!
 //! ```text
 //! cargo run --release --example headless -- [--bodies N] [--pairs N] [--seed S] [--dims 2|3]
@@ -15,7 +17,7 @@ use common::{Timings, parse, time_runs};
 use std::process::ExitCode;
 
 use sweepcast::SweepOptions;
-use sweepcast::gpu::SweepPipeline;
+use sweepcast::gpu::{SweepOutput, SweepPipeline};
 use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND};
 use sweepcast::{cpu, reference};
 use testkit::{Workload, WorkloadConfig};
@@ -82,9 +84,13 @@ fn main() -> ExitCode {
         Err(message) => return common::bad_options(&message),
     };
     let config = options.config;
-    let context = match common::gpu_context() {
-        Ok(context) => context,
-        Err(code) => return code,
+    // A device with the timestamp queries the adapter offers, to time the kernel alone.
+    let context = match common::bench_context("headless", false) {
+        Ok((context, _)) => context,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
     };
     let info = context.adapter_info();
     println!(
@@ -133,6 +139,19 @@ fn main() -> ExitCode {
         eprintln!("error: the GPU times-only sweep failed: {error}");
         return ExitCode::FAILURE;
     }
+    // The kernel alone and the bus's rate with the same bytes, in the same run.
+    let kernel_and_bus =
+        |kind| common::kernel_and_bus::measure(&context, bodies, pairs, kind, options.runs);
+    let (impacts_floor, times_floor) = match (
+        kernel_and_bus(SweepOutput::Impacts),
+        kernel_and_bus(SweepOutput::Times),
+    ) {
+        (Ok(impacts), Ok(times)) => (impacts, times),
+        (Err(error), _) | (_, Err(error)) => {
+            eprintln!("error: timing the kernel and the bus: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let mut cpu_times = Vec::new();
     let cpu_times_time = time_runs(options.runs, || {
         cpu::times_of_impact_into(bodies, pairs, SweepOptions::DEFAULT, &mut cpu_times)
@@ -151,6 +170,18 @@ fn main() -> ExitCode {
     println!();
     report_throughput("GPU sweep (end to end)", pairs.len(), &gpu_time);
     report_throughput("GPU times only (end to end)", pairs.len(), &gpu_times_time);
+    for (name, floor, end_to_end) in [
+        ("GPU sweep", &impacts_floor, &gpu_time),
+        ("GPU times only", &times_floor, &gpu_times_time),
+    ] {
+        println!("  {name}: {}", floor.describe(pairs.len()));
+        if let Some(least) = floor.floor() {
+            println!(
+                "  {name}: end to end {:.2}x the kernel plus the bus",
+                end_to_end.median().as_secs_f64() / least.as_secs_f64()
+            );
+        }
+    }
     report_throughput("CPU f32 batch (all cores)", pairs.len(), &cpu_time);
     report_throughput("CPU times only (all cores)", pairs.len(), &cpu_times_time);
     report_throughput("f64 reference (all cores)", pairs.len(), &oracle_time);

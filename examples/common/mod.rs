@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each example takes what it needs
 
+#[cfg(feature = "gpu")]
+pub mod kernel_and_bus;
 pub mod picture;
 
 use std::time::{Duration, Instant};
