@@ -499,18 +499,33 @@ impl ImpactRecord {
     /// here, on the host, from the bodies' displacements and the time of impact.
     #[must_use]
     pub fn to_impact(&self, a: &BodyRecord, b: &BodyRecord) -> Option<Impact> {
+        self.impact_with(|| {
+            (
+                Vec3::from_array(a.displacement),
+                Vec3::from_array(b.displacement),
+            )
+        })
+    }
+
+    /// [`ImpactRecord::to_impact`] with the two bodies' displacements from `displacements`,
+    /// called only for a hit: a decoder that looks the bodies up reads none for a miss.
+    pub(crate) fn impact_with(
+        &self,
+        displacements: impl FnOnce() -> (Vec3, Vec3),
+    ) -> Option<Impact> {
         let status = match self.status {
             STATUS_CONTACT => ImpactStatus::Contact,
             STATUS_OVERLAPPING => ImpactStatus::Overlapping,
             _ => return None,
         };
         let t = self.time_of_impact;
+        let (a, b) = displacements();
         Some(Impact {
             time_of_impact: t,
             point: Vec3::from_array(self.point),
             normal: Vec3::from_array(self.normal),
-            displacement_a: Vec3::from_array(a.displacement) * t,
-            displacement_b: Vec3::from_array(b.displacement) * t,
+            displacement_a: a * t,
+            displacement_b: b * t,
             status,
         })
     }
