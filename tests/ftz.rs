@@ -13,7 +13,6 @@
 //! x86-64 only (SSE's MXCSR); elsewhere this file compiles to nothing.
 #![cfg(target_arch = "x86_64")]
 
-#[cfg(feature = "gpu")]
 mod common;
 
 use std::hint::black_box;
@@ -21,9 +20,10 @@ use std::hint::black_box;
 use glam::Vec3;
 use sweepcast::low_level::layout::TimeOfImpact;
 use sweepcast::low_level::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams};
-use sweepcast::low_level::sweep;
+use sweepcast::low_level::layout::{STATUS_MISS, WallParams, WallRecord};
+use sweepcast::low_level::{sweep, walls};
 use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND, ParityReport};
-use sweepcast::{Impact, MovingSphere, PeriodicBox, SweepOptions, reference};
+use sweepcast::{Impact, MovingSphere, PeriodicBox, SweepOptions, Wall, reference};
 use testkit::{SplitMix64, Workload};
 
 /// MXCSR's flush-to-zero bit: subnormal results of SSE arithmetic become zero.
@@ -438,4 +438,138 @@ fn the_sweep_shader_is_its_twin_to_the_bit_on_every_suite() {
         }
         eprintln!("{name}: normals differing by rounding on {normals_differ} pairs");
     }
+}
+
+/// Bodies against walls at every scale of `Workload::extreme` from subnormal (1e-40) up:
+/// onto a plane head on and at a slant, onto a segment's side and its end, a graze past a
+/// segment, overlapping at t = 0, and random bodies and walls around the scale; then bodies
+/// made of [`random_bits`] against walls a random offset of the same kind away.
+fn wall_cases() -> Vec<(MovingSphere, Wall)> {
+    let (x, y, z) = (Vec3::X, Vec3::Y, Vec3::Z);
+    let mut rng = SplitMix64::new(5);
+    let mut cases = Vec::new();
+    for l in [1e-40f32, 1e-38, 1e-30, 1e-10, 1.0, 1e10, 1e30] {
+        for offset in [0.0f32, 1e3] {
+            let o = Vec3::new(offset, -offset, 0.5 * offset);
+            if offset > 0.0 && l < 1e-3 {
+                continue;
+            }
+            let body = MovingSphere::new(o, l, 10.0 * l * x);
+            cases.extend([
+                (body, Wall::plane(o + 3.0 * l * x, -x)),
+                (body, Wall::plane(o + 3.0 * l * x, -x - y)),
+                (
+                    body,
+                    Wall::segment_3d(o + 3.0 * l * (x - y), o + 3.0 * l * (x + y)),
+                ),
+                (body, Wall::segment_3d(o + 3.0 * l * x, o + 6.0 * l * x)),
+                (
+                    body,
+                    Wall::segment_3d(o + 2.0 * l * (x + y), o + 2.0 * l * (x + y) + l * z),
+                ),
+                (body, Wall::plane(o + 0.5 * l * x, -x)),
+                (body, Wall::segment_3d(o - l * y, o + l * y)),
+            ]);
+            for _ in 0..16 {
+                let body = MovingSphere::new(
+                    o + rng.in_ball(4.0, 3) * l,
+                    rng.range(0.0, 1.0) as f32 * l,
+                    rng.in_ball(8.0, 3) * l,
+                );
+                let start = o + rng.in_ball(4.0, 3) * l;
+                let wall = if rng.below(3) == 0 {
+                    Wall::plane(start, rng.in_ball(1.0, 3))
+                } else {
+                    Wall::segment_3d(start, o + rng.in_ball(4.0, 3) * l)
+                };
+                cases.push((body, wall));
+            }
+        }
+    }
+    for _ in 0..20_000 {
+        let body = MovingSphere::new(
+            random_vector(&mut rng),
+            random_bits(&mut rng).abs(),
+            random_vector(&mut rng),
+        );
+        let start = body.center + random_vector(&mut rng);
+        let wall = if rng.below(3) == 0 {
+            Wall::plane(start, random_vector(&mut rng))
+        } else {
+            Wall::segment_3d(start, start + random_vector(&mut rng))
+        };
+        cases.push((body, wall));
+    }
+    cases
+        .into_iter()
+        .filter(|(body, wall)| {
+            sweepcast::low_level::validate_walls(&[*wall]).is_ok()
+                && sweepcast::low_level::validate_bodies(&[*body]).is_ok()
+        })
+        .collect()
+}
+
+/// The walls twin (`sweep_wall`, in open space) on every case of [`wall_cases`], its time
+/// judged by the walls' judge (`tests/common`) with subnormals flushed and without.
+///
+/// Not yet FTZ-proof: with subnormals flushed 36 of 20,206 cases fail, 30 of them only
+/// flushed (the subnormal scales of the extreme cases among them: a contact at t = 0 reported
+/// for a body 3e-40 from a plane). And 7 fail without flushing too: a body below 1e-32 lying
+/// on a segment's line with the same coordinates, whose f32 nearest point is off the line by
+/// a rounding; the judge then asks for a hit the oracle finds at any radius. Both are the
+/// walls' next step.
+#[test]
+#[ignore = "walls not yet FTZ-proof: 36 of 20,206 cases fail flushed (30 only flushed), 7 on IEEE"]
+fn the_walls_twin_keeps_the_bound_with_subnormals_flushed() {
+    let cases = wall_cases();
+    let params = WallParams::new(&SweepOptions::DEFAULT, 1, 1);
+    let records: Vec<(BodyRecord, WallRecord)> = cases
+        .iter()
+        .map(|(body, wall)| (BodyRecord::from(*body), WallRecord::from(wall)))
+        .collect();
+    let run = |records: &[(BodyRecord, WallRecord)]| -> Vec<ImpactRecord> {
+        records
+            .iter()
+            .map(|(body, wall)| walls::sweep_wall(body, wall, &params))
+            .collect()
+    };
+    let judge = |impacts: &[ImpactRecord]| -> Vec<(usize, String)> {
+        cases
+            .iter()
+            .zip(impacts)
+            .enumerate()
+            .filter_map(|(k, ((body, wall), impact))| {
+                let time = (impact.status != STATUS_MISS).then_some(impact.time_of_impact);
+                common::judge_wall(body, wall, &SweepOptions::DEFAULT, time)
+                    .err()
+                    .map(|why| (k, format!("case {k}: {why}: {body:?} {wall:?} {impact:?}")))
+            })
+            .collect()
+    };
+    let flushed = judge(&flushing(&records[..], run));
+    let ieee = judge(&run(&records));
+    let only_flushed = flushed
+        .iter()
+        .filter(|(k, _)| ieee.iter().all(|(j, _)| j != k))
+        .count();
+    eprintln!(
+        "walls: {} cases; {} fail flushed ({only_flushed} of them only flushed), {} without",
+        cases.len(),
+        flushed.len(),
+        ieee.len()
+    );
+    let first = |failures: &[(usize, String)]| {
+        let shown: Vec<&str> = failures
+            .iter()
+            .take(3)
+            .map(|(_, why)| why.as_str())
+            .collect();
+        shown.join("\n")
+    };
+    assert!(
+        flushed.is_empty() && ieee.is_empty(),
+        "flushed:\n{}\nIEEE:\n{}",
+        first(&flushed),
+        first(&ieee)
+    );
 }
