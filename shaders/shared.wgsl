@@ -313,6 +313,28 @@ fn unlifted_exponent(v: vec3<f32>, log2: vec3<u32>) -> u32 {
     return max(max(exponents.x, exponents.y), exponents.z);
 }
 
+// LIFT_LOG2 where all of `body`'s inputs (centre, displacement, radius) lie below 2^-47, else 0.
+fn body_lift(body: BodyRecord) -> u32 {
+    let exponents = max(max(exponent_fields(body.center), exponent_fields(body.displacement)),
+                        exponent_fields(vec3<f32>(body.radius)));
+    return lift_for(vec3<u32>(max(max(exponents.x, exponents.y), exponents.z))).x;
+}
+
+// The point of `body`'s surface along `normal` at `time`: centre + displacement * time +
+// normal * radius, computed lifted for a body below 2^-47 (`body_lift`) and put back on f32's
+// grid, subnormal or not, by one rounding to nearest even (`unlift`).
+fn surface_point(body: BodyRecord, time: f32, normal: vec3<f32>) -> vec3<f32> {
+    let log2 = body_lift(body);
+    let center = lift3(body.center, vec3<u32>(log2))
+        + lift3(body.displacement, vec3<u32>(log2)) * time;
+    return unlift3(center + normal * lift(body.radius, log2), log2);
+}
+
+// `unlifted_exponent` of one length `x` lifted by 2^log2.
+fn unlifted_length_exponent(x: f32, log2: u32) -> u32 {
+    return unlifted_exponent(vec3<f32>(x), vec3<u32>(log2));
+}
+
 // When a point moving by `motion` from `position` (relative to a fixed point; both scaled
 // so that no square overflows) first comes within `radius` of it: the time in [0, 1], 0 if it
 // already is, or NO_TOUCH (above 1) if it never is in the step. The core of the pair sweep,

@@ -64,7 +64,7 @@ fn sweep_pair(a: BodyRecord, b: BodyRecord) -> ImpactRecord {
     // lift taken out of its own factor.
     let exponent = max(max(unlifted_exponent(raw_position, position_lift),
                            unlifted_exponent(raw_motion, motion_lift)),
-                       unlifted_exponent(vec3<f32>(raw_sum_radii), vec3<u32>(radii_lift)));
+                       unlifted_length_exponent(raw_sum_radii, radii_lift));
     let relative_position = raw_position * rescale3(exponent, position_lift);
     let relative_motion = raw_motion * rescale3(exponent, motion_lift);
     let sum_radii = raw_sum_radii * rescale(exponent, radii_lift);
@@ -94,15 +94,7 @@ fn sweep_pair(a: BodyRecord, b: BodyRecord) -> ImpactRecord {
 
     let separation = relative_position - relative_motion * time_of_impact;
     let normal = contact_normal(separation, relative_motion);
-    // The point from a's own inputs, lifted as above where all of them lie below 2^-47, and
-    // put back on f32's grid, subnormal or not, by one rounding to nearest even (`unlift`).
-    let a_exponents = max(max(exponent_fields(a.center), exponent_fields(a.displacement)),
-                          exponent_fields(vec3<f32>(a.radius)));
-    let point_lift = lift_for(vec3<u32>(max(max(a_exponents.x, a_exponents.y), a_exponents.z))).x;
-    let center_a = lift3(a.center, vec3<u32>(point_lift))
-        + lift3(a.displacement, vec3<u32>(point_lift)) * time_of_impact;
-    let point = center_a + normal * lift(a.radius, point_lift);
-    return ImpactRecord(unlift3(point, point_lift), time_of_impact, normal, status);
+    return ImpactRecord(surface_point(a, time_of_impact, normal), time_of_impact, normal, status);
 }
 
 // One invocation: the pair count comes from `dispatch`, written by the host for a direct

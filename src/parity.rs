@@ -100,6 +100,12 @@
 //!   size is at least 2^-47 and at most six flushes of less than 2^-126 a component stay far
 //!   below `k ε` times it.
 //!
+//! The walls (`shaders/walls.wgsl`) lift the same way, in open space: each component of the
+//! body's offsets from the wall's points, of the segment's edge, of the displacement and the
+//! radius, and the point by `surface_point`; the arguments above carry over to the walls'
+//! bound (`tests/common`'s `WALL_BOUND`). In a periodic box the offsets of a piece of the
+//! step (formed with the image's shift and the motion up to the piece) are not lifted yet.
+//!
 //! On an IEEE device the lift changes no time, status or scaled length (the bit-for-bit
 //! argument above); what changes is a point of a body below 2^-47 whose computation passed
 //! through the subnormal range (now one rounding instead of one a step) and a normal whose

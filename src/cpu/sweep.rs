@@ -148,12 +148,41 @@ pub fn rescale3(exponent: u32, log2: UVec3) -> Vec3 {
     )
 }
 
+/// `unlifted_length_exponent` of `shared.wgsl`: [`unlifted_exponent`] of one length `x`
+/// lifted by `2^log2`.
+#[must_use]
+pub fn unlifted_length_exponent(x: f32, log2: u32) -> u32 {
+    unlifted_exponent(Vec3::splat(x), UVec3::splat(log2))
+}
+
 /// `unlifted_exponent` of `shared.wgsl`: the exponent field of the largest component of `v`
 /// (lifted by `2^log2` per component) before its lift; 0 for zero and subnormals, as
 /// `power_of_two_scale` reads them.
 #[must_use]
 pub fn unlifted_exponent(v: Vec3, log2: UVec3) -> u32 {
     (exponent_fields(v).max(log2) - log2).max_element()
+}
+
+/// `body_lift` of `shared.wgsl`: [`LIFT_LOG2`] where all of `body`'s inputs (centre,
+/// displacement, radius) lie below 2⁻⁴⁷, else 0.
+#[must_use]
+pub fn body_lift(body: &BodyRecord) -> u32 {
+    let exponents = exponent_fields(Vec3::from_array(body.center))
+        .max(exponent_fields(Vec3::from_array(body.displacement)))
+        .max(exponent_fields(Vec3::splat(body.radius)));
+    lift_for(UVec3::splat(exponents.max_element())).x
+}
+
+/// `surface_point` of `shared.wgsl`: the point of `body`'s surface along `normal` at `time`,
+/// centre + displacement × time + normal × radius, computed lifted for a body below 2⁻⁴⁷
+/// ([`body_lift`]) and put back on f32's grid, subnormal or not, by one rounding to nearest
+/// even ([`unlift`]).
+#[must_use]
+pub fn surface_point(body: &BodyRecord, time: f32, normal: Vec3) -> Vec3 {
+    let log2 = body_lift(body);
+    let center = lift3(Vec3::from_array(body.center), UVec3::splat(log2))
+        + lift3(Vec3::from_array(body.displacement), UVec3::splat(log2)) * time;
+    unlift3(center + normal * lift(body.radius, log2), log2)
 }
 
 // b's centre relative to a's, each component lifted by 2^`lift` (see `sweep_pair`). In a
@@ -294,10 +323,7 @@ pub fn sweep_pair(a: &BodyRecord, b: &BodyRecord, params: &SweepParams) -> Impac
     // lift taken out of its own factor.
     let exponent = unlifted_exponent(raw_position, position_lift)
         .max(unlifted_exponent(raw_motion, motion_lift))
-        .max(unlifted_exponent(
-            Vec3::splat(raw_sum_radii),
-            UVec3::splat(radii_lift),
-        ));
+        .max(unlifted_length_exponent(raw_sum_radii, radii_lift));
     let relative_position = raw_position * rescale3(exponent, position_lift);
     let relative_motion = raw_motion * rescale3(exponent, motion_lift);
     let sum_radii = raw_sum_radii * rescale(exponent, radii_lift);
@@ -331,20 +357,8 @@ pub fn sweep_pair(a: &BodyRecord, b: &BodyRecord, params: &SweepParams) -> Impac
 
     let separation = relative_position - relative_motion * time_of_impact;
     let normal = contact_normal(separation, relative_motion);
-    // The point from a's own inputs, lifted as above where all of them lie below 2^-47, and
-    // put back on f32's grid, subnormal or not, by one rounding to nearest even (`unlift`).
-    let point_lift = lift_for(UVec3::splat(
-        exponent_fields(a_center)
-            .max(exponent_fields(a_displacement))
-            .max(exponent_fields(Vec3::splat(a.radius)))
-            .max_element(),
-    ))
-    .x;
-    let center_a = lift3(a_center, UVec3::splat(point_lift))
-        + lift3(a_displacement, UVec3::splat(point_lift)) * time_of_impact;
-    let point = center_a + normal * lift(a.radius, point_lift);
     ImpactRecord {
-        point: unlift3(point, point_lift).to_array(),
+        point: surface_point(a, time_of_impact, normal).to_array(),
         time_of_impact,
         normal: normal.to_array(),
         status,
