@@ -193,6 +193,9 @@ const LIFT_LOG2: u32 = 23u;
 // below 2^-24 of it, within a rounding.
 const SMALL_DIRECTION: f32 = 8.881784e-16;
 const TINY_EXPONENT: u32 = 80u;
+// 2^-121: what every broad-phase box is widened by beyond its relative margin, so that the
+// operations a flushing device gets wrong by less than 2^-126 each cannot drop a candidate.
+const SUBNORMAL_MARGIN: f32 = 3.761582e-37;
 // Bits per axis of the broad phase's Morton codes: 3 x 21 = 63, kept as two u32 (high, low).
 const MORTON_BITS: u32 = 21u;
 // A child reference of the broad phase's tree: an internal node's index, or LEAF with a sorted
@@ -469,9 +472,11 @@ fn outside_the_box_of(center: vec3<f32>, period: vec3<f32>) -> f32 {
 // made here in f32 (about 4u of it, and u of a query shifted by a period). One sum scaled
 // once: a sum of two products may be reassociated here, and the twin's boxes must be these
 // bit for bit.
+// SUBNORMAL_MARGIN covers a device that flushes subnormal values: each operation that makes
+// a corner errs there by less than 2^-126 (see `margin` in src/cpu/frame.rs).
 fn margin(body: BodyRecord, center: vec3<f32>, outside: f32) -> f32 {
     return (body.radius + largest_component(body.displacement) + outside
-        + largest_component(center) * (1.0 / 16.0)) * (1.0 / 65536.0);
+        + largest_component(center) * (1.0 / 16.0)) * (1.0 / 65536.0) + SUBNORMAL_MARGIN;
 }
 
 fn overlaps(a_lo: vec3<f32>, a_hi: vec3<f32>, b_lo: vec3<f32>, b_hi: vec3<f32>) -> bool {

@@ -386,6 +386,10 @@ pub const LIFT_LOG2: u32 = 23;
 /// squared length (each square below `MIN_NORMAL` = 2⁻¹²⁶, three at most) are then below 2⁻²⁴
 /// of it, within a rounding.
 pub const SMALL_DIRECTION: f32 = 8.881_784e-16;
+/// `SUBNORMAL_MARGIN`: 2⁻¹²¹, what every broad-phase box is widened by beyond its relative
+/// margin, so that the operations a device that flushes subnormal values gets wrong (by less
+/// than 2⁻¹²⁶ each) cannot drop a candidate.
+pub const SUBNORMAL_MARGIN: f32 = 3.761_582e-37;
 /// `TINY_EXPONENT`: the exponent field below which a component is lifted by [`LIFT_LOG2`]
 /// (magnitudes below 2^(80 − 127) = 2⁻⁴⁷). `TINY_EXPONENT + LIFT_LOG2 = 103`: a lifted
 /// component that the pair's rescale takes below f32's normal range was below 2⁻¹⁵⁰ there
