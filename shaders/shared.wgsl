@@ -181,6 +181,21 @@ const TIME_MISS_BITS: u32 = 0x7f800000u;
 const TIME_OVERLAPPING: f32 = -1.0;
 // Smallest normal f32: below it a squared length has no usable direction (and GPUs flush it).
 const MIN_NORMAL: f32 = 1.17549435e-38;
+// A device may flush subnormal f32 inputs and results to zero (WGSL allows it; real GPUs do).
+// A component of a pair's inputs whose operands all lie below 2^-47 (exponent fields below
+// TINY_EXPONENT) is multiplied by 2^LIFT_LOG2 from its bits (`lift`) before any float
+// arithmetic reads it: the subnormal spacing 2^-149 lifts to 2^-126, the smallest normal.
+// TINY_EXPONENT + LIFT_LOG2 = 103: what the pair's rescale then takes below the normal range
+// was below 2^-150 before the lift, zero on every device.
+const LIFT_LOG2: u32 = 23u;
+// 2^-50: a vector whose largest component lies below it is scaled before it is normalised
+// (`direction`): the components a flushing device loses from its squared length are then
+// below 2^-24 of it, within a rounding.
+const SMALL_DIRECTION: f32 = 8.881784e-16;
+const TINY_EXPONENT: u32 = 80u;
+// 2^-121: what every broad-phase box is widened by beyond its relative margin, so that the
+// operations a flushing device gets wrong by less than 2^-126 each cannot drop a candidate.
+const SUBNORMAL_MARGIN: f32 = 3.761582e-37;
 // Bits per axis of the broad phase's Morton codes: 3 x 21 = 63, kept as two u32 (high, low).
 const MORTON_BITS: u32 = 21u;
 // A child reference of the broad phase's tree: an internal node's index, or LEAF with a sorted
@@ -198,12 +213,23 @@ fn miss() -> ImpactRecord {
 // contact, identical bodies) have no such direction: fall back to the relative motion, then +x.
 fn contact_normal(separation: vec3<f32>, relative_motion: vec3<f32>) -> vec3<f32> {
     if (dot(separation, separation) >= MIN_NORMAL) {
-        return normalize(separation);
+        return direction(separation);
     }
     if (dot(relative_motion, relative_motion) >= MIN_NORMAL) {
-        return normalize(relative_motion);
+        return direction(relative_motion);
     }
     return vec3<f32>(1.0, 0.0, 0.0);
+}
+
+// v / |v|, for |v|^2 at least MIN_NORMAL. Below SMALL_DIRECTION a component's square may lie
+// below MIN_NORMAL, where a device that flushes loses it (and with it the unit length): such
+// a v is first scaled by a power of two (exact) so that its largest component lies in [1, 2).
+fn direction(v: vec3<f32>) -> vec3<f32> {
+    let largest = largest_component(v);
+    if (largest < SMALL_DIRECTION) {
+        return normalize(v * power_of_two_scale(largest));
+    }
+    return normalize(v);
 }
 
 // The power of two that brings `largest` (>= 0, below 2^127) into [1, 2): 2^(127 - E) for
@@ -211,6 +237,105 @@ fn contact_normal(separation: vec3<f32>, relative_motion: vec3<f32>) -> vec3<f32
 fn power_of_two_scale(largest: f32) -> f32 {
     let biased_exponent = (bitcast<u32>(largest) >> 23u) & 0xffu;
     return bitcast<f32>((254u - biased_exponent) << 23u);
+}
+
+// The exponent field of each component of `v` (0 for zero and subnormals), read from bits.
+fn exponent_fields(v: vec3<f32>) -> vec3<u32> {
+    return (bitcast<vec3<u32>>(v) >> vec3<u32>(23u)) & vec3<u32>(0xffu);
+}
+
+// LIFT_LOG2 for each component whose exponent field (the largest of its operands') is below
+// TINY_EXPONENT, 0 for the others.
+fn lift_for(exponents: vec3<u32>) -> vec3<u32> {
+    return select(vec3<u32>(0u), vec3<u32>(LIFT_LOG2), exponents < vec3<u32>(TINY_EXPONENT));
+}
+
+// x * 2^log2 (log2 is 0 or LIFT_LOG2; |x| below 2^-47 when it is not 0), exactly, built from
+// x's bits: no float operation reads x, so a device that flushes subnormal inputs sees none,
+// and the result is normal or zero.
+fn lift(x: f32, log2: u32) -> f32 {
+    let bits = bitcast<u32>(x);
+    let exponent = (bits >> 23u) & 0xffu;
+    let mantissa = bits & 0x7fffffu;
+    if (log2 == 0u || (exponent == 0u && mantissa == 0u)) {
+        return x;
+    }
+    if (exponent != 0u) {
+        return bitcast<f32>(bits + (log2 << 23u));
+    }
+    // A subnormal, mantissa * 2^-149 with its leading bit at `leading`: normalised, its
+    // exponent field is leading - 149 + 127 + log2.
+    let leading = firstLeadingBit(mantissa);
+    let fraction = (mantissa << (23u - leading)) & 0x7fffffu;
+    return bitcast<f32>((bits & 0x80000000u) | ((leading + log2 - 22u) << 23u) | fraction);
+}
+
+fn lift3(v: vec3<f32>, log2: vec3<u32>) -> vec3<f32> {
+    return vec3<f32>(lift(v.x, log2.x), lift(v.y, log2.y), lift(v.z, log2.z));
+}
+
+// x * 2^-log2 (log2 at most 23) rounded to nearest, ties to even, built from x's bits: the
+// inverse of `lift`, a subnormal result included, which a device that flushes could not
+// produce by a multiplication.
+fn unlift(x: f32, log2: u32) -> f32 {
+    let bits = bitcast<u32>(x);
+    let exponent = (bits >> 23u) & 0xffu;
+    if (log2 == 0u || exponent > log2) {
+        return bitcast<f32>(bits - (log2 << 23u));
+    }
+    // Below f32::MIN_POSITIVE: the significand, mantissa * 2^(max(exponent, 1) - 150), on the
+    // subnormal grid 2^-149 after the division by 2^log2.
+    let significand = (bits & 0x7fffffu) | select(0u, 0x800000u, exponent > 0u);
+    let shift = log2 + 1u - max(exponent, 1u);
+    let kept = significand >> shift;
+    let rest = significand & ((1u << shift) - 1u);
+    let half = 1u << (shift - 1u);
+    let round_up = rest > half || (rest == half && (kept & 1u) == 1u);
+    return bitcast<f32>((bits & 0x80000000u) | (kept + select(0u, 1u, round_up)));
+}
+
+fn unlift3(v: vec3<f32>, log2: u32) -> vec3<f32> {
+    return vec3<f32>(unlift(v.x, log2), unlift(v.y, log2), unlift(v.z, log2));
+}
+
+// 2^(127 - exponent - log2), or 0 where that lies below f32's normal range: the rescale of a
+// component lifted by 2^log2 in a pair whose largest unlifted length has the exponent field
+// `exponent` (`power_of_two_scale` without the lift).
+fn rescale(exponent: u32, log2: u32) -> f32 {
+    return select(0.0, bitcast<f32>((254u - exponent - log2) << 23u), exponent + log2 < 254u);
+}
+
+fn rescale3(exponent: u32, log2: vec3<u32>) -> vec3<f32> {
+    return vec3<f32>(rescale(exponent, log2.x), rescale(exponent, log2.y), rescale(exponent, log2.z));
+}
+
+// The exponent field of the largest component of `v` (lifted by 2^log2 per component) before
+// its lift; 0 for zero and subnormals, as `power_of_two_scale` reads them.
+fn unlifted_exponent(v: vec3<f32>, log2: vec3<u32>) -> u32 {
+    let exponents = max(exponent_fields(v), log2) - log2;
+    return max(max(exponents.x, exponents.y), exponents.z);
+}
+
+// LIFT_LOG2 where all of `body`'s inputs (centre, displacement, radius) lie below 2^-47, else 0.
+fn body_lift(body: BodyRecord) -> u32 {
+    let exponents = max(max(exponent_fields(body.center), exponent_fields(body.displacement)),
+                        exponent_fields(vec3<f32>(body.radius)));
+    return lift_for(vec3<u32>(max(max(exponents.x, exponents.y), exponents.z))).x;
+}
+
+// The point of `body`'s surface along `normal` at `time`: centre + displacement * time +
+// normal * radius, computed lifted for a body below 2^-47 (`body_lift`) and put back on f32's
+// grid, subnormal or not, by one rounding to nearest even (`unlift`).
+fn surface_point(body: BodyRecord, time: f32, normal: vec3<f32>) -> vec3<f32> {
+    let log2 = body_lift(body);
+    let center = lift3(body.center, vec3<u32>(log2))
+        + lift3(body.displacement, vec3<u32>(log2)) * time;
+    return unlift3(center + normal * lift(body.radius, log2), log2);
+}
+
+// `unlifted_exponent` of one length `x` lifted by 2^log2.
+fn unlifted_length_exponent(x: f32, log2: u32) -> u32 {
+    return unlifted_exponent(vec3<f32>(x), vec3<u32>(log2));
 }
 
 // When a point moving by `motion` from `position` (relative to a fixed point; both scaled
@@ -347,9 +472,11 @@ fn outside_the_box_of(center: vec3<f32>, period: vec3<f32>) -> f32 {
 // made here in f32 (about 4u of it, and u of a query shifted by a period). One sum scaled
 // once: a sum of two products may be reassociated here, and the twin's boxes must be these
 // bit for bit.
+// SUBNORMAL_MARGIN covers a device that flushes subnormal values: each operation that makes
+// a corner errs there by less than 2^-126 (see `margin` in src/cpu/frame.rs).
 fn margin(body: BodyRecord, center: vec3<f32>, outside: f32) -> f32 {
     return (body.radius + largest_component(body.displacement) + outside
-        + largest_component(center) * (1.0 / 16.0)) * (1.0 / 65536.0);
+        + largest_component(center) * (1.0 / 16.0)) * (1.0 / 65536.0) + SUBNORMAL_MARGIN;
 }
 
 fn overlaps(a_lo: vec3<f32>, a_hi: vec3<f32>, b_lo: vec3<f32>, b_hi: vec3<f32>) -> bool {

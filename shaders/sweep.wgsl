@@ -16,40 +16,58 @@
 // The times-only output of `times_main` (in a bind group of its own, without `impacts`).
 @group(0) @binding(6) var<storage, read_write> times: array<u32>;
 
-// b's centre relative to a's. In a periodic box, relative to the nearest image of b: the
-// image index comes from the rounded difference, and the shift is applied to one centre
-// before the subtraction, where it is exact (Sterbenz) for centres in [0, period): the one
-// rounding is that of the wrapped difference itself, as without a box. Ties (exactly half a
-// box apart) may go either way; validation keeps such pairs out of reach of each other.
-fn center_offset(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
+// b's centre relative to a's, each component lifted by 2^lift (see `sweep_pair`). In a
+// periodic box, relative to the nearest image of b: the image index comes from the rounded
+// difference, and the shift is applied to one centre before the subtraction, where it is exact
+// (Sterbenz) for centres in [0, period): the one rounding is that of the wrapped difference
+// itself, as without a box. Ties (exactly half a box apart) may go either way; validation
+// keeps such pairs out of reach of each other. The inverse period takes the lift out of the
+// image (it stays the image of the unlifted centres, bit for bit); the period is lifted with
+// the centres where it lies below 2^-43, and elsewhere meets only image 0 (lifted centres lie
+// less than 2^-46 apart), whose shift `image_offset` discards.
+fn center_offset(a: vec3<f32>, b: vec3<f32>, lift: vec3<u32>) -> vec3<f32> {
     if ((params.flags & FLAG_PERIODIC) == 0u) {
         return b - a;
     }
-    return image_offset(a, b, nearest_image(a, b), params.period);
+    let period_lift = select(vec3<u32>(0u), lift,
+                             exponent_fields(params.period) < vec3<u32>(TINY_EXPONENT + 4u));
+    let inverse_period = params.inverse_period * rescale3(127u, lift);
+    return image_offset(a, b, nearest_image(a, b, inverse_period), lift3(params.period, period_lift));
 }
 
 // The image of b nearest to a, in periods per axis (round is half to even). 0 on an axis
 // that does not wrap, whose inverse period is 0.
-fn nearest_image(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
-    return round((b - a) * params.inverse_period);
+fn nearest_image(a: vec3<f32>, b: vec3<f32>, inverse_period: vec3<f32>) -> vec3<f32> {
+    return round((b - a) * inverse_period);
 }
 
 fn sweep_pair(a: BodyRecord, b: BodyRecord) -> ImpactRecord {
     // Relative coordinates first: b stands still and a moves by the difference of the
     // displacements. Nothing below squares an absolute coordinate. Validation keeps every
     // input within f32::MAX / 8, so these differences and sums are finite.
-    let raw_position = center_offset(a.center, b.center);
-    let raw_motion = a.displacement - b.displacement;
-    let raw_sum_radii = a.radius + b.radius;
+    // A device may flush subnormal values to zero (WGSL allows it): each component whose
+    // operands all lie below 2^-47 is first lifted by 2^LIFT_LOG2 from its bits (`lift`), which
+    // makes the difference exact and never subnormal, as it is on an IEEE device; the rescale
+    // takes the lift out again. Elsewhere the lift is 0 and changes nothing.
+    let position_lift = lift_for(max(exponent_fields(a.center), exponent_fields(b.center)));
+    let motion_lift = lift_for(max(exponent_fields(a.displacement), exponent_fields(b.displacement)));
+    let radii_exponents = exponent_fields(vec3<f32>(a.radius, b.radius, 0.0));
+    let radii_lift = lift_for(vec3<u32>(max(radii_exponents.x, radii_exponents.y))).x;
+    let raw_position = center_offset(lift3(a.center, position_lift), lift3(b.center, position_lift),
+                                     position_lift);
+    let raw_motion = lift3(a.displacement, motion_lift) - lift3(b.displacement, motion_lift);
+    let raw_sum_radii = lift(a.radius, radii_lift) + lift(b.radius, radii_lift);
     // Rescale by a power of two (exact) so that the largest relative length lies in [1, 2):
     // no square or product below can overflow, and none that matters underflows. The time,
-    // a ratio, does not change; the normal is a direction.
-    let largest = max(max(largest_component(raw_position), largest_component(raw_motion)),
-                      raw_sum_radii);
-    let scale = power_of_two_scale(largest);
-    let relative_position = raw_position * scale;
-    let relative_motion = raw_motion * scale;
-    let sum_radii = raw_sum_radii * scale;
+    // a ratio, does not change; the normal is a direction. The power comes from the exponent
+    // fields of the unlifted lengths (`power_of_two_scale` of the largest), each component's
+    // lift taken out of its own factor.
+    let exponent = max(max(unlifted_exponent(raw_position, position_lift),
+                           unlifted_exponent(raw_motion, motion_lift)),
+                       unlifted_length_exponent(raw_sum_radii, radii_lift));
+    let relative_position = raw_position * rescale3(exponent, position_lift);
+    let relative_motion = raw_motion * rescale3(exponent, motion_lift);
+    let sum_radii = raw_sum_radii * rescale(exponent, radii_lift);
     let sum_radii_squared = sum_radii * sum_radii;
     let distance_squared = dot(relative_position, relative_position);
     // |C|^2 - R^2: zero or below means touching or overlapping at t = 0.
@@ -76,8 +94,7 @@ fn sweep_pair(a: BodyRecord, b: BodyRecord) -> ImpactRecord {
 
     let separation = relative_position - relative_motion * time_of_impact;
     let normal = contact_normal(separation, relative_motion);
-    let center_a = a.center + a.displacement * time_of_impact;
-    return ImpactRecord(center_a + normal * a.radius, time_of_impact, normal, status);
+    return ImpactRecord(surface_point(a, time_of_impact, normal), time_of_impact, normal, status);
 }
 
 // One invocation: the pair count comes from `dispatch`, written by the host for a direct

@@ -29,23 +29,46 @@ fn at_start(body: BodyRecord, towards: vec3<f32>, motion: vec3<f32>, overlapping
         return miss();
     }
     let normal = contact_normal(towards, motion);
-    return ImpactRecord(body.center + normal * body.radius, 0.0, normal,
+    // The centre's point along the normal, lifted as `surface_point` lifts it.
+    let log2 = body_lift(body);
+    let point = lift3(body.center, vec3<u32>(log2)) + normal * lift(body.radius, log2);
+    return ImpactRecord(unlift3(point, log2), 0.0, normal,
                         select(STATUS_CONTACT, STATUS_OVERLAPPING, overlapping));
 }
 
-// The body against a plane, its centre at `raw_offset` from the plane's point.
-fn sweep_plane(body: BodyRecord, raw_offset: vec3<f32>, wall: WallRecord) -> ImpactRecord {
+// The body's displacement and radius, each component lifted by 2^log2 where it lies below
+// 2^-47 (as `sweep_pair` lifts its inputs), with the lifts.
+struct LiftedMotion {
+    displacement: vec3<f32>,
+    motion_lift: vec3<u32>,
+    radius: f32,
+    radius_lift: u32,
+}
+
+fn lifted_motion(body: BodyRecord) -> LiftedMotion {
+    let motion_lift = lift_for(exponent_fields(body.displacement));
+    let radius_lift = lift_for(exponent_fields(vec3<f32>(body.radius))).x;
+    return LiftedMotion(lift3(body.displacement, motion_lift), motion_lift,
+                        lift(body.radius, radius_lift), radius_lift);
+}
+
+// The body against a plane, its centre at `raw_offset` from the plane's point (each
+// component lifted by 2^offset_lift).
+fn sweep_plane(body: BodyRecord, raw_offset: vec3<f32>, offset_lift: vec3<u32>, wall: WallRecord)
+    -> ImpactRecord {
+    let lifted = lifted_motion(body);
     // The relative coordinates, rescaled by a power of two (exact) as the pair sweep does,
-    // so that nothing below overflows or flushes to zero on one path and not another.
-    let largest = max(max(largest_component(raw_offset), largest_component(body.displacement)),
-                      body.radius);
-    let scale = power_of_two_scale(largest);
+    // so that nothing below overflows or flushes to zero on one path and not another; the
+    // power from the bits, each component's lift taken out of its own factor.
+    let exponent = max(max(unlifted_exponent(raw_offset, offset_lift),
+                           unlifted_exponent(lifted.displacement, lifted.motion_lift)),
+                       unlifted_length_exponent(lifted.radius, lifted.radius_lift));
     let normal = wall.vector;
-    let motion = body.displacement * scale;
+    let motion = lifted.displacement * rescale3(exponent, lifted.motion_lift);
     // The centre's height above the plane, and how far it falls towards it over the step.
-    let height = dot(normal, raw_offset * scale);
+    let height = dot(normal, raw_offset * rescale3(exponent, offset_lift));
     let fall = -dot(normal, motion);
-    let gap = height - body.radius * scale;
+    let gap = height - lifted.radius * rescale(exponent, lifted.radius_lift);
     if (gap <= 0.0) {
         return at_start(body, -normal, motion, gap < 0.0);
     }
@@ -54,23 +77,27 @@ fn sweep_plane(body: BodyRecord, raw_offset: vec3<f32>, wall: WallRecord) -> Imp
     if (!(fall > 0.0) || !(time_of_impact <= 1.0)) {
         return miss();
     }
-    let center = body.center + body.displacement * time_of_impact;
-    return ImpactRecord(center - normal * body.radius, time_of_impact, -normal, STATUS_CONTACT);
+    return ImpactRecord(surface_point(body, time_of_impact, -normal), time_of_impact, -normal,
+                        STATUS_CONTACT);
 }
 
 // The body against a segment, its end points at `raw_to_start` and `raw_to_end` from the
-// body's centre.
-fn sweep_segment(body: BodyRecord, raw_to_start: vec3<f32>, raw_to_end: vec3<f32>,
-                 wall: WallRecord) -> ImpactRecord {
+// body's centre (each component lifted by 2^start_lift, 2^end_lift).
+fn sweep_segment(body: BodyRecord, raw_to_start: vec3<f32>, start_lift: vec3<u32>,
+                 raw_to_end: vec3<f32>, end_lift: vec3<u32>, wall: WallRecord) -> ImpactRecord {
+    let lifted = lifted_motion(body);
+    let edge_lift = lift_for(max(exponent_fields(wall.point), exponent_fields(wall.vector)));
+    let raw_edge = lift3(wall.vector, edge_lift) - lift3(wall.point, edge_lift);
     // Relative to the body's centre: the end points, and the edge between them.
-    let largest = max(max(max(largest_component(raw_to_start), largest_component(raw_to_end)),
-                          largest_component(body.displacement)), body.radius);
-    let scale = power_of_two_scale(largest);
-    let to_start = raw_to_start * scale;
-    let to_end = raw_to_end * scale;
-    let edge = (wall.vector - wall.point) * scale;
-    let motion = body.displacement * scale;
-    let radius = body.radius * scale;
+    let exponent = max(max(max(unlifted_exponent(raw_to_start, start_lift),
+                               unlifted_exponent(raw_to_end, end_lift)),
+                           unlifted_exponent(lifted.displacement, lifted.motion_lift)),
+                       unlifted_length_exponent(lifted.radius, lifted.radius_lift));
+    let to_start = raw_to_start * rescale3(exponent, start_lift);
+    let to_end = raw_to_end * rescale3(exponent, end_lift);
+    let edge = raw_edge * rescale3(exponent, edge_lift);
+    let motion = lifted.displacement * rescale3(exponent, lifted.motion_lift);
+    let radius = lifted.radius * rescale(exponent, lifted.radius_lift);
     let edge_squared = dot(edge, edge);
     // A segment too short to give a direction is its start point.
     let has_edge = edge_squared >= MIN_NORMAL;
@@ -115,17 +142,24 @@ fn sweep_segment(body: BodyRecord, raw_to_start: vec3<f32>, raw_to_end: vec3<f32
         return miss();
     }
     let normal = contact_normal(position - moving * time_of_impact, motion);
-    let center = body.center + body.displacement * time_of_impact;
-    return ImpactRecord(center + normal * body.radius, time_of_impact, normal, STATUS_CONTACT);
+    return ImpactRecord(surface_point(body, time_of_impact, normal), time_of_impact, normal,
+                        STATUS_CONTACT);
 }
 
 // The body against one wall in open space: the body first, the wall second (the normal
 // points from the body's centre towards the wall).
+// Each component of an offset whose operands both lie below 2^-47 is lifted first, as in
+// `sweep_pair`, so that a device that flushes subnormal values forms it exactly.
 fn sweep_wall(body: BodyRecord, wall: WallRecord) -> ImpactRecord {
     if (wall.kind == WALL_PLANE) {
-        return sweep_plane(body, body.center - wall.point, wall);
+        let log2 = lift_for(max(exponent_fields(body.center), exponent_fields(wall.point)));
+        return sweep_plane(body, lift3(body.center, log2) - lift3(wall.point, log2), log2, wall);
     }
-    return sweep_segment(body, wall.point - body.center, wall.vector - body.center, wall);
+    let start_lift = lift_for(max(exponent_fields(wall.point), exponent_fields(body.center)));
+    let end_lift = lift_for(max(exponent_fields(wall.vector), exponent_fields(body.center)));
+    return sweep_segment(body, lift3(wall.point, start_lift) - lift3(body.center, start_lift),
+                         start_lift, lift3(wall.vector, end_lift) - lift3(body.center, end_lift),
+                         end_lift, wall);
 }
 
 // A body's step in the periodic box, as the walls see it.
@@ -175,11 +209,11 @@ fn sweep_image(body: BodyRecord, wall: WallRecord, image: vec3<f32>, start: f32)
                            body.displacement * (1.0 - start), 0u);
     if (wall.kind == WALL_PLANE) {
         let raw_offset = image_offset(wall.point, body.center, image, period) + moved;
-        return sweep_plane(piece, raw_offset, wall);
+        return sweep_plane(piece, raw_offset, vec3<u32>(0u), wall);
     }
     let raw_to_start = image_offset(body.center, wall.point, -image, period) - moved;
     let raw_to_end = image_offset(body.center, wall.vector, -image, period) - moved;
-    return sweep_segment(piece, raw_to_start, raw_to_end, wall);
+    return sweep_segment(piece, raw_to_start, vec3<u32>(0u), raw_to_end, vec3<u32>(0u), wall);
 }
 
 // The body against one wall in the periodic box: the step in pieces, cut where the centre

@@ -376,6 +376,25 @@ pub const TIME_OVERLAPPING: f32 = -1.0;
 pub const NO_TOUCH: f32 = 2.0;
 /// `MIN_NORMAL`: the smallest normal f32; below it a squared length has no usable direction.
 pub const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
+/// `LIFT_LOG2`: a component of a pair's inputs whose operands all lie below 2⁻⁴⁷ (exponent
+/// fields below [`TINY_EXPONENT`]) is multiplied by 2^`LIFT_LOG2` from its bits before any
+/// float arithmetic reads it, so that a device that flushes subnormal values to zero (WGSL
+/// allows it) sees none: f32's subnormal spacing 2⁻¹⁴⁹ lifts to 2⁻¹²⁶, the smallest normal.
+pub const LIFT_LOG2: u32 = 23;
+/// `SMALL_DIRECTION`: 2⁻⁵⁰. A vector whose largest component lies below it is scaled by a
+/// power of two before it is normalised: the components a flushing device loses from its
+/// squared length (each square below `MIN_NORMAL` = 2⁻¹²⁶, three at most) are then below 2⁻²⁴
+/// of it, within a rounding.
+pub const SMALL_DIRECTION: f32 = 8.881_784e-16;
+/// `SUBNORMAL_MARGIN`: 2⁻¹²¹, what every broad-phase box is widened by beyond its relative
+/// margin, so that the operations a device that flushes subnormal values gets wrong (by less
+/// than 2⁻¹²⁶ each) cannot drop a candidate.
+pub const SUBNORMAL_MARGIN: f32 = 3.761_582e-37;
+/// `TINY_EXPONENT`: the exponent field below which a component is lifted by [`LIFT_LOG2`]
+/// (magnitudes below 2^(80 − 127) = 2⁻⁴⁷). `TINY_EXPONENT + LIFT_LOG2 = 103`: a lifted
+/// component that the pair's rescale takes below f32's normal range was below 2⁻¹⁵⁰ there
+/// before the lift, zero on every device.
+pub const TINY_EXPONENT: u32 = 80;
 /// `MORTON_BITS`: bits per axis of the broad phase's Morton codes (3 × 21 = 63).
 pub const MORTON_BITS: u32 = 21;
 /// `LEAF`: the bit of a broad-phase tree's child reference that marks a leaf.

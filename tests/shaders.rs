@@ -9,11 +9,11 @@ use std::path::Path;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use sweepcast::low_level::layout::{
     BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_NONE, EARLIEST_WALL, EarliestRecord,
-    FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, KeyValue, LEAF,
-    MAX_WORKGROUPS_PER_DIMENSION, MIN_NORMAL, MORTON_BITS, NO_TOUCH, STATUS_CONTACT, STATUS_MISS,
-    STATUS_OVERLAPPING, StepCounts, StepParams, SweepDispatch, SweepParams, TIME_MISS_BITS,
-    TIME_OVERLAPPING, TimeOfImpact, WALL_PLANE, WALL_SEGMENT, WORKGROUP_SIZE, WallContactRecord,
-    WallParams, WallRecord,
+    FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, KeyValue, LEAF, LIFT_LOG2,
+    MAX_WORKGROUPS_PER_DIMENSION, MIN_NORMAL, MORTON_BITS, NO_TOUCH, SMALL_DIRECTION,
+    STATUS_CONTACT, STATUS_MISS, STATUS_OVERLAPPING, SUBNORMAL_MARGIN, StepCounts, StepParams,
+    SweepDispatch, SweepParams, TIME_MISS_BITS, TIME_OVERLAPPING, TINY_EXPONENT, TimeOfImpact,
+    WALL_PLANE, WALL_SEGMENT, WORKGROUP_SIZE, WallContactRecord, WallParams, WallRecord,
 };
 use sweepcast::low_level::{SHARED_WGSL, SWEEP_WGSL};
 
@@ -281,6 +281,10 @@ fn every_shared_constant_matches_its_rust_mirror() {
         ("TIME_OVERLAPPING", Value::F32(TIME_OVERLAPPING)),
         ("MIN_NORMAL", Value::F32(MIN_NORMAL)),
         ("NO_TOUCH", Value::F32(NO_TOUCH)),
+        ("LIFT_LOG2", Value::U32(LIFT_LOG2)),
+        ("TINY_EXPONENT", Value::U32(TINY_EXPONENT)),
+        ("SMALL_DIRECTION", Value::F32(SMALL_DIRECTION)),
+        ("SUBNORMAL_MARGIN", Value::F32(SUBNORMAL_MARGIN)),
         ("MORTON_BITS", Value::U32(MORTON_BITS)),
         ("LEAF", Value::U32(LEAF)),
         ("EARLIEST_NONE", Value::U32(EARLIEST_NONE)),

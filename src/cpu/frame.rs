@@ -19,7 +19,8 @@ use glam::Vec3;
 
 use super::sweep::largest_component;
 use crate::layout::{
-    BodyRecord, FLAG_PERIODIC, KeyValue, MORTON_BITS, StepParams, SweepDispatch, SweepParams,
+    BodyRecord, FLAG_PERIODIC, KeyValue, MORTON_BITS, SUBNORMAL_MARGIN, StepParams, SweepDispatch,
+    SweepParams,
 };
 use crate::options::SweepOptions;
 use crate::par::prelude::*;
@@ -101,10 +102,19 @@ pub fn local_coordinate(c: f32, period: f32, inverse_period: f32, origin: f32) -
 ///
 /// It is written as one sum scaled by 2⁻¹⁶ (`|x| / 16` for `2⁻²⁰ |x|`): GPU compilers may
 /// reassociate a sum of two products, and the shader's boxes are held to these bit for bit.
+///
+/// *A device that flushes subnormal values* (WGSL allows it) errs, in each of the few
+/// operations that make a corner (the local centre, the end, the reach and the corner
+/// itself, each of whose inputs and result may be flushed), by less than 2⁻¹²⁶: under
+/// 2⁻¹²²·⁴ in all. [`SUBNORMAL_MARGIN`] = 2⁻¹²¹ is added to cover it, so that a flushed box
+/// still contains the exact one and no candidate is dropped; flushing is monotone, so the
+/// cells found from such a box still cover the exact box's. Above a margin of 2⁻⁹⁷ (a body
+/// of size 2⁻⁸¹) the addition is below a quarter ulp and changes no bit.
 pub(crate) fn margin(body: &BodyRecord, center: [f32; 3], outside: f32) -> f32 {
     let largest = |v: [f32; 3]| largest_component(Vec3::from_array(v));
     (body.radius + largest(body.displacement) + outside + largest(center) * (1.0 / 16.0))
         * (1.0 / 65536.0)
+        + SUBNORMAL_MARGIN
 }
 
 /// The largest magnitude of `center`'s components on the axes that wrap (`period > 0`)

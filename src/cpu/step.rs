@@ -675,7 +675,11 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
         return [0; 3];
     }
     let center = |body: u32| Vec3::from_array(world.bodies()[body as usize].center);
-    let image = nearest_image(center(a), center(b), &world.params);
+    let image = nearest_image(
+        center(a),
+        center(b),
+        Vec3::from_array(world.params.inverse_period),
+    );
     image.to_array().map(|periods| periods as i32)
 }
 

@@ -3,12 +3,12 @@
 //! on one input. WGSL's `dot`, `cross`, `normalize`, `select`, `round` map to glam's, to `if`
 //! and to `round_ties_even`; the shader's module-scope `params` is an argument here.
 
-use glam::Vec3;
+use glam::{UVec3, Vec3};
 
 use crate::layout::{
-    BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, MIN_NORMAL, NO_TOUCH,
-    STATUS_CONTACT, STATUS_MISS, STATUS_OVERLAPPING, SweepDispatch, SweepParams, TIME_MISS_BITS,
-    TIME_OVERLAPPING, TimeOfImpact, WORKGROUP_SIZE,
+    BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, LIFT_LOG2, MIN_NORMAL,
+    NO_TOUCH, SMALL_DIRECTION, STATUS_CONTACT, STATUS_MISS, STATUS_OVERLAPPING, SweepDispatch,
+    SweepParams, TIME_MISS_BITS, TIME_OVERLAPPING, TINY_EXPONENT, TimeOfImpact, WORKGROUP_SIZE,
 };
 
 pub(crate) fn miss() -> ImpactRecord {
@@ -24,12 +24,23 @@ pub(crate) fn miss() -> ImpactRecord {
 // contact, identical bodies) have no such direction: fall back to the relative motion, then +x.
 pub(crate) fn contact_normal(separation: Vec3, relative_motion: Vec3) -> Vec3 {
     if separation.dot(separation) >= MIN_NORMAL {
-        return separation.normalize();
+        return direction(separation);
     }
     if relative_motion.dot(relative_motion) >= MIN_NORMAL {
-        return relative_motion.normalize();
+        return direction(relative_motion);
     }
     Vec3::X
+}
+
+// v / |v|, for |v|^2 at least MIN_NORMAL. Below SMALL_DIRECTION a component's square may lie
+// below MIN_NORMAL, where a device that flushes loses it (and with it the unit length): such
+// a v is first scaled by a power of two (exact) so that its largest component lies in [1, 2).
+pub(crate) fn direction(v: Vec3) -> Vec3 {
+    let largest = largest_component(v);
+    if largest < SMALL_DIRECTION {
+        return (v * power_of_two_scale(largest)).normalize();
+    }
+    v.normalize()
 }
 
 pub(crate) fn largest_component(v: Vec3) -> f32 {
@@ -43,21 +54,163 @@ pub(crate) fn power_of_two_scale(largest: f32) -> f32 {
     f32::from_bits((254 - biased_exponent) << 23)
 }
 
-// b's centre relative to a's. In a periodic box, relative to the nearest image of b: the
-// image index comes from the rounded difference, and the shift is applied to one centre
-// before the subtraction, where it is exact (Sterbenz) for centres in [0, period): the one
-// rounding is that of the wrapped difference itself, as without a box. Ties (exactly half a
-// box apart) may go either way; validation keeps such pairs out of reach of each other.
+/// `exponent_fields` of `shared.wgsl`: the exponent field of each component of `v` (0 for zero
+/// and subnormals), read from bits.
+#[must_use]
+pub fn exponent_fields(v: Vec3) -> UVec3 {
+    UVec3::from_array(v.to_array().map(|x| (x.to_bits() >> 23) & 0xff))
+}
+
+/// `lift_for` of `shared.wgsl`: [`LIFT_LOG2`] for each component whose exponent field (the
+/// largest of its operands') is below [`TINY_EXPONENT`], 0 for the others.
+#[must_use]
+pub fn lift_for(exponents: UVec3) -> UVec3 {
+    UVec3::select(
+        exponents.cmplt(UVec3::splat(TINY_EXPONENT)),
+        UVec3::splat(LIFT_LOG2),
+        UVec3::ZERO,
+    )
+}
+
+/// `lift` of `shared.wgsl`: `x * 2^log2` (`log2` is 0 or [`LIFT_LOG2`]; `|x|` below 2⁻⁴⁷ when
+/// it is not 0), exactly, built from `x`'s bits: no float operation reads `x`, so a device
+/// that flushes subnormal inputs sees none, and the result is normal or zero.
+#[must_use]
+pub fn lift(x: f32, log2: u32) -> f32 {
+    let bits = x.to_bits();
+    let exponent = (bits >> 23) & 0xff;
+    let mantissa = bits & 0x7f_ffff;
+    if log2 == 0 || (exponent == 0 && mantissa == 0) {
+        return x;
+    }
+    if exponent != 0 {
+        return f32::from_bits(bits + (log2 << 23));
+    }
+    // A subnormal, mantissa * 2^-149 with its leading bit at `leading`: normalised, its
+    // exponent field is leading - 149 + 127 + log2.
+    let leading = 31 - mantissa.leading_zeros();
+    let fraction = (mantissa << (23 - leading)) & 0x7f_ffff;
+    f32::from_bits((bits & 0x8000_0000) | ((leading + log2 - 22) << 23) | fraction)
+}
+
+/// [`lift`] per component.
+#[must_use]
+pub fn lift3(v: Vec3, log2: UVec3) -> Vec3 {
+    Vec3::new(lift(v.x, log2.x), lift(v.y, log2.y), lift(v.z, log2.z))
+}
+
+/// `unlift` of `shared.wgsl`: `x * 2^-log2` (`log2` at most 23) rounded to nearest, ties to
+/// even, built from `x`'s bits: the inverse of [`lift`], a subnormal result included, which a
+/// device that flushes could not produce by a multiplication.
+#[must_use]
+pub fn unlift(x: f32, log2: u32) -> f32 {
+    let bits = x.to_bits();
+    let exponent = (bits >> 23) & 0xff;
+    if log2 == 0 || exponent > log2 {
+        return f32::from_bits(bits - (log2 << 23));
+    }
+    // Below f32::MIN_POSITIVE: the significand, mantissa * 2^(max(exponent, 1) - 150), on the
+    // subnormal grid 2^-149 after the division by 2^log2.
+    let significand = (bits & 0x7f_ffff) | if exponent > 0 { 0x80_0000 } else { 0 };
+    let shift = log2 + 1 - exponent.max(1);
+    let kept = significand >> shift;
+    let rest = significand & ((1 << shift) - 1);
+    let half = 1 << (shift - 1);
+    let round_up = rest > half || (rest == half && (kept & 1) == 1);
+    f32::from_bits((bits & 0x8000_0000) | (kept + u32::from(round_up)))
+}
+
+/// [`unlift`] per component.
+#[must_use]
+pub fn unlift3(v: Vec3, log2: u32) -> Vec3 {
+    Vec3::new(unlift(v.x, log2), unlift(v.y, log2), unlift(v.z, log2))
+}
+
+/// `rescale` of `shared.wgsl`: `2^(127 - exponent - log2)`, or 0 where that lies below f32's
+/// normal range: the rescale of a component lifted by `2^log2` in a pair whose largest
+/// unlifted length has the exponent field `exponent` (`power_of_two_scale` without the lift).
+#[must_use]
+pub fn rescale(exponent: u32, log2: u32) -> f32 {
+    if exponent + log2 < 254 {
+        f32::from_bits((254 - exponent - log2) << 23)
+    } else {
+        0.0
+    }
+}
+
+/// [`rescale`] per component.
+#[must_use]
+pub fn rescale3(exponent: u32, log2: UVec3) -> Vec3 {
+    Vec3::new(
+        rescale(exponent, log2.x),
+        rescale(exponent, log2.y),
+        rescale(exponent, log2.z),
+    )
+}
+
+/// `unlifted_length_exponent` of `shared.wgsl`: [`unlifted_exponent`] of one length `x`
+/// lifted by `2^log2`.
+#[must_use]
+pub fn unlifted_length_exponent(x: f32, log2: u32) -> u32 {
+    unlifted_exponent(Vec3::splat(x), UVec3::splat(log2))
+}
+
+/// `unlifted_exponent` of `shared.wgsl`: the exponent field of the largest component of `v`
+/// (lifted by `2^log2` per component) before its lift; 0 for zero and subnormals, as
+/// `power_of_two_scale` reads them.
+#[must_use]
+pub fn unlifted_exponent(v: Vec3, log2: UVec3) -> u32 {
+    (exponent_fields(v).max(log2) - log2).max_element()
+}
+
+/// `body_lift` of `shared.wgsl`: [`LIFT_LOG2`] where all of `body`'s inputs (centre,
+/// displacement, radius) lie below 2⁻⁴⁷, else 0.
+#[must_use]
+pub fn body_lift(body: &BodyRecord) -> u32 {
+    let exponents = exponent_fields(Vec3::from_array(body.center))
+        .max(exponent_fields(Vec3::from_array(body.displacement)))
+        .max(exponent_fields(Vec3::splat(body.radius)));
+    lift_for(UVec3::splat(exponents.max_element())).x
+}
+
+/// `surface_point` of `shared.wgsl`: the point of `body`'s surface along `normal` at `time`,
+/// centre + displacement × time + normal × radius, computed lifted for a body below 2⁻⁴⁷
+/// ([`body_lift`]) and put back on f32's grid, subnormal or not, by one rounding to nearest
+/// even ([`unlift`]).
+#[must_use]
+pub fn surface_point(body: &BodyRecord, time: f32, normal: Vec3) -> Vec3 {
+    let log2 = body_lift(body);
+    let center = lift3(Vec3::from_array(body.center), UVec3::splat(log2))
+        + lift3(Vec3::from_array(body.displacement), UVec3::splat(log2)) * time;
+    unlift3(center + normal * lift(body.radius, log2), log2)
+}
+
+// b's centre relative to a's, each component lifted by 2^`lift` (see `sweep_pair`). In a
+// periodic box, relative to the nearest image of b: the image index comes from the rounded
+// difference, and the shift is applied to one centre before the subtraction, where it is exact
+// (Sterbenz) for centres in [0, period): the one rounding is that of the wrapped difference
+// itself, as without a box. Ties (exactly half a box apart) may go either way; validation
+// keeps such pairs out of reach of each other. The inverse period takes the lift out of the
+// image (it stays the image of the unlifted centres, bit for bit); the period is lifted with
+// the centres where it lies below 2^-43, and elsewhere meets only image 0 (lifted centres lie
+// less than 2^-46 apart), whose shift `image_offset` discards.
 #[inline]
-pub(crate) fn center_offset(a: Vec3, b: Vec3, params: &SweepParams) -> Vec3 {
+pub(crate) fn center_offset(a: Vec3, b: Vec3, lift: UVec3, params: &SweepParams) -> Vec3 {
     if (params.flags & FLAG_PERIODIC) == 0 {
         return b - a;
     }
+    let period = Vec3::from_array(params.period);
+    let period_lift = UVec3::select(
+        exponent_fields(period).cmplt(UVec3::splat(TINY_EXPONENT + 4)),
+        lift,
+        UVec3::ZERO,
+    );
+    let inverse_period = Vec3::from_array(params.inverse_period) * rescale3(127, lift);
     image_offset(
         a,
         b,
-        nearest_image(a, b, params),
-        Vec3::from_array(params.period),
+        nearest_image(a, b, inverse_period),
+        lift3(period, period_lift),
     )
 }
 
@@ -77,8 +230,8 @@ pub fn image_offset(a: Vec3, b: Vec3, image: Vec3, period: Vec3) -> Vec3 {
 // The image of b nearest to a, in periods per axis: b's centre minus the image times the
 // period is the nearest. 0 on an axis that does not wrap, whose inverse period is 0.
 #[inline]
-pub(crate) fn nearest_image(a: Vec3, b: Vec3, params: &SweepParams) -> Vec3 {
-    ((b - a) * Vec3::from_array(params.inverse_period)).map(f32::round_ties_even)
+pub(crate) fn nearest_image(a: Vec3, b: Vec3, inverse_period: Vec3) -> Vec3 {
+    ((b - a) * inverse_period).map(f32::round_ties_even)
 }
 
 /// `first_touch` of `shared.wgsl`: when a point moving by `motion` from `position` (relative
@@ -144,19 +297,36 @@ pub fn sweep_pair(a: &BodyRecord, b: &BodyRecord, params: &SweepParams) -> Impac
     // Relative coordinates first: b stands still and a moves by the difference of the
     // displacements. Nothing below squares an absolute coordinate. Validation keeps every
     // input within f32::MAX / 8, so these differences and sums are finite.
-    let raw_position = center_offset(a_center, b_center, params);
-    let raw_motion = a_displacement - b_displacement;
-    let raw_sum_radii = a.radius + b.radius;
+    // A device may flush subnormal values to zero (WGSL allows it): each component whose
+    // operands all lie below 2^-47 is first lifted by 2^LIFT_LOG2 from its bits (`lift`), which
+    // makes the difference exact and never subnormal, as it is on an IEEE device; the rescale
+    // takes the lift out again. Elsewhere the lift is 0 and changes nothing.
+    let position_lift = lift_for(exponent_fields(a_center).max(exponent_fields(b_center)));
+    let motion_lift =
+        lift_for(exponent_fields(a_displacement).max(exponent_fields(b_displacement)));
+    let radii_lift = lift_for(UVec3::splat(
+        exponent_fields(Vec3::new(a.radius, b.radius, 0.0)).max_element(),
+    ))
+    .x;
+    let raw_position = center_offset(
+        lift3(a_center, position_lift),
+        lift3(b_center, position_lift),
+        position_lift,
+        params,
+    );
+    let raw_motion = lift3(a_displacement, motion_lift) - lift3(b_displacement, motion_lift);
+    let raw_sum_radii = lift(a.radius, radii_lift) + lift(b.radius, radii_lift);
     // Rescale by a power of two (exact) so that the largest relative length lies in [1, 2):
     // no square or product below can overflow, and none that matters underflows. The time,
-    // a ratio, does not change; the normal is a direction.
-    let largest = largest_component(raw_position)
-        .max(largest_component(raw_motion))
-        .max(raw_sum_radii);
-    let scale = power_of_two_scale(largest);
-    let relative_position = raw_position * scale;
-    let relative_motion = raw_motion * scale;
-    let sum_radii = raw_sum_radii * scale;
+    // a ratio, does not change; the normal is a direction. The power comes from the exponent
+    // fields of the unlifted lengths (`power_of_two_scale` of the largest), each component's
+    // lift taken out of its own factor.
+    let exponent = unlifted_exponent(raw_position, position_lift)
+        .max(unlifted_exponent(raw_motion, motion_lift))
+        .max(unlifted_length_exponent(raw_sum_radii, radii_lift));
+    let relative_position = raw_position * rescale3(exponent, position_lift);
+    let relative_motion = raw_motion * rescale3(exponent, motion_lift);
+    let sum_radii = raw_sum_radii * rescale(exponent, radii_lift);
     let sum_radii_squared = sum_radii * sum_radii;
     let distance_squared = relative_position.dot(relative_position);
     // |C|^2 - R^2: zero or below means touching or overlapping at t = 0.
@@ -187,9 +357,8 @@ pub fn sweep_pair(a: &BodyRecord, b: &BodyRecord, params: &SweepParams) -> Impac
 
     let separation = relative_position - relative_motion * time_of_impact;
     let normal = contact_normal(separation, relative_motion);
-    let center_a = a_center + a_displacement * time_of_impact;
     ImpactRecord {
-        point: (center_a + normal * a.radius).to_array(),
+        point: surface_point(a, time_of_impact, normal).to_array(),
         time_of_impact,
         normal: normal.to_array(),
         status,

@@ -3,10 +3,11 @@
 //! in a periodic box that of its image in the primary cell ([`path_in_box`],
 //! [`sweep_wall_in_box`]). Its f64 oracle is [`crate::reference::sweep_sphere_wall`].
 
-use glam::{IVec3, Vec3};
+use glam::{IVec3, UVec3, Vec3};
 
 use super::sweep::{
-    contact_normal, first_touch, image_offset, largest_component, miss, power_of_two_scale,
+    body_lift, contact_normal, exponent_fields, first_touch, image_offset, lift, lift_for, lift3,
+    miss, rescale, rescale3, surface_point, unlift3, unlifted_exponent, unlifted_length_exponent,
 };
 use crate::layout::{
     BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, MIN_NORMAL, NO_TOUCH,
@@ -28,8 +29,12 @@ fn at_start(
         return miss();
     }
     let normal = contact_normal(towards, motion);
+    // The centre's point along the normal, lifted as `surface_point` lifts it.
+    let log2 = body_lift(body);
+    let point =
+        lift3(Vec3::from_array(body.center), UVec3::splat(log2)) + normal * lift(body.radius, log2);
     ImpactRecord {
-        point: (Vec3::from_array(body.center) + normal * body.radius).to_array(),
+        point: unlift3(point, log2).to_array(),
         time_of_impact: 0.0,
         normal: normal.to_array(),
         status: if overlapping {
@@ -40,29 +45,42 @@ fn at_start(
     }
 }
 
-// The body against a plane, its centre at `raw_offset` from the plane's point.
+// The body's displacement and radius, each component lifted by 2^log2 where it lies below
+// 2^-47 (as `sweep_pair` lifts its inputs), with the lifts.
+fn lifted_motion(body: &BodyRecord) -> (Vec3, UVec3, f32, u32) {
+    let displacement = Vec3::from_array(body.displacement);
+    let motion_lift = lift_for(exponent_fields(displacement));
+    let radius_lift = lift_for(exponent_fields(Vec3::splat(body.radius))).x;
+    (
+        lift3(displacement, motion_lift),
+        motion_lift,
+        lift(body.radius, radius_lift),
+        radius_lift,
+    )
+}
+
+// The body against a plane, its centre at `raw_offset` from the plane's point (each
+// component lifted by 2^offset_lift).
 fn sweep_plane(
     body: &BodyRecord,
     raw_offset: Vec3,
+    offset_lift: UVec3,
     wall: &WallRecord,
     params: &WallParams,
 ) -> ImpactRecord {
-    let (center, displacement) = (
-        Vec3::from_array(body.center),
-        Vec3::from_array(body.displacement),
-    );
+    let (displacement, motion_lift, radius, radius_lift) = lifted_motion(body);
     // The relative coordinates, rescaled by a power of two (exact) as the pair sweep does,
-    // so that nothing below overflows or flushes to zero on one path and not another.
-    let largest = largest_component(raw_offset)
-        .max(largest_component(displacement))
-        .max(body.radius);
-    let scale = power_of_two_scale(largest);
+    // so that nothing below overflows or flushes to zero on one path and not another; the
+    // power from the bits, each component's lift taken out of its own factor.
+    let exponent = unlifted_exponent(raw_offset, offset_lift)
+        .max(unlifted_exponent(displacement, motion_lift))
+        .max(unlifted_length_exponent(radius, radius_lift));
     let normal = Vec3::from_array(wall.vector);
-    let motion = displacement * scale;
+    let motion = displacement * rescale3(exponent, motion_lift);
     // The centre's height above the plane, and how far it falls towards it over the step.
-    let height = normal.dot(raw_offset * scale);
+    let height = normal.dot(raw_offset * rescale3(exponent, offset_lift));
     let fall = -normal.dot(motion);
-    let gap = height - body.radius * scale;
+    let gap = height - radius * rescale(exponent, radius_lift);
     if gap <= 0.0 {
         return at_start(body, -normal, motion, gap < 0.0, params);
     }
@@ -72,9 +90,8 @@ fn sweep_plane(
     if !(fall > 0.0) || !(time_of_impact <= 1.0) {
         return miss();
     }
-    let center = center + displacement * time_of_impact;
     ImpactRecord {
-        point: (center - normal * body.radius).to_array(),
+        point: surface_point(body, time_of_impact, -normal).to_array(),
         time_of_impact,
         normal: (-normal).to_array(),
         status: STATUS_CONTACT,
@@ -82,30 +99,28 @@ fn sweep_plane(
 }
 
 // The body against a segment, its end points at `raw_to_start` and `raw_to_end` from the
-// body's centre.
+// body's centre (each component lifted by 2^start_lift, 2^end_lift).
 fn sweep_segment(
     body: &BodyRecord,
-    raw_to_start: Vec3,
-    raw_to_end: Vec3,
+    (raw_to_start, start_lift): (Vec3, UVec3),
+    (raw_to_end, end_lift): (Vec3, UVec3),
     wall: &WallRecord,
     params: &WallParams,
 ) -> ImpactRecord {
-    let (center, displacement) = (
-        Vec3::from_array(body.center),
-        Vec3::from_array(body.displacement),
-    );
+    let (displacement, motion_lift, radius, radius_lift) = lifted_motion(body);
     let (start, end) = (Vec3::from_array(wall.point), Vec3::from_array(wall.vector));
+    let edge_lift = lift_for(exponent_fields(start).max(exponent_fields(end)));
+    let raw_edge = lift3(end, edge_lift) - lift3(start, edge_lift);
     // Relative to the body's centre: the end points, and the edge between them.
-    let largest = largest_component(raw_to_start)
-        .max(largest_component(raw_to_end))
-        .max(largest_component(displacement))
-        .max(body.radius);
-    let scale = power_of_two_scale(largest);
-    let to_start = raw_to_start * scale;
-    let to_end = raw_to_end * scale;
-    let edge = (end - start) * scale;
-    let motion = displacement * scale;
-    let radius = body.radius * scale;
+    let exponent = unlifted_exponent(raw_to_start, start_lift)
+        .max(unlifted_exponent(raw_to_end, end_lift))
+        .max(unlifted_exponent(displacement, motion_lift))
+        .max(unlifted_length_exponent(radius, radius_lift));
+    let to_start = raw_to_start * rescale3(exponent, start_lift);
+    let to_end = raw_to_end * rescale3(exponent, end_lift);
+    let edge = raw_edge * rescale3(exponent, edge_lift);
+    let motion = displacement * rescale3(exponent, motion_lift);
+    let radius = radius * rescale(exponent, radius_lift);
     let edge_squared = edge.dot(edge);
     // A segment too short to give a direction is its start point.
     let has_edge = edge_squared >= MIN_NORMAL;
@@ -150,9 +165,8 @@ fn sweep_segment(
         return miss();
     }
     let normal = contact_normal(position - moving * time_of_impact, motion);
-    let center = center + displacement * time_of_impact;
     ImpactRecord {
-        point: (center + normal * body.radius).to_array(),
+        point: surface_point(body, time_of_impact, normal).to_array(),
         time_of_impact,
         normal: normal.to_array(),
         status: STATUS_CONTACT,
@@ -163,12 +177,20 @@ fn sweep_segment(
 /// wall second (the normal points from the body's centre towards the wall).
 #[must_use]
 pub fn sweep_wall(body: &BodyRecord, wall: &WallRecord, params: &WallParams) -> ImpactRecord {
+    // Each component of an offset whose operands both lie below 2^-47 is lifted first, as in
+    // `sweep_pair`, so that a device that flushes subnormal values forms it exactly.
     let (center, point) = (Vec3::from_array(body.center), Vec3::from_array(wall.point));
+    let lifted_offset = |to: Vec3, from: Vec3| {
+        let log2 = lift_for(exponent_fields(to).max(exponent_fields(from)));
+        (lift3(to, log2) - lift3(from, log2), log2)
+    };
     if wall.kind == WALL_PLANE {
-        return sweep_plane(body, center - point, wall, params);
+        let (offset, log2) = lifted_offset(center, point);
+        return sweep_plane(body, offset, log2, wall, params);
     }
     let end = Vec3::from_array(wall.vector);
-    sweep_segment(body, point - center, end - center, wall, params)
+    let to_start = lifted_offset(point, center);
+    sweep_segment(body, to_start, lifted_offset(end, center), wall, params)
 }
 
 /// `Path` of the shader: a body's step in the periodic box, as the walls see it.
@@ -250,11 +272,17 @@ fn sweep_image(
     let (point, end) = (Vec3::from_array(wall.point), Vec3::from_array(wall.vector));
     if wall.kind == WALL_PLANE {
         let raw_offset = image_offset(point, center, image, period) + moved;
-        return sweep_plane(&piece, raw_offset, wall, params);
+        return sweep_plane(&piece, raw_offset, UVec3::ZERO, wall, params);
     }
     let raw_to_start = image_offset(center, point, -image, period) - moved;
     let raw_to_end = image_offset(center, end, -image, period) - moved;
-    sweep_segment(&piece, raw_to_start, raw_to_end, wall, params)
+    sweep_segment(
+        &piece,
+        (raw_to_start, UVec3::ZERO),
+        (raw_to_end, UVec3::ZERO),
+        wall,
+        params,
+    )
 }
 
 /// `sweep_wall_in_box` of the shader: the body against one wall in the periodic box of

@@ -1,0 +1,627 @@
+//! The twins on a device that flushes subnormal values to zero (issue 33, point 4).
+//!
+//! WGSL lets a GPU flush subnormal f32 inputs and results to zero, and real ones do (an
+//! NVIDIA H200 did). Lavapipe never flushes, so the f32 twins, bit-equal to the shaders on
+//! IEEE devices, are the proof here: each runs on a thread whose MXCSR has FTZ (results
+//! flushed) and DAZ (subnormal inputs read as zero) set, with its inputs passed through
+//! `black_box` so that nothing is folded at compile time under the default mode, and every
+//! answer is judged against the f64 oracle after the flags are cleared again (the oracle is
+//! f64, and DAZ and FTZ act on f64 SSE arithmetic too). The twin is run by its serial
+//! dispatch (`run_dispatch`) on the calling thread: rayon's threads do not inherit MXCSR.
+//!
+//! The judge is [`GPU_BOUND`], the bound of a real GPU: the twin under FTZ stands for one.
+//! x86-64 only (SSE's MXCSR); elsewhere this file compiles to nothing.
+#![cfg(target_arch = "x86_64")]
+
+mod common;
+
+use std::hint::black_box;
+
+use glam::Vec3;
+use sweepcast::low_level::grid::{GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, earliest_by_grid};
+use sweepcast::low_level::layout::TimeOfImpact;
+use sweepcast::low_level::layout::{
+    BodyRecord, EarliestImpact, ImpactRecord, StepParams, SweepDispatch, SweepParams,
+};
+use sweepcast::low_level::layout::{STATUS_MISS, WallParams, WallRecord};
+use sweepcast::low_level::{sweep, walls};
+use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND, ParityReport};
+use sweepcast::{Impact, MovingSphere, PeriodicBox, SweepOptions, Wall, cpu, reference};
+use testkit::{Scene, SplitMix64, Workload};
+
+/// MXCSR's flush-to-zero bit: subnormal results of SSE arithmetic become zero.
+const FLUSH_TO_ZERO: u32 = 1 << 15;
+/// MXCSR's denormals-are-zero bit: subnormal inputs of SSE arithmetic read as zero.
+const DENORMALS_ARE_ZERO: u32 = 1 << 6;
+
+fn read_mxcsr() -> u32 {
+    let mut mxcsr: u32 = 0;
+    // SAFETY: `stmxcsr` stores the 4-byte control register to a valid, writable u32.
+    unsafe {
+        std::arch::asm!("stmxcsr [{}]", in(reg) &raw mut mxcsr, options(nostack, preserves_flags));
+    }
+    mxcsr
+}
+
+fn write_mxcsr(mxcsr: u32) {
+    // SAFETY: `ldmxcsr` loads a valid control word (one read from the register, with only the
+    // FTZ and DAZ bits changed). The asm is not `nomem`, so the compiler keeps memory
+    // accesses on either side of it where they are.
+    unsafe {
+        std::arch::asm!("ldmxcsr [{}]", in(reg) &raw const mxcsr, options(nostack, preserves_flags));
+    }
+}
+
+/// FTZ and DAZ set on this thread while it lives; the previous MXCSR restored on drop.
+struct FlushSubnormals {
+    saved: u32,
+}
+
+impl FlushSubnormals {
+    fn new() -> Self {
+        let saved = read_mxcsr();
+        write_mxcsr(saved | FLUSH_TO_ZERO | DENORMALS_ARE_ZERO);
+        Self { saved }
+    }
+}
+
+impl Drop for FlushSubnormals {
+    fn drop(&mut self) {
+        write_mxcsr(self.saved);
+    }
+}
+
+/// `compute(inputs)` on this thread with subnormals flushed: the inputs through `black_box`
+/// after the flags are set, the answer through `black_box` before they are cleared.
+fn flushing<T, R>(inputs: T, compute: impl FnOnce(T) -> R) -> R {
+    let guard = FlushSubnormals::new();
+    let answer = black_box(compute(black_box(inputs)));
+    drop(guard);
+    answer
+}
+
+/// The sweep twin's whole dispatch (`run_dispatch`) over `workload`, on this thread, with
+/// subnormals flushed or not, decoded as the GPU paths decode it (with the flags cleared: the
+/// host does that part).
+fn sweep_twin(workload: &Workload, options: SweepOptions, flush: bool) -> Vec<Option<Impact>> {
+    let records: Vec<BodyRecord> = workload
+        .bodies
+        .iter()
+        .map(|&b| BodyRecord::from(b))
+        .collect();
+    let params = SweepParams::new(&options, u32::try_from(workload.pairs.len()).unwrap());
+    let dispatch = SweepDispatch::new(u32::try_from(workload.pairs.len()).unwrap());
+    let mut impacts = vec![ImpactRecord::default(); workload.pairs.len()];
+    let run = |(bodies, pairs, impacts): (&[BodyRecord], &[[u32; 2]], &mut [ImpactRecord])| {
+        sweep::run_dispatch(bodies, pairs, impacts, &params, &dispatch);
+    };
+    let inputs = (&records[..], &workload.pairs[..], &mut impacts[..]);
+    if flush {
+        flushing(inputs, run);
+    } else {
+        run(inputs);
+    }
+    impacts
+        .iter()
+        .zip(&workload.pairs)
+        .map(|(impact, &[i, j])| impact.to_impact(&records[i as usize], &records[j as usize]))
+        .collect()
+}
+
+fn judge(
+    workload: &Workload,
+    options: SweepOptions,
+    answers: &[Option<Impact>],
+    bound: f64,
+) -> ParityReport {
+    let oracle = reference::sweep_batch(&workload.bodies, &workload.pairs, options);
+    parity::compare_with_oracle(
+        &workload.bodies,
+        &workload.pairs,
+        options,
+        answers,
+        &oracle,
+        bound,
+    )
+}
+
+/// The pairs of `tests/regressions.rs` that are about scale: those the property tests and the
+/// fuzz target found near f32's underflow, and a head-on contact and a body paired with itself
+/// at every scale from 1e-45 to 1e15.
+fn regressions() -> Workload {
+    let mut workload = Workload::default();
+    let mut push = |a: MovingSphere, b: MovingSphere| {
+        let first = u32::try_from(workload.bodies.len()).unwrap();
+        workload.bodies.extend([a, b]);
+        workload.pairs.push([first, first + 1]);
+    };
+    push(
+        MovingSphere::new(Vec3::new(2.2959e-41, 0.0, 0.0), 0.0, Vec3::ZERO),
+        MovingSphere::new(
+            Vec3::new(1e-45, 4.235_164_7e-22, 1.551_837_6e-36),
+            3.68783e-40,
+            Vec3::new(0.03125, 0.0, 0.0),
+        ),
+    );
+    push(
+        MovingSphere::new(Vec3::ZERO, 1.08e-43, Vec3::ZERO),
+        MovingSphere::new(
+            Vec3::new(6e-45, 0.0, 1.551_837_6e-36),
+            1.551_837e-36,
+            Vec3::new(2.424_745_2e-38, -0.031_253_815, -0.059_865_96),
+        ),
+    );
+    for scale in [
+        1e-45f32, 1e-43, 1e-41, 1e-39, 1e-38, 1e-37, 1e-30, 1e-25, 1e-20, 1e-12, 1.0, 1e3, 1e9,
+        1e15,
+    ] {
+        let a = MovingSphere::new(Vec3::ZERO, scale, Vec3::new(4.0 * scale, 0.0, 0.0));
+        let b = MovingSphere::new(Vec3::new(3.0 * scale, 0.5 * scale, 0.0), scale, Vec3::ZERO);
+        push(a, b);
+        push(b, b);
+    }
+    workload
+}
+
+/// Every pair that `tests/properties.proptest-regressions` records (`Pair { a: .., b: .. }`,
+/// printed by `Debug`).
+fn property_regressions() -> Workload {
+    let text = include_str!("properties.proptest-regressions");
+    let mut workload = Workload::default();
+    for pair in text.split("Pair { a: ").skip(1) {
+        let mut spheres = pair
+            .split("MovingSphere { ")
+            .skip(1)
+            .take(2)
+            .map(parse_sphere);
+        let (Some(a), Some(b)) = (spheres.next(), spheres.next()) else {
+            panic!("a pair without two spheres: {pair:.80}")
+        };
+        let first = u32::try_from(workload.bodies.len()).unwrap();
+        workload.bodies.extend([a, b]);
+        workload.pairs.push([first, first + 1]);
+    }
+    assert!(workload.pairs.len() > 100, "{} pairs", workload.pairs.len());
+    workload
+}
+
+/// `center: Vec3(x, y, z), radius: r, displacement: Vec3(x, y, z) }` as `Debug` prints it.
+fn parse_sphere(text: &str) -> MovingSphere {
+    let numbers: Vec<f32> = text
+        .split(['(', ')', ',', ' ', ':'])
+        .filter_map(|word| word.parse().ok())
+        .take(7)
+        .collect();
+    assert_eq!(numbers.len(), 7, "{text:.120}");
+    MovingSphere::new(
+        Vec3::new(numbers[0], numbers[1], numbers[2]),
+        numbers[3],
+        Vec3::new(numbers[4], numbers[5], numbers[6]),
+    )
+}
+
+/// A value with a random sign and mantissa and an exponent field drawn from one of the ranges
+/// around f32's underflow: zero, subnormal, just normal, near the lift's threshold 2⁻⁴⁷, or
+/// ordinary (up to 2³).
+fn random_bits(rng: &mut SplitMix64) -> f32 {
+    let exponent = match rng.below(6) {
+        0 => return 0.0,
+        1 => 0,
+        2 => 1 + rng.below(30),
+        3 => 60 + rng.below(40),
+        4 => rng.below(130),
+        _ => 100 + rng.below(30),
+    };
+    let bits = rng.next_u64();
+    f32::from_bits((u32::try_from(exponent).unwrap() << 23) | (bits as u32 & 0x807f_ffff))
+}
+
+fn random_vector(rng: &mut SplitMix64) -> Vec3 {
+    Vec3::new(random_bits(rng), random_bits(rng), random_bits(rng))
+}
+
+/// 20,000 pairs of bodies made of [`random_bits`], the second body's centre the first's plus
+/// a random offset of the same kind (so that many pairs touch), at times with no displacement.
+fn random_bits_pairs(seed: u64) -> Workload {
+    let mut rng = SplitMix64::new(seed);
+    let mut workload = Workload::default();
+    for first in (0..40_000).step_by(2) {
+        let a = MovingSphere::new(
+            random_vector(&mut rng),
+            random_bits(&mut rng).abs(),
+            random_vector(&mut rng),
+        );
+        let displacement = if rng.below(4) == 0 {
+            Vec3::ZERO
+        } else {
+            random_vector(&mut rng)
+        };
+        let b = MovingSphere::new(
+            a.center + random_vector(&mut rng),
+            random_bits(&mut rng).abs(),
+            displacement,
+        );
+        workload.bodies.extend([a, b]);
+        workload.pairs.push([first, first + 1]);
+    }
+    workload
+}
+
+/// Every suite the sweep twin is held to under FTZ and DAZ, by name.
+fn sweep_suites() -> [(&'static str, Workload); 6] {
+    [
+        ("extreme", Workload::extreme(1)),
+        ("extreme, seed 2", Workload::extreme(2)),
+        ("regressions", regressions()),
+        ("property regressions", property_regressions()),
+        ("random bits", random_bits_pairs(3)),
+        ("random bits, seed 4", random_bits_pairs(4)),
+    ]
+}
+
+/// Periodic boxes from 10 down to 3e-38 (a period itself near underflow), each with 4,000
+/// pairs of nearby bodies: centres in `[0, L)`, radii and displacements below `L / 16`.
+fn periodic_suites() -> Vec<(String, Workload, SweepOptions)> {
+    [10.0f32, 1e-20, 1e-36, 3e-38]
+        .into_iter()
+        .map(|period| {
+            let periodic_box = PeriodicBox::cube(period).expect("a valid period");
+            let mut rng = SplitMix64::new(u64::from(period.to_bits()));
+            let mut workload = Workload::default();
+            let wrap = |x: Vec3| {
+                let wrapped = x - (x / period).floor() * period;
+                Vec3::select(wrapped.cmplt(Vec3::splat(period)), wrapped, Vec3::ZERO)
+            };
+            for first in (0..8_000).step_by(2) {
+                let center = wrap(rng.in_ball(1.0, 3).abs() * period);
+                let nearby = wrap(center + rng.in_ball(1.0, 3) * (period / 4.0));
+                let mut body = |center: Vec3| {
+                    MovingSphere::new(
+                        center,
+                        rng.range(0.0, 1.0) as f32 * period / 16.0,
+                        rng.in_ball(1.0, 3) * period / 16.0,
+                    )
+                };
+                let (a, b) = (body(center), body(nearby));
+                workload.bodies.extend([a, b]);
+                workload.pairs.push([first, first + 1]);
+            }
+            let options = SweepOptions::DEFAULT.with_periodic_box(periodic_box);
+            (format!("periodic box {period:e}"), workload, options)
+        })
+        .collect()
+}
+
+/// The harness itself: under the guard a subnormal input reads as zero and a subnormal
+/// result is flushed; after it, both are back.
+#[test]
+fn the_guard_flushes_subnormals_and_restores_the_mode() {
+    let before = read_mxcsr();
+    let (tiny, smallest_normal) = (f32::MIN_POSITIVE / 4.0, f32::MIN_POSITIVE);
+    let flushed = flushing((tiny, smallest_normal), |(tiny, normal)| {
+        (tiny * 1.0, normal * 0.25)
+    });
+    assert_eq!(flushed, (0.0, 0.0));
+    assert_eq!(read_mxcsr(), before);
+    let kept = (black_box(tiny) * 1.0, black_box(smallest_normal) * 0.25);
+    assert_eq!(kept, (tiny, tiny));
+}
+
+/// The sweep's times by its arithmetic before it was made FTZ-proof (issue 33): the relative
+/// lengths by plain f32 differences, rescaled by the power of two of the largest (whose
+/// exponent field a flushed subnormal no longer has), then `first_touch`. Right on an IEEE
+/// device; kept here to prove that the harness catches what flushing does to it.
+fn unprotected_time(a: &MovingSphere, b: &MovingSphere) -> TimeOfImpact {
+    let position = b.center - a.center;
+    let motion = a.displacement - b.displacement;
+    let sum_radii = a.radius + b.radius;
+    let largest = position
+        .abs()
+        .max_element()
+        .max(motion.abs().max_element())
+        .max(sum_radii);
+    let scale = f32::from_bits((254 - ((largest.to_bits() >> 23) & 0xff)) << 23);
+    let (position, motion, sum_radii) = (position * scale, motion * scale, sum_radii * scale);
+    let gap_product = position.dot(position) - sum_radii * sum_radii;
+    if gap_product < 0.0 {
+        return TimeOfImpact::OVERLAPPING;
+    }
+    let time = if gap_product == 0.0 {
+        0.0
+    } else {
+        sweep::first_touch(position, motion, sum_radii)
+    };
+    TimeOfImpact::contact(time).unwrap_or(TimeOfImpact::MISS)
+}
+
+fn judge_times(workload: &Workload, times: &[TimeOfImpact]) -> ParityReport {
+    let oracle = reference::sweep_batch(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT);
+    parity::compare_times_with_oracle(
+        &workload.bodies,
+        &workload.pairs,
+        SweepOptions::DEFAULT,
+        times,
+        &oracle,
+        GPU_BOUND,
+    )
+}
+
+/// The harness can fail: the unprotected arithmetic passes the extreme suite with IEEE
+/// subnormals and fails it with them flushed (as the sweep did on the H200, 28 of 429 pairs).
+#[test]
+fn the_harness_fails_an_unprotected_sweep() {
+    let workload = Workload::extreme(1);
+    let times = |bodies: &[MovingSphere], pairs: &[[u32; 2]]| -> Vec<TimeOfImpact> {
+        pairs
+            .iter()
+            .map(|&[i, j]| unprotected_time(&bodies[i as usize], &bodies[j as usize]))
+            .collect()
+    };
+    let ieee = judge_times(&workload, &times(&workload.bodies, &workload.pairs));
+    eprintln!("unprotected sweep, IEEE: {ieee}");
+    assert!(ieee.passed(), "{ieee}");
+    let flushed = flushing(
+        (&workload.bodies[..], &workload.pairs[..]),
+        |(bodies, pairs)| times(bodies, pairs),
+    );
+    let flushed = judge_times(&workload, &flushed);
+    eprintln!("unprotected sweep, FTZ and DAZ: {flushed}");
+    assert!(flushed.failures >= 10, "{flushed}");
+}
+
+/// Every suite of the sweep with its options: [`sweep_suites`] without a box, then
+/// [`periodic_suites`].
+fn all_sweep_suites() -> Vec<(String, Workload, SweepOptions)> {
+    let plain = sweep_suites()
+        .into_iter()
+        .map(|(name, workload)| (name.to_owned(), workload, SweepOptions::DEFAULT));
+    plain.chain(periodic_suites()).collect()
+}
+
+/// The sweep twin (`main` over a whole dispatch) on every suite: within [`GPU_BOUND`] with
+/// subnormals flushed, and within [`CPU_BOUND`] without (as every CPU path must be).
+#[test]
+fn the_sweep_twin_keeps_the_bound_with_subnormals_flushed() {
+    let mut failed = Vec::new();
+    for (name, workload, options) in all_sweep_suites() {
+        sweepcast::low_level::validate_bodies(&workload.bodies).expect("valid bodies");
+        if let Some(periodic_box) = &options.periodic_box {
+            sweepcast::low_level::validate_periodic_reach(&workload.bodies, periodic_box)
+                .expect("bodies that fit the box");
+        }
+        for (mode, flush, bound) in [("FTZ and DAZ", true, GPU_BOUND), ("IEEE", false, CPU_BOUND)] {
+            let answers = sweep_twin(&workload, options, flush);
+            let report = judge(&workload, options, &answers, bound);
+            eprintln!("{name}, sweep twin, {mode}: {report}");
+            if !report.passed() {
+                failed.push(format!("{name}, {mode}: {report}"));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "\n{}", failed.join("\n"));
+}
+
+/// The sweep shader on this machine's adapter (lavapipe in CI, which never flushes) gives the
+/// twin's times and statuses to the bit on every suite, and its points wherever the normals
+/// agree to the bit (WGSL's `normalize` is not correctly rounded: lavapipe's differs from the
+/// twin's by an ulp on a few pairs, the lifted ones or not): the arithmetic the twin proves
+/// under FTZ is the shader's, `lift` and `unlift` included.
+#[test]
+#[cfg(feature = "gpu")]
+fn the_sweep_shader_is_its_twin_to_the_bit_on_every_suite() {
+    let Some(pipeline) = common::shared_pipeline("the_sweep_shader_is_its_twin_to_the_bit") else {
+        return;
+    };
+    let vector = |v: Vec3| v.to_array().map(f32::to_bits);
+    let time = |answer: &Option<Impact>| answer.map(|i| (i.time_of_impact.to_bits(), i.status));
+    for (name, workload, options) in all_sweep_suites() {
+        let gpu = pipeline
+            .sweep(&workload.bodies, &workload.pairs, options)
+            .expect("valid workload");
+        let twin = sweep_twin(&workload, options, false);
+        let mut normals_differ = 0;
+        for (k, (gpu, twin)) in gpu.iter().zip(&twin).enumerate() {
+            assert_eq!(
+                time(gpu),
+                time(twin),
+                "{name}: pair {k}: {gpu:?} against {twin:?}"
+            );
+            let (Some(gpu), Some(twin)) = (gpu, twin) else {
+                continue;
+            };
+            if vector(gpu.normal) != vector(twin.normal) {
+                normals_differ += 1;
+                continue;
+            }
+            assert_eq!(
+                vector(gpu.point),
+                vector(twin.point),
+                "{name}: pair {k}: {gpu:?} against {twin:?}"
+            );
+        }
+        eprintln!("{name}: normals differing by rounding on {normals_differ} pairs");
+    }
+}
+
+/// Bodies against walls at every scale of `Workload::extreme` from subnormal (1e-40) up:
+/// onto a plane head on and at a slant, onto a segment's side and its end, a graze past a
+/// segment, overlapping at t = 0, and random bodies and walls around the scale; then bodies
+/// made of [`random_bits`] against walls a random offset of the same kind away.
+fn wall_cases() -> Vec<(MovingSphere, Wall)> {
+    let (x, y, z) = (Vec3::X, Vec3::Y, Vec3::Z);
+    let mut rng = SplitMix64::new(5);
+    let mut cases = Vec::new();
+    for l in [1e-40f32, 1e-38, 1e-30, 1e-10, 1.0, 1e10, 1e30] {
+        for offset in [0.0f32, 1e3] {
+            let o = Vec3::new(offset, -offset, 0.5 * offset);
+            if offset > 0.0 && l < 1e-3 {
+                continue;
+            }
+            let body = MovingSphere::new(o, l, 10.0 * l * x);
+            cases.extend([
+                (body, Wall::plane(o + 3.0 * l * x, -x)),
+                (body, Wall::plane(o + 3.0 * l * x, -x - y)),
+                (
+                    body,
+                    Wall::segment_3d(o + 3.0 * l * (x - y), o + 3.0 * l * (x + y)),
+                ),
+                (body, Wall::segment_3d(o + 3.0 * l * x, o + 6.0 * l * x)),
+                (
+                    body,
+                    Wall::segment_3d(o + 2.0 * l * (x + y), o + 2.0 * l * (x + y) + l * z),
+                ),
+                (body, Wall::plane(o + 0.5 * l * x, -x)),
+                (body, Wall::segment_3d(o - l * y, o + l * y)),
+            ]);
+            for _ in 0..16 {
+                let body = MovingSphere::new(
+                    o + rng.in_ball(4.0, 3) * l,
+                    rng.range(0.0, 1.0) as f32 * l,
+                    rng.in_ball(8.0, 3) * l,
+                );
+                let start = o + rng.in_ball(4.0, 3) * l;
+                let wall = if rng.below(3) == 0 {
+                    Wall::plane(start, rng.in_ball(1.0, 3))
+                } else {
+                    Wall::segment_3d(start, o + rng.in_ball(4.0, 3) * l)
+                };
+                cases.push((body, wall));
+            }
+        }
+    }
+    for _ in 0..20_000 {
+        let body = MovingSphere::new(
+            random_vector(&mut rng),
+            random_bits(&mut rng).abs(),
+            random_vector(&mut rng),
+        );
+        let start = body.center + random_vector(&mut rng);
+        let wall = if rng.below(3) == 0 {
+            Wall::plane(start, random_vector(&mut rng))
+        } else {
+            Wall::segment_3d(start, start + random_vector(&mut rng))
+        };
+        cases.push((body, wall));
+    }
+    cases
+        .into_iter()
+        .filter(|(body, wall)| {
+            sweepcast::low_level::validate_walls(&[*wall]).is_ok()
+                && sweepcast::low_level::validate_bodies(&[*body]).is_ok()
+        })
+        .collect()
+}
+
+/// The walls twin (`sweep_wall`, in open space) on every case of [`wall_cases`], its time
+/// judged by the walls' judge (`tests/common`): with subnormals flushed no case fails that
+/// passes without.
+///
+/// Before the walls were lifted 36 of 20,206 cases failed flushed, 30 of them only flushed (a
+/// contact at t = 0 reported for a body 3e-40 from a plane among them). 7 fail without
+/// flushing too, an older limit that the random-bit cases found (printed, not asserted here):
+/// a body below 1e-32 lying on a segment's line with the same coordinates, whose f32 nearest
+/// point is off the line by a rounding, while the judge asks for the hit the oracle finds at
+/// any radius.
+#[test]
+fn the_walls_twin_keeps_the_bound_with_subnormals_flushed() {
+    let cases = wall_cases();
+    let params = WallParams::new(&SweepOptions::DEFAULT, 1, 1);
+    let records: Vec<(BodyRecord, WallRecord)> = cases
+        .iter()
+        .map(|(body, wall)| (BodyRecord::from(*body), WallRecord::from(wall)))
+        .collect();
+    let run = |records: &[(BodyRecord, WallRecord)]| -> Vec<ImpactRecord> {
+        records
+            .iter()
+            .map(|(body, wall)| walls::sweep_wall(body, wall, &params))
+            .collect()
+    };
+    let judge = |impacts: &[ImpactRecord]| -> Vec<(usize, String)> {
+        cases
+            .iter()
+            .zip(impacts)
+            .enumerate()
+            .filter_map(|(k, ((body, wall), impact))| {
+                let time = (impact.status != STATUS_MISS).then_some(impact.time_of_impact);
+                common::judge_wall(body, wall, &SweepOptions::DEFAULT, time)
+                    .err()
+                    .map(|why| (k, format!("case {k}: {why}: {body:?} {wall:?} {impact:?}")))
+            })
+            .collect()
+    };
+    let flushed = judge(&flushing(&records[..], run));
+    let ieee = judge(&run(&records));
+    let only_flushed = flushed
+        .iter()
+        .filter(|(k, _)| ieee.iter().all(|(j, _)| j != k))
+        .count();
+    eprintln!(
+        "walls: {} cases; {} fail flushed ({only_flushed} of them only flushed), {} without",
+        cases.len(),
+        flushed.len(),
+        ieee.len()
+    );
+    let first = |failures: &[(usize, String)]| {
+        let shown: Vec<&str> = failures
+            .iter()
+            .take(3)
+            .map(|(_, why)| why.as_str())
+            .collect();
+        shown.join("\n")
+    };
+    let new_failures: Vec<(usize, String)> = flushed
+        .into_iter()
+        .filter(|(k, _)| ieee.iter().all(|(j, _)| j != k))
+        .collect();
+    assert!(
+        new_failures.is_empty(),
+        "failing only flushed:\n{}",
+        first(&new_failures)
+    );
+    eprintln!("walls, failing with IEEE subnormals too:\n{}", first(&ieee));
+}
+
+/// The grid step's twin (`earliest_by_grid`: boxes, keys, cells, walks and sweeps, serial)
+/// with subnormals flushed finds each body's earliest partner as the CPU step does with IEEE
+/// subnormals, on three scenes of 3,000 bodies scaled from 1e-40 to 1: a flushed box drops no
+/// candidate. Before the boxes were widened by `SUBNORMAL_MARGIN` the scenes at 1e-38 (which
+/// straddle the smallest normal) lost most contacts: 2,301 of 2,320 bodies (uniform), 1,347
+/// of 2,698 (clustered), 2,124 of 2,300 (fast).
+#[test]
+fn the_grid_twin_drops_no_candidate_with_subnormals_flushed() {
+    let mut failed = Vec::new();
+    for scale in [1e-40f32, 1e-38, 1e-36, 1e-30, 1.0] {
+        for scene in [Scene::Uniform, Scene::Clustered, Scene::Fast] {
+            let (bodies, options) = scene.bodies(3_000, 3, 7);
+            let bodies: Vec<MovingSphere> = bodies
+                .iter()
+                .map(|b| {
+                    MovingSphere::new(b.center * scale, b.radius * scale, b.displacement * scale)
+                })
+                .collect();
+            sweepcast::low_level::validate_bodies(&bodies).expect("valid bodies");
+            let expected = cpu::find_contacts(&bodies, options)
+                .expect("valid bodies")
+                .earliest_impacts();
+            let records: Vec<BodyRecord> = bodies.iter().copied().map(BodyRecord::from).collect();
+            let run = flushing(&records[..], |records| {
+                let step = StepParams::new(records, &options);
+                earliest_by_grid(&step, records, [GRID_SINGLE_SPAN_LOG2, GRID_RATIO_LOG2])
+            });
+            assert!(
+                !run.unfinished,
+                "{scene:?} at {scale:e}: a walk ran out of its budget"
+            );
+            let partner = |earliest: Option<EarliestImpact>| earliest.map(|e| e.partner);
+            let differ = (0..bodies.len())
+                .filter(|&i| partner(run.earliest[i].decode()) != partner(expected[i]))
+                .count();
+            let hits = expected.iter().flatten().count();
+            eprintln!("{scene:?} at {scale:e}: {hits} bodies meet another; {differ} differ");
+            if differ > 0 {
+                failed.push(format!("{scene:?} at {scale:e}: {differ} of {hits} differ"));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{failed:?}");
+}
