@@ -21,7 +21,8 @@ pub struct HostSpan {
     /// work and the readback's mapping are done: the device's own time is in here),
     /// `decode` (read the mapped readback into the caller's vector; the step's are
     /// `decode counts`, `decode contacts`, `decode per body` and `decode earliest`), `check`
-    /// (the pairs' indices and the periodic box's reach) and `unmap`.
+    /// (the pairs' indices and the periodic box's reach), `displacements` (each body's, kept
+    /// for decoding impacts) and `unmap`.
     pub stage: &'static str,
     /// Wall-clock time on the calling thread.
     pub elapsed: Duration,
