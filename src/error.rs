@@ -434,9 +434,17 @@ pub enum Error {
     /// type is part of this error's API.
     #[error("could not create a device on the adapter: {0}")]
     RequestDevice(#[source] Box<dyn std::error::Error + Send + Sync>),
-    /// The device rejected an operation (validation, out of memory) or was lost.
+    /// The device rejected an operation (validation, an internal error) or was lost.
     #[error("the GPU device reported an error: {0}; if it was lost, create a new GpuContext")]
     Device(String),
+    /// The device could not back a buffer of the call (wgpu's out-of-memory error: its memory,
+    /// or the host's where the device's is the host's, is taken). Nothing of the call is
+    /// returned; the pipeline or stage that reported it drops what it had made and works
+    /// again once memory is free. The message is wgpu's.
+    #[error(
+        "the GPU device is out of memory: {0}; free device memory (other buffers, other processes) or pass fewer bodies or pairs per call, and call again"
+    )]
+    OutOfDeviceMemory(String),
     /// Mapping a buffer (to upload input or read results back), or waiting for the GPU,
     /// failed.
     #[error("mapping a GPU buffer or waiting for the GPU failed: {0}")]

@@ -93,6 +93,7 @@ pub fn to_py(error: Error) -> PyErr {
         | Error::DeviceLimit { .. }
         | Error::RequestDevice(_)
         | Error::Device(_)
+        | Error::OutOfDeviceMemory(_)
         | Error::Mapping(_)
         | Error::Timeout { .. } => "DeviceError",
         Error::SkinTooThin { .. }

@@ -333,7 +333,12 @@ impl ErrorScopes {
                 first.get_or_insert(error);
             }
         }
-        first.map_or(Ok(()), |error| Err(Error::Device(error.to_string())))
+        first.map_or(Ok(()), |error| {
+            Err(match error {
+                wgpu::Error::OutOfMemory { .. } => Error::OutOfDeviceMemory(error.to_string()),
+                _ => Error::Device(error.to_string()),
+            })
+        })
     }
 }
 

@@ -132,6 +132,9 @@ struct State {
     /// The counts, each body's earliest position and its earliest wall; the ordered contacts.
     readback: GrowingBuffer,
     contact_readback: GrowingBuffer,
+    /// Whether the device failed to make `upload` and the readbacks after a failed call (out
+    /// of memory, say): the next call makes them again, in its own error scopes.
+    transfers_stale: bool,
     reruns: u32,
     elapsed: Duration,
     /// Whether `find` submits and times each stage on its own.
@@ -231,6 +234,7 @@ impl ContactPipeline {
                 capacities_chosen: false,
                 readback,
                 contact_readback,
+                transfers_stale: false,
                 reruns: 0,
                 elapsed: Duration::ZERO,
                 profiling: false,
@@ -562,20 +566,26 @@ impl ContactPipeline {
         })?;
         state.reruns = 0;
         let scopes = ErrorScopes::push(&self.device);
+        if state.transfers_stale {
+            state.upload = body_upload(&self.device);
+            (state.readback, state.contact_readback) = readbacks(&self.device);
+            state.transfers_stale = false;
+        }
         let result = run(state, walls);
         // A caught device error explains a failed wait or wrong results: it wins.
         let result = pollster::block_on(scopes.finish()).and(result);
         if result.is_err() {
             // A failed wait or mapping may leave a readback or the upload mapped, or their
-            // copies pending: the next call starts from fresh buffers (of the same
-            // capacities), made in scopes of their own so that this call's error is the one
-            // reported.
+            // copies pending, and a buffer the device could not back is invalid: the next
+            // call starts from fresh buffers (of the same capacities), made in scopes of their
+            // own so that this call's error is the one reported. Should the device fail to
+            // make them too, the next call makes them again.
             let scopes = ErrorScopes::push(&self.device);
             state.buffers = None;
             state.bodies = None;
             state.upload = body_upload(&self.device);
             (state.readback, state.contact_readback) = readbacks(&self.device);
-            let _ = pollster::block_on(scopes.finish());
+            state.transfers_stale = pollster::block_on(scopes.finish()).is_err();
         }
         state.elapsed = start.elapsed();
         result

@@ -273,7 +273,8 @@ impl ContactStage {
     /// it must be the one they hold.
     ///
     /// # Errors
-    /// [`Error::Device`] when the device cannot make the buffers.
+    /// [`Error::OutOfDeviceMemory`] when the device cannot back the buffers, [`Error::Device`]
+    /// when it rejects them.
     pub fn create_buffers(
         &self,
         device: &wgpu::Device,

@@ -321,8 +321,8 @@ impl GridStage {
     /// # Errors
     /// [`Error::InvalidBuffer`] for a body buffer without `STORAGE`, of a size that is not a
     /// whole number of records, or beyond one binding; [`Error::TooManyBodies`] beyond
-    /// [`GRID_MAX_BODIES`](crate::low_level::grid::GRID_MAX_BODIES); [`Error::Device`] when the
-    /// device cannot make the buffers.
+    /// [`GRID_MAX_BODIES`](crate::low_level::grid::GRID_MAX_BODIES); [`Error::OutOfDeviceMemory`]
+    /// when the device cannot back the buffers, [`Error::Device`] when it rejects them.
     pub fn create_buffers(
         &self,
         device: &wgpu::Device,

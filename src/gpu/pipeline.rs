@@ -66,7 +66,9 @@ pub struct SweepPipeline {
     waiter: DeviceWaiter,
     stage: SweepStage,
     max_pairs_per_dispatch: u64,
-    buffers: Mutex<Buffers>,
+    /// `None` after a call the device failed (out of memory among the causes): the next call
+    /// makes them again, from the smallest sizes, in its own error scopes.
+    buffers: Mutex<Option<Buffers>>,
 }
 
 /// Everything a call writes: kept between calls, grown when a batch outgrows it.
@@ -312,6 +314,7 @@ impl SweepPipeline {
     /// Compiles the stage and sizes the batch limits from the device's limits.
     ///
     /// # Errors
+    /// [`Error::OutOfDeviceMemory`] when the device cannot back the buffers;
     /// [`Error::Device`] when the device rejects the shader or the buffers (a lost device
     /// among them).
     pub fn new(context: &GpuContext) -> Result<Self, Error> {
@@ -335,13 +338,13 @@ impl SweepPipeline {
             device,
             stage,
             max_pairs_per_dispatch,
-            buffers: Mutex::new(buffers?),
+            buffers: Mutex::new(Some(buffers?)),
         })
     }
 
     /// The buffers, for one call at a time. A call that panicked left nothing half-written
     /// that the next call relies on (it rewrites what it reads), so a poisoned lock is taken.
-    fn lock(&self) -> MutexGuard<'_, Buffers> {
+    fn lock(&self) -> MutexGuard<'_, Option<Buffers>> {
         self.buffers
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -418,10 +421,14 @@ impl SweepPipeline {
     /// any such call, add `64 + 8 cap(T)`: its own parameters and dispatch, and the times
     /// twice (device and readback, 4 bytes each). It is exactly that unless a call failed
     /// since the largest batch (the failed call replaces the host-visible buffers with the
-    /// smallest ones, and the next grows them for itself).
+    /// smallest ones, and the next grows them for itself). After a call the device failed
+    /// (out of memory, say) it is 0 until the next call: the pipeline dropped its buffers.
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
         let buffers = self.lock();
+        let Some(buffers) = buffers.as_ref() else {
+            return 0;
+        };
         buffers.bodies.buffer().size()
             + buffers.pairs.buffer().size()
             + buffers.body_upload.buffer().size()
@@ -532,8 +539,7 @@ impl SweepPipeline {
         B: Copy + Into<MovingSphere> + Sync,
     {
         out.clear();
-        let mut buffers = self.lock();
-        let buffers = &mut *buffers;
+        let mut guard = self.lock();
         // A lost device fails at once, before anything touches it.
         self.waiter.check_loss()?;
         // No pairs (wgpu rejects zero-sized copies, and there is nothing to do), or more
@@ -544,21 +550,36 @@ impl SweepPipeline {
         out.reserve(pairs.len());
         // The device errors of this call's own work, and only those, on this thread.
         let scopes = ErrorScopes::push(&self.device);
-        let result = self.sweep_chunks::<D, B>(buffers, bodies, pairs, &options, out);
+        let result = match &mut *guard {
+            Some(buffers) => Ok(buffers),
+            none @ None => Buffers::new(&self.device, &self.stage, self.max_pairs_per_dispatch)
+                .map(|buffers| none.insert(buffers)),
+        }
+        .and_then(|buffers| self.sweep_chunks::<D, B>(buffers, bodies, pairs, &options, out));
         let caught = pollster::block_on(scopes.finish());
+        let device_failed = caught.is_err();
         // A caught device error explains a failed wait or wrong records: it wins.
         let result = caught.and(result);
         if result.is_err() {
             out.clear();
-            // Fresh transfer buffers, made in scopes of their own: should making them fail,
-            // the next call's own work on them reports it; this call's error is the one due.
-            let scopes = ErrorScopes::push(&self.device);
-            buffers.discard_transfers(
-                &self.device,
-                self.stage.max_bodies(),
-                self.max_pairs_per_dispatch,
-            );
-            let _ = pollster::block_on(scopes.finish());
+            if device_failed {
+                // The device refused some of this call's work (a buffer it could not back,
+                // say): any buffer may be invalid, so all go, and the next call makes them
+                // again from the smallest sizes.
+                *guard = None;
+            } else if let Some(buffers) = guard.as_mut() {
+                // Fresh transfer buffers, made in scopes of their own: should making them
+                // fail, all go as above; this call's error is the one due.
+                let scopes = ErrorScopes::push(&self.device);
+                buffers.discard_transfers(
+                    &self.device,
+                    self.stage.max_bodies(),
+                    self.max_pairs_per_dispatch,
+                );
+                if pollster::block_on(scopes.finish()).is_err() {
+                    *guard = None;
+                }
+            }
         }
         result
     }

@@ -221,7 +221,8 @@ impl SweepStage {
     /// # Errors
     /// [`Error::TooManyBodies`] or [`Error::CapacityExceeded`] beyond what one binding of
     /// this device holds ([`SweepStage::max_bodies`], [`SweepStage::max_pairs`]);
-    /// [`Error::Device`] when the device fails to create them.
+    /// [`Error::OutOfDeviceMemory`] when the device cannot back them, [`Error::Device`] when
+    /// it fails to create them otherwise.
     pub fn create_buffers(
         &self,
         device: &wgpu::Device,

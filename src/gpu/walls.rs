@@ -135,8 +135,8 @@ impl WallStage {
     ///
     /// # Errors
     /// [`Error::TooManyBodies`] beyond [`WallStage::max_bodies`], [`Error::InvalidWall`]
-    /// beyond [`WallStage::max_walls`], [`Error::Device`] when the device fails to create
-    /// them.
+    /// beyond [`WallStage::max_walls`], [`Error::OutOfDeviceMemory`] when the device cannot
+    /// back them, [`Error::Device`] when it fails to create them otherwise.
     pub fn create_buffers(
         &self,
         device: &wgpu::Device,

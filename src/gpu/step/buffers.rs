@@ -23,8 +23,8 @@ impl StepStage {
     /// # Errors
     /// [`Error::InvalidBuffer`] for a body buffer without `STORAGE` or of a size that is not
     /// a whole number of records or exceeds a binding; [`Error::TooManyBodies`] beyond
-    /// [`GRID_MAX_BODIES`](crate::low_level::grid::GRID_MAX_BODIES); [`Error::Device`] when
-    /// the device cannot make the buffers.
+    /// [`GRID_MAX_BODIES`](crate::low_level::grid::GRID_MAX_BODIES); [`Error::OutOfDeviceMemory`]
+    /// when the device cannot back the buffers, [`Error::Device`] when it rejects them.
     pub fn create_buffers(
         &self,
         device: &wgpu::Device,
@@ -120,7 +120,8 @@ impl StepStage {
     ///
     /// # Errors
     /// [`Error::InvalidWall`] for a bad wall or more than one binding holds;
-    /// [`Error::Device`] when the device cannot make the buffers.
+    /// [`Error::OutOfDeviceMemory`] when the device cannot back the buffers, [`Error::Device`]
+    /// when it rejects them.
     pub fn set_walls(
         &self,
         device: &wgpu::Device,

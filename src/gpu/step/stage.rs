@@ -271,8 +271,8 @@ impl StepStage {
     /// [`Error::TooManyBodies`] when the step's body count exceeds the body buffer (bind a
     /// larger one with new buffers); [`Error::CapacityExceeded`] when a body's walk ran past
     /// its budget ([`Counted::WalkSteps`](crate::Counted::WalkSteps)), or when the contacts
-    /// need more than one binding holds; [`Error::Device`] when the device cannot make the
-    /// buffers.
+    /// need more than one binding holds; [`Error::OutOfDeviceMemory`] when the device cannot
+    /// back the buffers (`buffers` stay as they were, usable).
     pub fn grow(
         &self,
         device: &wgpu::Device,
