@@ -183,9 +183,6 @@ where
     T: Send,
 {
     use crate::par::prelude::*;
-    /// Below this many blocks the pool's start costs more than it saves (measured: 1,250
-    /// bodies took 56 us on two threads, 18 us on one).
-    const PARALLEL_BLOCKS: usize = 16;
     assert_eq!(
         targets.len(),
         bodies.len().div_ceil(PACK_BLOCK),
@@ -219,6 +216,11 @@ where
 /// Bodies packed and then checked at a time: 32 KiB of packed bodies, which stay in the L1
 /// cache between the two.
 pub(crate) const PACK_BLOCK: usize = 1024;
+
+/// Blocks below which packing stays on the calling thread: the pool's start costs more than
+/// it saves (measured: 1,250 bodies took 56 us on two threads, 18 us on one).
+#[cfg(feature = "gpu")]
+const PARALLEL_BLOCKS: usize = 16;
 
 /// Appends the GPU layout of `block` to `out`; whether every body in it is valid.
 fn pack_block<B: Copy + Into<MovingSphere>>(block: &[B], out: &mut Vec<BodyRecord>) -> bool {
@@ -314,8 +316,54 @@ pub fn validate_periodic_reach<B: Copy + Into<MovingSphere>>(
 /// within the box, and the wrap of a relative position (`(b - a) / L`) may overflow.
 pub const MAX_PERIODS: f64 = 16_777_216.0;
 
+/// [`pack_bodies`] on all cores, with each body's collision groups (`groups` empty: every
+/// pair interacts; else one a body) set in its record: each block of [`PACK_BLOCK`] bodies
+/// is packed in place and checked while it is in the cache. `out` keeps its length where it
+/// already has one a body (a step of the same world writes over the last one's records,
+/// with no pass to clear them); it is left empty on error.
 #[cfg(feature = "gpu")]
-/// [`pack_batch`]'s checks, in its order, without packing: for a call that uploads nothing.
+pub(crate) fn pack_bodies_with_groups<B: Copy + Into<MovingSphere> + Sync>(
+    bodies: &[B],
+    groups: &[crate::groups::CollisionGroups],
+    out: &mut Vec<BodyRecord>,
+) -> Result<(), Error> {
+    use crate::par::prelude::*;
+    out.resize(bodies.len(), bytemuck::Zeroable::zeroed());
+    let pack = |(block, (records, bodies)): (usize, (&mut [BodyRecord], &[B]))| {
+        for (record, &body) in records.iter_mut().zip(bodies) {
+            *record = BodyRecord::from(body.into());
+        }
+        let start = block * PACK_BLOCK;
+        if let Some(groups) = groups.get(start..start + records.len()) {
+            for (record, &groups) in records.iter_mut().zip(groups) {
+                *record = record.with_groups(groups);
+            }
+        }
+        all_packed_valid(records)
+    };
+    let blocks = out.len().div_ceil(PACK_BLOCK);
+    let all_valid = if blocks < PARALLEL_BLOCKS {
+        let blocks = out.chunks_mut(PACK_BLOCK).zip(bodies.chunks(PACK_BLOCK));
+        blocks
+            .enumerate()
+            .fold(true, |all, block| all & pack(block))
+    } else {
+        let blocks = out
+            .par_chunks_mut(PACK_BLOCK)
+            .zip(bodies.par_chunks(PACK_BLOCK));
+        blocks.enumerate().map(pack).reduce(|| true, |a, b| a & b)
+    };
+    if all_valid {
+        Ok(())
+    } else {
+        out.clear();
+        name_first_invalid(bodies)
+    }
+}
+
+#[cfg(feature = "gpu")]
+/// A pipeline's checks of a batch in the order its packing paths make them (the bodies' own,
+/// then [`check_against`]), without packing: for a call that uploads nothing.
 pub(crate) fn check_batch<B: Copy + Into<MovingSphere>>(
     bodies: &[B],
     pairs: &[[u32; 2]],
@@ -327,23 +375,8 @@ pub(crate) fn check_batch<B: Copy + Into<MovingSphere>>(
 }
 
 #[cfg(feature = "gpu")]
-/// What a GPU pipeline checks before anything reaches the device: packs `bodies` into `out`
-/// ([`pack_bodies`]), checks them against the options and the pairs ([`validate_batch`]),
-/// and that at most `max_bodies` (one storage binding) were given.
-pub(crate) fn pack_batch<B: Copy + Into<MovingSphere>>(
-    bodies: &[B],
-    pairs: &[[u32; 2]],
-    options: &SweepOptions,
-    max_bodies: usize,
-    out: &mut Vec<BodyRecord>,
-) -> Result<(), Error> {
-    pack_bodies(bodies, out)?;
-    check_against(bodies, pairs, options, max_bodies)
-}
-
-#[cfg(feature = "gpu")]
 /// The checks after the bodies' own: [`validate_batch`], then at most `max_bodies`.
-fn check_against<B: Copy + Into<MovingSphere>>(
+pub(crate) fn check_against<B: Copy + Into<MovingSphere>>(
     bodies: &[B],
     pairs: &[[u32; 2]],
     options: &SweepOptions,

@@ -379,6 +379,13 @@ mod gpu {
             .collect()
     }
 
+    /// A context and a contact pipeline on it, or `None` (loudly) without an adapter.
+    fn context_and_pipeline(test: &str) -> Option<(GpuContext, ContactPipeline)> {
+        let context = common::gpu_context(test)?;
+        let pipeline = ContactPipeline::new(&context).unwrap();
+        Some((context, pipeline))
+    }
+
     /// The contacts of `bodies` on `pipeline` with the default options.
     fn contact_count(pipeline: &ContactPipeline, bodies: &[MovingSphere]) -> usize {
         let contacts = pipeline.find(bodies, SweepOptions::DEFAULT).unwrap();
@@ -387,12 +394,11 @@ mod gpu {
 
     #[test]
     fn the_gpu_step_with_groups_is_brute_force_with_groups() {
-        let Some(context) =
-            common::gpu_context("the_gpu_step_with_groups_is_brute_force_with_groups")
+        let Some((context, pipeline)) =
+            context_and_pipeline("the_gpu_step_with_groups_is_brute_force_with_groups")
         else {
             return;
         };
-        let pipeline = ContactPipeline::new(&context).unwrap();
         for (label, bodies, options, groups) in worlds(1000) {
             pipeline.set_groups(&[]);
             let ungrouped = pipeline.find(&bodies, options).expect("valid bodies");
@@ -433,6 +439,48 @@ mod gpu {
                 "{scene:?}: a filtered pair was a candidate"
             );
         }
+    }
+
+    /// A world large enough to be packed on all cores (more than 16 blocks of 1,024 bodies)
+    /// gets each body's groups in its own record, whatever thread packed its block: the
+    /// contacts with groups are those without, less the filtered pairs. A NaN past the first
+    /// blocks is named, and the next call gives the same contacts again.
+    #[test]
+    fn groups_reach_every_block_packed_on_all_cores() {
+        let Some((_context, pipeline)) =
+            context_and_pipeline("groups_reach_every_block_packed_on_all_cores")
+        else {
+            return;
+        };
+        let n = 40_000;
+        let (mut bodies, options) = Scene::Uniform.bodies(n, 3, 29);
+        let groups = testkit::random_groups(n, 31);
+        let ungrouped = pipeline.find(&bodies, options).expect("valid bodies");
+        pipeline.set_groups(&groups);
+        let contacts = pipeline.find(&bodies, options).expect("valid bodies");
+        let expected: Vec<([u32; 2], Impact)> = listed(&ungrouped)
+            .into_iter()
+            .filter(|&([a, b], _)| groups[a as usize].interacts_with(groups[b as usize]))
+            .collect();
+        assert!(
+            !expected.is_empty() && expected.len() < ungrouped.contacts().len(),
+            "the groups filter some contacts and keep others"
+        );
+        assert_contacts("40,000 bodies", n, &contacts, &expected);
+        let valid = bodies[30_001];
+        bodies[30_001].center.y = f32::NAN;
+        let error = pipeline.find(&bodies, options).expect_err("a NaN centre");
+        assert!(
+            matches!(error, Error::NonFinite { body: 30_001, .. }),
+            "{error:?}"
+        );
+        bodies[30_001] = valid;
+        let again = pipeline.find(&bodies, options).expect("valid bodies");
+        assert_eq!(
+            listed(&again),
+            listed(&contacts),
+            "the call after the error"
+        );
     }
 
     #[test]
@@ -523,11 +571,11 @@ mod gpu {
 
     #[test]
     fn the_gpu_step_as_the_broad_phase_keeps_the_groups() {
-        let Some(context) = common::gpu_context("the_gpu_step_as_the_broad_phase_keeps_the_groups")
+        let Some((_context, pipeline)) =
+            context_and_pipeline("the_gpu_step_as_the_broad_phase_keeps_the_groups")
         else {
             return;
         };
-        let pipeline = ContactPipeline::new(&context).unwrap();
         let side = 12.0;
         let start = periodic_gas(300, side, 3);
         let periodic =

@@ -24,7 +24,7 @@ use crate::layout::{
 };
 use crate::options::SweepOptions;
 use crate::validate::check_length;
-use crate::validate::pack_batch;
+use crate::validate::{check_against, pack_bodies_with_groups};
 
 /// Bytes of a [`WallContactRecord`].
 const WALL_CONTACT_SIZE: u64 = size_of::<WallContactRecord>() as u64;
@@ -401,7 +401,7 @@ impl ContactPipeline {
     /// [`Error::Mapping`] and [`Error::Timeout`]. No bodies, or one, give no contacts.
     pub fn find<B>(&self, bodies: &[B], options: SweepOptions) -> Result<Contacts, Error>
     where
-        B: Copy + Into<MovingSphere>,
+        B: Copy + Into<MovingSphere> + Sync,
     {
         self.find_with_walls(bodies, &[], options)
     }
@@ -423,7 +423,7 @@ impl ContactPipeline {
         options: SweepOptions,
     ) -> Result<Contacts, Error>
     where
-        B: Copy + Into<MovingSphere>,
+        B: Copy + Into<MovingSphere> + Sync,
     {
         let mut contacts = Contacts::default();
         self.find_into(bodies, walls, options, &mut contacts)?;
@@ -444,7 +444,7 @@ impl ContactPipeline {
         out: &mut Contacts,
     ) -> Result<(), Error>
     where
-        B: Copy + Into<MovingSphere>,
+        B: Copy + Into<MovingSphere> + Sync,
     {
         let found = self.with_step(bodies, walls, options, |state, walls| {
             if state.packed.len() < 2 {
@@ -474,7 +474,7 @@ impl ContactPipeline {
         options: SweepOptions,
     ) -> Result<Vec<Option<EarliestImpact>>, Error>
     where
-        B: Copy + Into<MovingSphere>,
+        B: Copy + Into<MovingSphere> + Sync,
     {
         let mut earliest = Vec::new();
         self.find_earliest_into(bodies, walls, options, &mut earliest)?;
@@ -495,7 +495,7 @@ impl ContactPipeline {
         out: &mut Vec<Option<EarliestImpact>>,
     ) -> Result<(), Error>
     where
-        B: Copy + Into<MovingSphere>,
+        B: Copy + Into<MovingSphere> + Sync,
     {
         out.clear();
         let found = self.with_step(bodies, walls, options, |state, walls| {
@@ -548,7 +548,7 @@ impl ContactPipeline {
         run: impl FnOnce(&mut State, &[Wall]) -> Result<T, Error>,
     ) -> Result<T, Error>
     where
-        B: Copy + Into<MovingSphere>,
+        B: Copy + Into<MovingSphere> + Sync,
     {
         let start = Instant::now();
         let mut state = self.lock();
@@ -557,11 +557,9 @@ impl ContactPipeline {
         check_length(&state.groups, bodies.len())?;
         let pack_bytes = bodies.len() * (size_of::<B>() + size_of::<BodyRecord>())
             + std::mem::size_of_val(state.groups.as_slice());
-        span("pack", pack_bytes as u64, 1, || {
-            pack_batch(bodies, &[], &options, self.max_bodies(), &mut state.packed)?;
-            for (record, &groups) in state.packed.iter_mut().zip(&state.groups) {
-                *record = record.with_groups(groups);
-            }
+        span("pack", pack_bytes as u64, pool_threads(), || {
+            pack_bodies_with_groups(bodies, &state.groups, &mut state.packed)?;
+            check_against(bodies, &[], &options, self.max_bodies())?;
             wall_records_into(walls, &mut state.wall_records)
         })?;
         state.reruns = 0;
