@@ -103,8 +103,15 @@
 //! The walls (`shaders/walls.wgsl`) lift the same way, in open space: each component of the
 //! body's offsets from the wall's points, of the segment's edge, of the displacement and the
 //! radius, and the point by `surface_point`; the arguments above carry over to the walls'
-//! bound (`tests/common`'s `WALL_BOUND`). In a periodic box the offsets of a piece of the
-//! step (formed with the image's shift and the motion up to the piece) are not lifted yet.
+//! bound (`tests/common`'s `WALL_BOUND`). In a periodic box too: each component of a piece's
+//! offsets whose operands (the centre, the displacement, the image's shift and the wall's
+//! points) all lie below 2^-47 is lifted, the piece's centre and displacement are put back by
+//! `unlift`, the image and the crossing times are found from the centre, displacement and
+//! period lifted where all three lie below 2^-47, and a crossing downwards (towards the face
+//! at 0) from the distance and the speed lifted together where both do (a period of 2^-47 or
+//! more has an ulp of 2^-70 or more, beyond any speed below 2^-47 upwards). Every period that
+//! `PeriodicBox` accepts (`f32::MIN_POSITIVE` and up) is covered: a box below 2^-47 has every
+//! body and wall near its cell below 2^-47 too, lifted whole.
 //!
 //! On an IEEE device the lift changes no time, status or scaled length (the bit-for-bit
 //! argument above); what changes is a point of a body below 2^-47 whose computation passed
