@@ -109,9 +109,13 @@
 //! `unlift`, the image and the crossing times are found from the centre, displacement and
 //! period lifted where all three lie below 2^-47, and a crossing downwards (towards the face
 //! at 0) from the distance and the speed lifted together where both do (a period of 2^-47 or
-//! more has an ulp of 2^-70 or more, beyond any speed below 2^-47 upwards). Every period that
-//! `PeriodicBox` accepts (`f32::MIN_POSITIVE` and up) is covered: a box below 2^-47 has every
-//! body and wall near its cell below 2^-47 too, lifted whole.
+//! more has an ulp of 2^-70 or more, beyond any speed below 2^-47 upwards). `tests/ftz.rs`
+//! holds this from periods of 1 down to 3e-38 (`PeriodicBox` refuses subnormal ones). Not
+//! lifted: an axis where the image is not 0 and its shift is not below 2^-47 (a centre a
+//! period of 2^-47 or more away, or 2^-47 or more from the origin); there the centre in the
+//! cell lies on a grid of 2^-70 or coarser, and a flushed wall point or displacement errs by
+//! less than 2^-126. That this stays within the bound when such a centre lies exactly on a
+//! face, a wall point within 2^-126 of it and the radius subnormal is not derived or tested.
 //!
 //! On an IEEE device the lift changes no time, status or scaled length (the bit-for-bit
 //! argument above); what changes is a point of a body below 2^-47 whose computation passed
