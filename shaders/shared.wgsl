@@ -257,17 +257,20 @@ fn lift(x: f32, log2: u32) -> f32 {
     let bits = bitcast<u32>(x);
     let exponent = (bits >> 23u) & 0xffu;
     let mantissa = bits & 0x7fffffu;
-    if (log2 == 0u || (exponent == 0u && mantissa == 0u)) {
+    if (log2 == 0u) {
         return x;
     }
     if (exponent != 0u) {
         return bitcast<f32>(bits + (log2 << 23u));
     }
     // A subnormal, mantissa * 2^-149 with its leading bit at `leading`: normalised, its
-    // exponent field is leading - 149 + 127 + log2.
-    let leading = firstLeadingBit(mantissa);
+    // exponent field is leading - 149 + 127 + log2. Zero (mantissa 0) keeps its bits, with
+    // no test of the whole value for zero (a compiler may turn one into a float comparison,
+    // which a device flushing subnormal inputs answers true for every subnormal).
+    let leading = firstLeadingBit(mantissa | 1u);
     let fraction = (mantissa << (23u - leading)) & 0x7fffffu;
-    return bitcast<f32>((bits & 0x80000000u) | ((leading + log2 - 22u) << 23u) | fraction);
+    let field = select(0u, leading + log2 - 22u, mantissa != 0u);
+    return bitcast<f32>((bits & 0x80000000u) | (field << 23u) | fraction);
 }
 
 fn lift3(v: vec3<f32>, log2: vec3<u32>) -> vec3<f32> {

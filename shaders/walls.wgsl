@@ -172,22 +172,36 @@ struct Path {
     step: vec3<f32>,
 }
 
+// On each axis where the centre, the displacement and the period all lie below 2^-47 they
+// are lifted by 2^LIFT_LOG2 first (as `sweep_pair` lifts its inputs), so that a device that
+// flushes subnormal values finds the same image and crossing (a time, which the lift leaves
+// as it is).
 fn path_in_box(body: BodyRecord) -> Path {
-    let period = params.period;
+    let log2 = lift_for(max(max(exponent_fields(body.center), exponent_fields(body.displacement)),
+                            exponent_fields(params.period)));
+    let center = lift3(body.center, log2);
+    let displacement = lift3(body.displacement, log2);
+    let period = lift3(params.period, log2);
     let wraps = period > vec3<f32>(0.0);
     // floor(centre / period), put right where the product has rounded across a face, so that
     // a centre in [0, period) is its own image (0) and `in_cell` below is exact for it.
-    var image = floor(body.center * params.inverse_period);
-    let below = wraps & (body.center - image * period < vec3<f32>(0.0));
+    let inverse_period = params.inverse_period * rescale3(127u, log2);
+    var image = floor(center * inverse_period);
+    let below = wraps & (center - image * period < vec3<f32>(0.0));
     image -= select(vec3<f32>(0.0), vec3<f32>(1.0), below);
-    let above = wraps & (body.center - image * period >= period);
+    let above = wraps & (center - image * period >= period);
     image += select(vec3<f32>(0.0), vec3<f32>(1.0), above);
-    let in_cell = body.center - image * period;
+    // The centre itself (its bits) where the image is 0.
+    let in_cell = select(center - image * period, center, image == vec3<f32>(0.0));
     // The face ahead: the upper one moving up, the lower one moving down. A centre that
-    // rounding leaves just past it crosses at t = 0.
-    let moving_up = body.displacement > vec3<f32>(0.0);
-    let ahead = select(in_cell, period - in_cell, moving_up);
-    let speed = abs(body.displacement);
+    // rounding leaves just past it crosses at t = 0. Moving down, the distance and the speed
+    // are lifted together where both lie below 2^-47 (in a period that is not), so that a
+    // crossing by less than f32's smallest normal is found as on an IEEE device; moving up,
+    // the face lies at least an ulp of the period away (2^-70 or more), beyond such a speed.
+    let down_lift = lift_for(max(exponent_fields(in_cell), exponent_fields(displacement)));
+    let moving_up = lift3(displacement, down_lift) > vec3<f32>(0.0);
+    let ahead = select(lift3(in_cell, down_lift), period - in_cell, moving_up);
+    let speed = abs(select(lift3(displacement, down_lift), displacement, moving_up));
     let crosses = wraps & (speed > vec3<f32>(0.0)) & (ahead <= speed);
     let crossing = select(vec3<f32>(NO_TOUCH),
                           clamp(ahead / speed, vec3<f32>(0.0), vec3<f32>(1.0)), crosses);
@@ -200,20 +214,42 @@ fn path_in_box(body: BodyRecord) -> Path {
 // against one wall. The offsets between the image and the wall are formed before any
 // position is moved (image_offset: exact for a body in the cell crossing a face and a wall
 // near the face it reaches), and the image's motion up to `start` is added to them, so that
-// they round as open space's do. The impact's time is of the piece: 0 at `start`.
+// they round as open space's do. Each component whose operands (the centre, the
+// displacement, the shift by the image and the wall's points) all lie below 2^-47 is lifted
+// first, as in open space; the piece's centre and displacement are put back from the lift
+// with one rounding to nearest even. The impact's time is of the piece: 0 at `start`.
 fn sweep_image(body: BodyRecord, wall: WallRecord, image: vec3<f32>, start: f32)
     -> ImpactRecord {
-    let period = params.period;
-    let moved = body.displacement * start;
-    let piece = BodyRecord(body.center - image * period + moved, body.radius,
-                           body.displacement * (1.0 - start), 0u);
-    if (wall.kind == WALL_PLANE) {
-        let raw_offset = image_offset(wall.point, body.center, image, period) + moved;
-        return sweep_plane(piece, raw_offset, vec3<u32>(0u), wall);
+    // The shift by the image (0 where the image is, the period infinite or not).
+    let shift = select(vec3<f32>(0.0), image * params.period, image != vec3<f32>(0.0));
+    var exponents = max(max(max(exponent_fields(body.center), exponent_fields(body.displacement)),
+                            exponent_fields(shift)), exponent_fields(wall.point));
+    if (wall.kind != WALL_PLANE) {
+        exponents = max(exponents, exponent_fields(wall.vector));
     }
-    let raw_to_start = image_offset(body.center, wall.point, -image, period) - moved;
-    let raw_to_end = image_offset(body.center, wall.vector, -image, period) - moved;
-    return sweep_segment(piece, raw_to_start, vec3<u32>(0u), raw_to_end, vec3<u32>(0u), wall);
+    let log2 = lift_for(exponents);
+    // The period lifted with the rest where it lies below 2^-47 too; elsewhere the image is 0
+    // on a lifted axis, and the shift 0 either way.
+    let period = lift3(params.period, lift_for(max(exponents, exponent_fields(params.period))));
+    let center = lift3(body.center, log2);
+    let displacement = lift3(body.displacement, log2);
+    let point = lift3(wall.point, log2);
+    let moved = displacement * start;
+    let piece = BodyRecord(unlift_each(center - image * period + moved, log2), body.radius,
+                           unlift_each(displacement * (1.0 - start), log2), 0u);
+    if (wall.kind == WALL_PLANE) {
+        let raw_offset = image_offset(point, center, image, period) + moved;
+        return sweep_plane(piece, raw_offset, log2, wall);
+    }
+    let raw_to_start = image_offset(center, point, -image, period) - moved;
+    let end = lift3(wall.vector, log2);
+    let raw_to_end = image_offset(center, end, -image, period) - moved;
+    return sweep_segment(piece, raw_to_start, log2, raw_to_end, log2, wall);
+}
+
+// `unlift` per component, each by its own lift.
+fn unlift_each(v: vec3<f32>, log2: vec3<u32>) -> vec3<f32> {
+    return vec3<f32>(unlift(v.x, log2.x), unlift(v.y, log2.y), unlift(v.z, log2.z));
 }
 
 // The body against one wall in the periodic box: the step in pieces, cut where the centre

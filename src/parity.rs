@@ -103,8 +103,19 @@
 //! The walls (`shaders/walls.wgsl`) lift the same way, in open space: each component of the
 //! body's offsets from the wall's points, of the segment's edge, of the displacement and the
 //! radius, and the point by `surface_point`; the arguments above carry over to the walls'
-//! bound (`tests/common`'s `WALL_BOUND`). In a periodic box the offsets of a piece of the
-//! step (formed with the image's shift and the motion up to the piece) are not lifted yet.
+//! bound (`tests/common`'s `WALL_BOUND`). In a periodic box too: each component of a piece's
+//! offsets whose operands (the centre, the displacement, the image's shift and the wall's
+//! points) all lie below 2^-47 is lifted, the piece's centre and displacement are put back by
+//! `unlift`, the image and the crossing times are found from the centre, displacement and
+//! period lifted where all three lie below 2^-47, and a crossing downwards (towards the face
+//! at 0) from the distance and the speed lifted together where both do (a period of 2^-47 or
+//! more has an ulp of 2^-70 or more, beyond any speed below 2^-47 upwards). `tests/ftz.rs`
+//! holds this from periods of 1 down to 3e-38 (`PeriodicBox` refuses subnormal ones). Not
+//! lifted: an axis where the image is not 0 and its shift is not below 2^-47 (a centre a
+//! period of 2^-47 or more away, or 2^-47 or more from the origin); there the centre in the
+//! cell lies on a grid of 2^-70 or coarser, and a flushed wall point or displacement errs by
+//! less than 2^-126. That this stays within the bound when such a centre lies exactly on a
+//! face, a wall point within 2^-126 of it and the radius subnormal is not derived or tested.
 //!
 //! On an IEEE device the lift changes no time, status or scaled length (the bit-for-bit
 //! argument above); what changes is a point of a body below 2^-47 whose computation passed

@@ -80,17 +80,25 @@ pub fn lift(x: f32, log2: u32) -> f32 {
     let bits = x.to_bits();
     let exponent = (bits >> 23) & 0xff;
     let mantissa = bits & 0x7f_ffff;
-    if log2 == 0 || (exponent == 0 && mantissa == 0) {
+    if log2 == 0 {
         return x;
     }
     if exponent != 0 {
         return f32::from_bits(bits + (log2 << 23));
     }
     // A subnormal, mantissa * 2^-149 with its leading bit at `leading`: normalised, its
-    // exponent field is leading - 149 + 127 + log2.
-    let leading = 31 - mantissa.leading_zeros();
+    // exponent field is leading - 149 + 127 + log2. Zero (mantissa 0) keeps its bits, with
+    // no test of the whole value for zero: LLVM may turn `(bits & 0x7fff_ffff) == 0` into
+    // `x == 0.0`, a float comparison that a device flushing subnormal inputs answers true
+    // for every subnormal (the dev profile's code did, and left them unlifted).
+    let leading = 31 - (mantissa | 1).leading_zeros();
     let fraction = (mantissa << (23 - leading)) & 0x7f_ffff;
-    f32::from_bits((bits & 0x8000_0000) | ((leading + log2 - 22) << 23) | fraction)
+    let field = if mantissa != 0 {
+        leading + log2 - 22
+    } else {
+        0
+    };
+    f32::from_bits((bits & 0x8000_0000) | (field << 23) | fraction)
 }
 
 /// [`lift`] per component.

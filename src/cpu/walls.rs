@@ -7,7 +7,8 @@ use glam::{IVec3, UVec3, Vec3};
 
 use super::sweep::{
     body_lift, contact_normal, exponent_fields, first_touch, image_offset, lift, lift_for, lift3,
-    miss, rescale, rescale3, surface_point, unlift3, unlifted_exponent, unlifted_length_exponent,
+    miss, rescale, rescale3, surface_point, unlift, unlift3, unlifted_exponent,
+    unlifted_length_exponent,
 };
 use crate::layout::{
     BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, MIN_NORMAL, NO_TOUCH,
@@ -206,27 +207,47 @@ pub struct Path {
 }
 
 /// `path_in_box` of the shader: where `body`'s step lies in the periodic box of `params`.
+/// On each axis where the centre, the displacement and the period all lie below 2⁻⁴⁷ they
+/// are lifted by 2^`LIFT_LOG2` first (as `sweep_pair` lifts its inputs), so that a device
+/// that flushes subnormal values finds the same image and crossing (a time, which the lift
+/// leaves as it is).
 #[must_use]
 pub fn path_in_box(body: &BodyRecord, params: &WallParams) -> Path {
-    let (center, displacement) = (
+    let (raw_center, raw_displacement, raw_period) = (
         Vec3::from_array(body.center),
         Vec3::from_array(body.displacement),
+        Vec3::from_array(params.period),
     );
-    let period = Vec3::from_array(params.period);
+    let log2 = lift_for(
+        exponent_fields(raw_center)
+            .max(exponent_fields(raw_displacement))
+            .max(exponent_fields(raw_period)),
+    );
+    let (center, displacement, period) = (
+        lift3(raw_center, log2),
+        lift3(raw_displacement, log2),
+        lift3(raw_period, log2),
+    );
     let wraps = period.cmpgt(Vec3::ZERO);
     // floor(centre / period), put right where the product has rounded across a face, so that
     // a centre in [0, period) is its own image (0) and `in_cell` below is exact for it.
-    let mut image = (center * Vec3::from_array(params.inverse_period)).floor();
+    let inverse_period = Vec3::from_array(params.inverse_period) * rescale3(127, log2);
+    let mut image = (center * inverse_period).floor();
     let below = wraps & (center - image * period).cmplt(Vec3::ZERO);
     image -= Vec3::select(below, Vec3::ONE, Vec3::ZERO);
     let above = wraps & (center - image * period).cmpge(period);
     image += Vec3::select(above, Vec3::ONE, Vec3::ZERO);
-    let in_cell = center - image * period;
+    // The centre itself (its bits) where the image is 0.
+    let in_cell = Vec3::select(image.cmpeq(Vec3::ZERO), center, center - image * period);
     // The face ahead: the upper one moving up, the lower one moving down. A centre that
-    // rounding leaves just past it crosses at t = 0.
-    let moving_up = displacement.cmpgt(Vec3::ZERO);
-    let ahead = Vec3::select(moving_up, period - in_cell, in_cell);
-    let speed = displacement.abs();
+    // rounding leaves just past it crosses at t = 0. Moving down, the distance and the speed
+    // are lifted together where both lie below 2^-47 (in a period that is not), so that a
+    // crossing by less than f32's smallest normal is found as on an IEEE device; moving up,
+    // the face lies at least an ulp of the period away (2^-70 or more), beyond such a speed.
+    let down_lift = lift_for(exponent_fields(in_cell).max(exponent_fields(displacement)));
+    let moving_up = lift3(displacement, down_lift).cmpgt(Vec3::ZERO);
+    let ahead = Vec3::select(moving_up, period - in_cell, lift3(in_cell, down_lift));
+    let speed = Vec3::select(moving_up, displacement, lift3(displacement, down_lift)).abs();
     let crosses = wraps & speed.cmpgt(Vec3::ZERO) & ahead.cmple(speed);
     let crossing = Vec3::select(
         crosses,
@@ -249,7 +270,10 @@ pub fn path_in_box(body: &BodyRecord, params: &WallParams) -> Path {
 // against one wall. The offsets between the image and the wall are formed before any
 // position is moved (image_offset: exact for a body in the cell crossing a face and a wall
 // near the face it reaches), and the image's motion up to `start` is added to them, so that
-// they round as open space's do. The impact's time is of the piece: 0 at `start`.
+// they round as open space's do. Each component whose operands (the centre, the
+// displacement, the shift by the image and the wall's points) all lie below 2^-47 is lifted
+// first, as in open space; the piece's centre and displacement are put back from the lift
+// with one rounding to nearest even. The impact's time is of the piece: 0 at `start`.
 fn sweep_image(
     body: &BodyRecord,
     wall: &WallRecord,
@@ -257,31 +281,59 @@ fn sweep_image(
     start: f32,
     params: &WallParams,
 ) -> ImpactRecord {
-    let (center, displacement) = (
+    let (raw_center, raw_displacement, raw_period) = (
         Vec3::from_array(body.center),
         Vec3::from_array(body.displacement),
+        Vec3::from_array(params.period),
     );
-    let period = Vec3::from_array(params.period);
+    let (raw_point, raw_end) = (Vec3::from_array(wall.point), Vec3::from_array(wall.vector));
+    // The shift by the image (0 where the image is, the period infinite or not).
+    let shift = Vec3::select(image.cmpne(Vec3::ZERO), image * raw_period, Vec3::ZERO);
+    let mut exponents = exponent_fields(raw_center)
+        .max(exponent_fields(raw_displacement))
+        .max(exponent_fields(shift))
+        .max(exponent_fields(raw_point));
+    if wall.kind != WALL_PLANE {
+        exponents = exponents.max(exponent_fields(raw_end));
+    }
+    let log2 = lift_for(exponents);
+    // The period lifted with the rest where it lies below 2^-47 too; elsewhere the image is 0
+    // on a lifted axis, and the shift 0 either way.
+    let period = lift3(
+        raw_period,
+        lift_for(exponents.max(exponent_fields(raw_period))),
+    );
+    let (center, displacement) = (lift3(raw_center, log2), lift3(raw_displacement, log2));
+    let point = lift3(raw_point, log2);
     let moved = displacement * start;
     let piece = BodyRecord {
-        center: (center - image * period + moved).to_array(),
+        center: unlift_each(center - image * period + moved, log2).to_array(),
         radius: body.radius,
-        displacement: (displacement * (1.0 - start)).to_array(),
+        displacement: unlift_each(displacement * (1.0 - start), log2).to_array(),
         groups: 0,
     };
-    let (point, end) = (Vec3::from_array(wall.point), Vec3::from_array(wall.vector));
     if wall.kind == WALL_PLANE {
         let raw_offset = image_offset(point, center, image, period) + moved;
-        return sweep_plane(&piece, raw_offset, UVec3::ZERO, wall, params);
+        return sweep_plane(&piece, raw_offset, log2, wall, params);
     }
     let raw_to_start = image_offset(center, point, -image, period) - moved;
+    let end = lift3(raw_end, log2);
     let raw_to_end = image_offset(center, end, -image, period) - moved;
     sweep_segment(
         &piece,
-        (raw_to_start, UVec3::ZERO),
-        (raw_to_end, UVec3::ZERO),
+        (raw_to_start, log2),
+        (raw_to_end, log2),
         wall,
         params,
+    )
+}
+
+// `unlift` per component, each by its own lift.
+fn unlift_each(v: Vec3, log2: UVec3) -> Vec3 {
+    Vec3::new(
+        unlift(v.x, log2.x),
+        unlift(v.y, log2.y),
+        unlift(v.z, log2.z),
     )
 }
 
