@@ -30,7 +30,7 @@ use sweepcast::{MovingSphere, SweepOptions};
 
 /// Address space the child may add while the limit holds: room for the host's bookkeeping
 /// of a call (thread-local packing blocks, wgpu's command records), far below the device
-/// memory the large batch needs (above 300 MiB for each path, [`large_world`]).
+/// memory the large batch needs (100 MiB or more for each path, [`LARGE_BODIES`]).
 const SLACK: u64 = 48 << 20;
 
 /// A child's wall-clock limit: lavapipe sweeps the large batches twice in well under a
@@ -40,8 +40,10 @@ const TIMEOUT: Duration = Duration::from_secs(600);
 const TEST: &str = "a_buffer_the_device_cannot_back_is_a_typed_error_and_the_pipeline_recovers";
 
 /// Bodies of the large batch: 2^20 bodies (32 MiB on the device, as much again to upload),
-/// with 2^22 pairs (32 MiB of pairs twice, 128 MiB of impacts twice): about 350 MiB for the
-/// sweep, and the step's buffers for 2^20 bodies (well above 300 MiB) for `find`.
+/// with 2^22 pairs, which the split rule cuts into four chunks of 2^20 (8 MiB of pairs three
+/// times, device and two uploads; 32 MiB of impacts three times, device and two readbacks):
+/// about 184 MiB for the sweep, 100 MiB for the times, and the step's buffers for 2^20
+/// bodies (well above 300 MiB) for `find`.
 const LARGE_BODIES: usize = 1 << 20;
 const LARGE_PAIRS: usize = 1 << 22;
 

@@ -223,12 +223,13 @@ fn pipeline_times_are_the_records_times() {
             .times_of_impact_into(bodies, pairs, options, &mut times)
             .unwrap();
         // The times' own buffers: 32-byte parameters and dispatch, 4-byte times on the device
-        // and in the readback, for a chunk of at most CHUNK pairs (already a power of two).
+        // and in the two readbacks, for a chunk of at most CHUNK pairs (already a power of
+        // two).
         let added = pipeline.device_memory_bytes() - with_records;
         if with_records == before || options == SweepOptions::default() {
             assert_eq!(
                 added,
-                64 + 8 * CHUNK as u64,
+                64 + 12 * CHUNK as u64,
                 "the first times call's buffers"
             );
         } else {
@@ -337,7 +338,8 @@ fn host_profile_names_each_stage_of_a_chunked_call() {
 }
 
 /// Split calls give the unsplit answers to the bit, both outputs, with a chunk boundary on
-/// either side of every pair count tried and a last chunk of one pair.
+/// either side of every pair count tried and a last chunk of one pair: the chunks pipelined
+/// (two, three, four and five of them in rotation over the two staging buffers).
 #[test]
 fn split_calls_equal_the_unsplit_call_at_every_boundary() {
     let Some(context) = common::gpu_context("split_calls_equal_the_unsplit_call_at_every_boundary")
@@ -346,7 +348,7 @@ fn split_calls_equal_the_unsplit_call_at_every_boundary() {
     };
     let workload = Workload::random(&WorkloadConfig {
         bodies: 2_000,
-        pairs: 3_001,
+        pairs: 4_001,
         seed: 17,
         ..Default::default()
     });
@@ -354,7 +356,7 @@ fn split_calls_equal_the_unsplit_call_at_every_boundary() {
     let split = SweepPipeline::new(&context)
         .unwrap()
         .with_max_pairs_per_dispatch(1_000);
-    for count in [999, 1_000, 1_001, 2_001, 3_001] {
+    for count in [999, 1_000, 1_001, 2_001, 3_001, 4_001] {
         let pairs = &workload.pairs[..count];
         let options = SweepOptions::DEFAULT;
         let expected = whole.sweep(&workload.bodies, pairs, options).unwrap();
@@ -366,15 +368,71 @@ fn split_calls_equal_the_unsplit_call_at_every_boundary() {
         let got = split
             .times_of_impact(&workload.bodies, pairs, options)
             .unwrap();
-        let bits = |times: &[sweepcast::TimeOfImpact]| -> Vec<u32> {
-            bytemuck::cast_slice(times).to_vec()
-        };
         assert_eq!(
-            bits(&got),
-            bits(&expected),
+            time_bits(&got),
+            time_bits(&expected),
             "{count} times in chunks of 1000"
         );
     }
+}
+
+/// The bits of each time, to compare to the bit.
+fn time_bits(times: &[sweepcast::TimeOfImpact]) -> Vec<u32> {
+    bytemuck::cast_slice(times).to_vec()
+}
+
+/// A call that the split rule itself cuts into chunks (2^18 + 1 pairs: four chunks of
+/// 65,537 pairs, the last of 65,534, on a device whose dispatch takes them) gives, both
+/// outputs, to the bit, what calls on pieces of 2^16 pairs (one chunk each) give, and
+/// the oracle's answers within the bound.
+#[test]
+fn a_call_the_split_rule_cuts_equals_calls_on_its_pieces() {
+    use sweepcast::low_level::host_profile;
+    let test = "a_call_the_split_rule_cuts_equals_calls_on_its_pieces";
+    let Some(context) = common::gpu_context(test) else {
+        return;
+    };
+    let workload = Workload::random(&WorkloadConfig {
+        bodies: 100_000,
+        pairs: (1 << 18) + 1,
+        seed: 31,
+        ..Default::default()
+    });
+    let (bodies, pairs) = (&workload.bodies, &workload.pairs);
+    let pipeline = SweepPipeline::new(&context).unwrap();
+    let options = SweepOptions::DEFAULT;
+    let (impacts, spans) = host_profile(|| pipeline.sweep(bodies, pairs, options).unwrap());
+    let chunk = pairs
+        .len()
+        .div_ceil(SweepPipeline::PIPELINE_CHUNKS)
+        .max(SweepPipeline::PIPELINE_MIN_CHUNK)
+        .min(pipeline.max_pairs_per_dispatch());
+    let dispatches = spans.iter().filter(|span| span.stage == "record").count();
+    assert_eq!(
+        dispatches,
+        pairs.len().div_ceil(chunk),
+        "{chunk} pairs a chunk"
+    );
+    assert!(dispatches >= 4, "{dispatches} chunks");
+    let times = pipeline.times_of_impact(bodies, pairs, options).unwrap();
+    let piece = SweepPipeline::PIPELINE_MIN_CHUNK;
+    let mut pieces = Vec::new();
+    let mut piece_times = Vec::new();
+    for part in pairs.chunks(piece) {
+        pieces.extend(pipeline.sweep(bodies, part, options).unwrap());
+        piece_times.extend(pipeline.times_of_impact(bodies, part, options).unwrap());
+    }
+    assert!(
+        impacts == pieces,
+        "{test}: the impacts differ from the pieces'"
+    );
+    assert!(
+        time_bits(&times) == time_bits(&piece_times),
+        "{test}: the times differ from the pieces'"
+    );
+    let report = parity::compare(bodies, pairs, options, &impacts, GPU_BOUND);
+    println!("{test}: {dispatches} chunks of {chunk} pairs: {report}");
+    assert!(report.passed(), "{report}");
 }
 
 /// A batch large enough to be packed on all cores names the first invalid body however the

@@ -53,16 +53,26 @@ fn capacity(n: u64) -> u64 {
     n.next_power_of_two().max(1024)
 }
 
-/// [`SweepPipeline::device_memory_bytes`] after calls of at most `bodies` bodies and `pairs`
-/// pairs, none failed: the stage's parameters and dispatch, 32 bytes each; bodies 2 x 32,
-/// pairs 2 x 8, records 2 x 32 (the sizes of `src/layout.rs`).
+/// `c(n)` of [`SweepPipeline::device_memory_bytes`]: the pairs of each chunk of a call of
+/// `pairs` pairs on `pipeline` (the split rule of [`SweepPipeline`]'s documentation).
+fn chunk(pipeline: &SweepPipeline, pairs: u64) -> u64 {
+    let even = pairs.div_ceil(SweepPipeline::PIPELINE_CHUNKS as u64);
+    (even.max(SweepPipeline::PIPELINE_MIN_CHUNK as u64))
+        .min(pipeline.max_pairs_per_dispatch() as u64)
+        .min(pairs)
+}
+
+/// [`SweepPipeline::device_memory_bytes`] after calls of at most `bodies` bodies and chunks of
+/// at most `pairs` pairs, none failed: the stage's parameters and dispatch, 32 bytes each;
+/// bodies 2 x 32 (device, upload), pairs 3 x 8 and records 3 x 32 (device, two staging
+/// buffers in rotation; the sizes of `src/layout.rs`).
 fn expected_memory(bodies: u64, pairs: u64) -> u64 {
-    2 * 32 + 2 * 32 * capacity(bodies) + (2 * 8 + 2 * 32) * capacity(pairs)
+    2 * 32 + 2 * 32 * capacity(bodies) + (3 * 8 + 3 * 32) * capacity(pairs)
 }
 
 /// The bound [`expected_memory`] keeps below: a power of two at most doubles a count.
 fn memory_bound(bodies: u64, pairs: u64) -> u64 {
-    2 * 32 + 2 * 32 * (2 * bodies).max(1024) + (2 * 8 + 2 * 32) * (2 * pairs).max(1024)
+    2 * 32 + 2 * 32 * (2 * bodies).max(1024) + (3 * 8 + 3 * 32) * (2 * pairs).max(1024)
 }
 
 #[test]
@@ -124,7 +134,8 @@ fn a_wait_past_the_poll_timeout_is_a_typed_error_and_the_pipeline_recovers() {
     // A timed-out call drops the host-visible buffers; the next makes them again, sized for
     // itself: never more than the largest batch's.
     let memory = pipeline.device_memory_bytes();
-    let bound = expected_memory(large.bodies.len() as u64, large.pairs.len() as u64);
+    let chunk = chunk(&pipeline, large.pairs.len() as u64);
+    let bound = expected_memory(large.bodies.len() as u64, chunk);
     assert!(memory <= bound, "{memory} > {bound} bytes");
 }
 
@@ -164,7 +175,7 @@ fn ten_thousand_calls_of_growing_and_shrinking_batches_stay_right_and_bounded() 
         most_pairs = most_pairs.max(pairs as u64);
         let memory = pipeline.device_memory_bytes();
         high_water = high_water.max(memory);
-        let largest = most_pairs.min(pipeline.max_pairs_per_dispatch() as u64);
+        let largest = chunk(&pipeline, most_pairs);
         assert_eq!(
             memory,
             expected_memory(most_bodies, largest),
@@ -177,7 +188,7 @@ fn ten_thousand_calls_of_growing_and_shrinking_batches_stay_right_and_bounded() 
         shrunk += usize::from(pairs < previous);
         previous = pairs;
     }
-    let bound = memory_bound(most_bodies, most_pairs);
+    let bound = memory_bound(most_bodies, chunk(&pipeline, most_pairs));
     eprintln!(
         "{test}: 10000 calls, {total_pairs} pairs ({grown} larger than the call before, \
          {shrunk} smaller), largest batch {most_pairs} pairs and {most_bodies} bodies; \

@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use futures_intrusive::channel::shared::OneshotReceiver;
+
 use super::context::LossRecord;
 use super::host_profile::{Timer, pool_threads, span};
 use crate::error::Error;
@@ -91,7 +93,19 @@ pub(crate) fn create_buffer(
 #[derive(Debug)]
 pub(crate) struct Upload {
     staging: GrowingBuffer,
-    mapped: bool,
+    state: UploadState,
+}
+
+/// Whether an [`Upload`] may be written now.
+#[derive(Debug)]
+enum UploadState {
+    /// Mapped: written at once.
+    Mapped,
+    /// Its mapping was requested after the submission that last copies from it: written once
+    /// that submission is done.
+    Pending(PendingMap),
+    /// Unmapped, with no mapping requested: mapped when next written.
+    Unmapped,
 }
 
 impl Upload {
@@ -105,20 +119,30 @@ impl Upload {
         let usage = wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC;
         Self {
             staging: GrowingBuffer::new(device, label, usage, element_size, max_elements),
-            mapped: true,
+            state: UploadState::Mapped,
         }
     }
 
     /// Makes room for `count` elements (a new buffer is mapped at creation).
     pub(crate) fn ensure(&mut self, device: &wgpu::Device, count: u64) {
         if self.staging.ensure(device, count) {
-            self.mapped = true;
+            self.state = UploadState::Mapped;
         }
     }
 
     /// The staging buffer, to copy from.
     pub(crate) fn buffer(&self) -> &wgpu::Buffer {
         self.staging.buffer()
+    }
+
+    /// Requests the mapping of the next write now, right after `submission` (the last to
+    /// copy from it) was submitted, so that the write waits for that submission only.
+    pub(crate) fn request_map(&mut self, waiter: &DeviceWaiter, submission: wgpu::SubmissionIndex) {
+        if matches!(self.state, UploadState::Unmapped) {
+            let slice = self.staging.buffer().slice(..);
+            let pending = waiter.request_map(&slice, wgpu::MapMode::Write, Some(submission));
+            self.state = UploadState::Pending(pending);
+        }
     }
 
     /// Writes `bytes` at the start (mapping it first if the last call's copies may still
@@ -134,10 +158,12 @@ impl Upload {
         .await
     }
 
-    /// Lets `fill` write the first `len` bytes in place (mapping the buffer first if the last
-    /// call's copies may still read it), then unmaps it, ready to be copied from: the bytes
-    /// go straight into the mapping, with no copy on the way. An error of `fill` is returned
-    /// after the unmap, so the buffer stays usable.
+    /// Lets `fill` write the first `len` bytes in place (mapping the buffer first if the
+    /// copies of earlier submissions may still read it: waiting for the submission its
+    /// mapping was [requested](Self::request_map) after, else for all work submitted so far),
+    /// then unmaps it, ready to be copied from: the bytes go straight into the mapping, with
+    /// no copy on the way. An error of `fill` is returned after the unmap, so the buffer
+    /// stays usable.
     pub(crate) async fn write_with(
         &mut self,
         waiter: &DeviceWaiter,
@@ -145,11 +171,17 @@ impl Upload {
         fill: impl FnOnce(wgpu::WriteOnly<'_, [u8]>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let buffer = self.staging.buffer();
-        if !self.mapped {
+        let pending = match std::mem::replace(&mut self.state, UploadState::Unmapped) {
+            UploadState::Mapped => None,
+            UploadState::Pending(pending) => Some(pending),
+            UploadState::Unmapped => {
+                Some(waiter.request_map(&buffer.slice(..), wgpu::MapMode::Write, None))
+            }
+        };
+        if let Some(pending) = pending {
             let timer = Timer::start();
-            waiter.map(&buffer.slice(..), wgpu::MapMode::Write).await?;
+            waiter.finish(pending).await?;
             timer.end("map upload", 0, 1);
-            self.mapped = true;
         }
         let written = buffer
             .slice(..len)
@@ -157,7 +189,6 @@ impl Upload {
             .map_err(|error| Error::Mapping(error.to_string()))
             .and_then(|mut view| fill(view.slice(..)));
         span("unmap", 0, 1, || buffer.unmap());
-        self.mapped = false;
         written
     }
 }
@@ -241,14 +272,36 @@ impl DeviceWaiter {
         slice: &wgpu::BufferSlice<'_>,
         mode: wgpu::MapMode,
     ) -> Result<(), Error> {
+        self.finish(self.request_map(slice, mode, None)).await
+    }
+
+    /// Requests the mapping of `slice` without waiting: right after `submission`, the last
+    /// submission that uses the buffer (`None`: wait for all work submitted so far), so that
+    /// [`DeviceWaiter::finish`] waits for that submission and not for later ones.
+    pub(crate) fn request_map(
+        &self,
+        slice: &wgpu::BufferSlice<'_>,
+        mode: wgpu::MapMode,
+        submission: Option<wgpu::SubmissionIndex>,
+    ) -> PendingMap {
         let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
         slice.map_async(mode, move |result| {
-            // A failed send only means the receiver was dropped: the wait below gave up.
+            // A failed send only means the receiver was dropped: the wait gave up, or the
+            // buffer was discarded with its mapping pending.
             let _ = sender.send(result);
         });
+        PendingMap {
+            receiver,
+            submission,
+        }
+    }
+
+    /// Waits for the submission a mapping was requested after, then for the mapping. On any
+    /// error the caller discards the buffer: it may be left mapped or with a mapping pending.
+    pub(crate) async fn finish(&self, pending: PendingMap) -> Result<(), Error> {
         // Without a completed wait the callback may never run: do not wait for it then.
-        self.wait()?;
-        let mapped = receiver.receive().await;
+        self.wait_for(pending.submission)?;
+        let mapped = pending.receiver.receive().await;
         self.loss.check()?;
         match mapped {
             Some(Ok(())) => Ok(()),
@@ -260,6 +313,13 @@ impl DeviceWaiter {
     /// Blocks until the work submitted so far has finished (running the callbacks of the
     /// mappings it completes), or [`Error::Timeout`] once the poll timeout has passed.
     pub(crate) fn wait(&self) -> Result<(), Error> {
+        self.wait_for(None)
+    }
+
+    /// Blocks until `submission` (`None`: all work submitted so far) has finished, running
+    /// the callbacks of the mappings it completes (and of any later work done by then), or
+    /// [`Error::Timeout`] once the poll timeout has passed.
+    pub(crate) fn wait_for(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<(), Error> {
         let start = Instant::now();
         loop {
             let timeout = self
@@ -267,7 +327,7 @@ impl DeviceWaiter {
                 .map(|limit| limit.saturating_sub(start.elapsed()));
             let poll = || {
                 self.device.poll(wgpu::PollType::Wait {
-                    submission_index: None,
+                    submission_index: submission.clone(),
                     timeout,
                 })
             };
@@ -301,6 +361,14 @@ impl DeviceWaiter {
             }
         }
     }
+}
+
+/// A mapping requested by [`DeviceWaiter::request_map`], waited for by
+/// [`DeviceWaiter::finish`]. Dropped unfinished, its callback finds no one to tell.
+#[derive(Debug)]
+pub(crate) struct PendingMap {
+    receiver: OneshotReceiver<Result<(), wgpu::BufferAsyncError>>,
+    submission: Option<wgpu::SubmissionIndex>,
 }
 
 /// Catches the device errors of the crate's own work on this thread: validation, out of

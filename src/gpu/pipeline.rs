@@ -5,7 +5,7 @@ use crate::par::prelude::*;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload, pieces};
+use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, PendingMap, Upload, pieces};
 use super::context::GpuContext;
 use super::host_profile::{Timer, pool_threads, span};
 use super::sweep::{BODY_SIZE, PAIR_SIZE, SweepBuffers, SweepOutput, SweepStage};
@@ -30,10 +30,31 @@ pub(crate) const DEFAULT_POLL_TIMEOUT: Duration = Duration::from_secs(60);
 ///
 /// Build it once from a [`GpuContext`] and call it every step: it runs a [`SweepStage`] on
 /// device buffers, staging buffers and bind groups that are kept between calls and only grow
-/// (to the next power of two) when a batch is larger than any before. Batches larger than one
-/// dispatch or one storage binding can hold are split into chunks transparently.
-/// `SweepPipeline` is `Send + Sync`; concurrent calls are serialised. It holds clones of the
-/// context's device and queue, so it may outlive the context.
+/// (to the next power of two) when a batch is larger than any before. `SweepPipeline` is
+/// `Send + Sync`; concurrent calls are serialised. It holds clones of the context's device and
+/// queue, so it may outlive the context.
+///
+/// # Chunks
+/// A call of `n` pairs runs in chunks of
+/// `min(max_pairs_per_dispatch, max(PIPELINE_MIN_CHUNK, ceil(n / PIPELINE_CHUNKS)))` pairs
+/// (the last may have fewer), with [`PIPELINE_CHUNKS`](Self::PIPELINE_CHUNKS) = 4 and
+/// [`PIPELINE_MIN_CHUNK`](Self::PIPELINE_MIN_CHUNK) = 2^16: a call of at most 2^16 pairs is
+/// one chunk, one of up to 2^18 pairs chunks of 2^16, a larger one about four chunks (more
+/// where [`max_pairs_per_dispatch`](Self::max_pairs_per_dispatch) caps them). The chunks are
+/// pipelined: while the device sweeps chunk `k`, the host writes chunk `k + 1`'s pairs into
+/// one of two staging buffers and decodes chunk `k - 1`'s answers from one of two readbacks.
+/// A call's host work per chunk (writing its pairs, decoding its answers) is thus hidden
+/// behind the device's work on the chunks around it, all but the first chunk's write and the
+/// last chunk's decode: three quarters of it at four chunks. More chunks would hide more but
+/// pay more per-dispatch overhead (a submit and two waits each), and a chunk of fewer than
+/// 2^16 pairs (on a GPU, a fraction of a millisecond of work, near that overhead) hides
+/// little; the rule is fixed, the same on every device, so that no tuning needs a GPU at
+/// hand. On a software adapter the device's work runs on the host's own cores, which the
+/// overlap then shares: on lavapipe with 2 cores a [`sweep`](Self::sweep) of 10^6 pairs took
+/// 47 ms where the chunks in turn took 36 (the times, 19 ms, unchanged): the decode slows as
+/// the device's threads take its cores. The bodies are uploaded once per
+/// call, with the first chunk. Decoding stays in order: the answers come back as one
+/// dispatch would give them, to the bit.
 ///
 /// Every call is synchronous: it submits its own work and waits for it. A simulation whose
 /// bodies live on the GPU records the [`SweepStage`] into its own encoder instead.
@@ -77,7 +98,9 @@ struct Buffers {
     bodies: GrowingBuffer,
     pairs: GrowingBuffer,
     body_upload: Upload,
-    pair_upload: Upload,
+    /// The chunks' pairs, in rotation: chunk `k` is written into `pair_uploads[k % 2]` while
+    /// the device may still copy from the other.
+    pair_uploads: [Upload; 2],
     /// The impact records, for [`SweepPipeline::sweep`].
     impacts: Outputs,
     /// The times, for [`SweepPipeline::times_of_impact`]: made on its first call, so that a
@@ -90,13 +113,15 @@ struct Buffers {
 }
 
 /// One output of the stage: its device buffer, the stage's view of it with the bodies and
-/// pairs, and the host-visible copy the results are read from.
+/// pairs, and the host-visible copies the results are read from.
 #[derive(Debug)]
 struct Outputs {
     output: GrowingBuffer,
     /// Rebuilt whenever the output, the bodies or the pairs buffer is replaced.
     bound: SweepBuffers,
-    readback: GrowingBuffer,
+    /// In rotation: chunk `k` is copied into `readbacks[k % 2]` while the host decodes the
+    /// other.
+    readbacks: [GrowingBuffer; 2],
 }
 
 impl Outputs {
@@ -114,7 +139,7 @@ impl Outputs {
         Ok(Self {
             output,
             bound,
-            readback: readback(device, kind, max_pairs),
+            readbacks: readbacks(device, kind, max_pairs),
         })
     }
 
@@ -134,19 +159,20 @@ impl Outputs {
         stage.bind_output_buffers(device, bodies, pairs, output, kind)
     }
 
-    /// Bytes of device memory of its own: the output, the readback, the stage's parameters
+    /// Bytes of device memory of its own: the output, the readbacks, the stage's parameters
     /// and dispatch (not the bodies and pairs it shares).
     fn own_bytes(&self) -> u64 {
+        let readbacks: u64 = self.readbacks.iter().map(|r| r.buffer().size()).sum();
         self.bound.device_memory_bytes() - self.bound.bodies().size() - self.bound.pairs().size()
-            + self.readback.buffer().size()
+            + readbacks
     }
 }
 
-/// The host-visible buffer an output is copied into to be read.
-fn readback(device: &wgpu::Device, kind: SweepOutput, max_pairs: u64) -> GrowingBuffer {
+/// The two host-visible buffers an output is copied into to be read.
+fn readbacks(device: &wgpu::Device, kind: SweepOutput, max_pairs: u64) -> [GrowingBuffer; 2] {
     use wgpu::BufferUsages as Usage;
     let usage = Usage::MAP_READ | Usage::COPY_DST;
-    GrowingBuffer::new(device, "sweep readback", usage, kind.size(), max_pairs)
+    [(); 2].map(|()| GrowingBuffer::new(device, "sweep readback", usage, kind.size(), max_pairs))
 }
 
 impl Buffers {
@@ -163,12 +189,12 @@ impl Buffers {
             (&bodies, &pairs),
             max_pairs,
         )?;
-        let (body_upload, pair_upload) = uploads(device, max_bodies, max_pairs);
+        let (body_upload, pair_uploads) = uploads(device, max_bodies, max_pairs);
         Ok(Self {
             bodies,
             pairs,
             body_upload,
-            pair_upload,
+            pair_uploads,
             impacts,
             times: None,
             displacements: Vec::new(),
@@ -198,6 +224,14 @@ impl Buffers {
         })
     }
 
+    /// The buffers of output `kind`, made by [`Buffers::ensure`].
+    fn impacts_or_times(&self, kind: SweepOutput) -> &Outputs {
+        match kind {
+            SweepOutput::Impacts => &self.impacts,
+            SweepOutput::Times => self.times.as_ref().expect("made by `ensure`"),
+        }
+    }
+
     /// Grows each buffer a call of output `kind` uses that is too small, and rebinds every
     /// stage view of a buffer that was replaced.
     fn ensure(
@@ -211,10 +245,14 @@ impl Buffers {
         // Both, not `||`: each must grow.
         let world_replaced = self.bodies.ensure(device, bodies) | self.pairs.ensure(device, pairs);
         self.body_upload.ensure(device, bodies);
-        self.pair_upload.ensure(device, pairs);
+        for upload in &mut self.pair_uploads {
+            upload.ensure(device, pairs);
+        }
         let outputs = self.outputs(device, stage, kind, max_pairs)?;
         let output_replaced = outputs.output.ensure(device, pairs);
-        outputs.readback.ensure(device, pairs);
+        for readback in &mut outputs.readbacks {
+            readback.ensure(device, pairs);
+        }
         let world = (&self.bodies, &self.pairs);
         for outputs in [Some(&mut self.impacts), self.times.as_mut()]
             .into_iter()
@@ -228,25 +266,27 @@ impl Buffers {
         Ok(())
     }
 
-    /// Replaces the buffers the host maps. After a failed call one of them may be left
-    /// mapped or with a mapping pending; the fresh ones are the smallest size and grow with
-    /// the next call. The device buffers and the bind groups are kept.
+    /// Replaces the buffers the host maps. After a failed call any of them (both of each
+    /// rotation) may be left mapped or with a mapping pending; the fresh ones are the
+    /// smallest size and grow with the next call. The device buffers and the bind groups are
+    /// kept.
     fn discard_transfers(&mut self, device: &wgpu::Device, max_bodies: u64, max_pairs: u64) {
-        (self.body_upload, self.pair_upload) = uploads(device, max_bodies, max_pairs);
+        (self.body_upload, self.pair_uploads) = uploads(device, max_bodies, max_pairs);
         for outputs in [Some(&mut self.impacts), self.times.as_mut()]
             .into_iter()
             .flatten()
         {
-            outputs.readback = readback(device, outputs.kind(), max_pairs);
+            outputs.readbacks = readbacks(device, outputs.kind(), max_pairs);
         }
     }
 }
 
-/// The staging buffers of a call's uploads: bodies and pairs.
-fn uploads(device: &wgpu::Device, max_bodies: u64, max_pairs: u64) -> (Upload, Upload) {
+/// The staging buffers of a call's uploads: bodies, and the pairs' two in rotation.
+fn uploads(device: &wgpu::Device, max_bodies: u64, max_pairs: u64) -> (Upload, [Upload; 2]) {
+    let pairs = || Upload::new(device, "sweep pair upload", PAIR_SIZE, max_pairs);
     (
         Upload::new(device, "sweep body upload", BODY_SIZE, max_bodies),
-        Upload::new(device, "sweep pair upload", PAIR_SIZE, max_pairs),
+        [pairs(), pairs()],
     )
 }
 
@@ -311,6 +351,14 @@ impl SweepPipeline {
     /// an error instead of a thread blocked for ever.
     pub const DEFAULT_POLL_TIMEOUT: Duration = DEFAULT_POLL_TIMEOUT;
 
+    /// How many chunks a large call is cut into (see [`SweepPipeline`]'s split rule): 4.
+    pub const PIPELINE_CHUNKS: usize = 4;
+
+    /// The fewest pairs of a chunk of the split rule (see [`SweepPipeline`]), unless
+    /// [`max_pairs_per_dispatch`](Self::max_pairs_per_dispatch) is lower or the call has
+    /// fewer pairs: 2^16.
+    pub const PIPELINE_MIN_CHUNK: usize = 1 << 16;
+
     /// Compiles the stage and sizes the batch limits from the device's limits.
     ///
     /// # Errors
@@ -350,7 +398,8 @@ impl SweepPipeline {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Caps the pairs per dispatch below the device's own limit (at least one workgroup).
+    /// Caps the pairs per dispatch below the device's own limit (at least one workgroup): the
+    /// cap wins over the split rule's [`PIPELINE_MIN_CHUNK`](Self::PIPELINE_MIN_CHUNK).
     /// Smaller chunks bound the device memory a call holds; tests use it to exercise chunking.
     #[must_use]
     pub fn with_max_pairs_per_dispatch(mut self, max_pairs: usize) -> Self {
@@ -364,9 +413,9 @@ impl SweepPipeline {
     /// finished after `limit` return [`Error::Timeout`]; `None` waits for as long as it takes.
     /// The default is [`Self::DEFAULT_POLL_TIMEOUT`].
     ///
-    /// A call waits once per dispatch (for its results) and, from the second call on, once
-    /// per upload buffer (for the previous call's copies to finish), so the limit bounds each
-    /// wait, not the whole call; nor does it bound the wait for the pipeline's lock while
+    /// A call waits once per chunk (for its submission and its readback) and once per upload
+    /// buffer it writes (for the submission that last copied from it), so the limit bounds
+    /// each wait, not the whole call; nor does it bound the wait for the pipeline's lock while
     /// another thread's call runs. After a timeout the pipeline stays usable: the next call
     /// waits for the abandoned work to finish before its own and returns correct results.
     ///
@@ -388,7 +437,8 @@ impl SweepPipeline {
         self.waiter.poll_timeout()
     }
 
-    /// The most pairs one dispatch takes; larger batches are split into chunks of this size.
+    /// The most pairs one dispatch takes: no chunk of the split rule (see [`SweepPipeline`])
+    /// is larger.
     #[must_use]
     pub fn max_pairs_per_dispatch(&self) -> usize {
         self.max_pairs_per_dispatch as usize
@@ -409,20 +459,21 @@ impl SweepPipeline {
     /// Bytes of device memory this pipeline holds now: its buffers, grown to the largest
     /// batch so far (bounded by the device limits, whatever the batch).
     ///
-    /// With `B` the most bodies and `P` the most pairs of any call so far, `R` the most
-    /// pairs of any [`sweep`](Self::sweep) call (the pairs capped at
-    /// [`SweepPipeline::max_pairs_per_dispatch`]) and `cap(n)` the next power of two at or
-    /// above `n` but at least 1024 (and at most the device limit), this is at most
-    /// `64 + 64 cap(B) + 16 cap(P) + 64 cap(R)` bytes: the stage's 32-byte parameters and
-    /// dispatch buffers, bodies twice (device and upload, 32 bytes each), pairs twice (8
-    /// bytes each) and records twice (device and readback, 32 bytes each); for a pipeline
-    /// that only sweeps, `64 + 64 cap(B) + 80 cap(P)`. Once
-    /// [`times_of_impact`](Self::times_of_impact) has been called, with `T` the most pairs of
-    /// any such call, add `64 + 8 cap(T)`: its own parameters and dispatch, and the times
-    /// twice (device and readback, 4 bytes each). It is exactly that unless a call failed
-    /// since the largest batch (the failed call replaces the host-visible buffers with the
-    /// smallest ones, and the next grows them for itself). After a call the device failed
-    /// (out of memory, say) it is 0 until the next call: the pipeline dropped its buffers.
+    /// With `c(n)` the pairs of a chunk of a call of `n` pairs (the split rule of
+    /// [`SweepPipeline`], at most `n`), `B` the most bodies and `P` the largest `c(n)` of any
+    /// call so far, `R` the largest `c(n)` of any [`sweep`](Self::sweep) call and `cap(n)` the
+    /// next power of two at or above `n` but at least 1024 (and at most the device limit),
+    /// this is at most `64 + 64 cap(B) + 24 cap(P) + 96 cap(R)` bytes: the stage's 32-byte
+    /// parameters and dispatch buffers, bodies twice (device and upload, 32 bytes each), pairs
+    /// three times (device and two uploads in rotation, 8 bytes each) and records three times
+    /// (device and two readbacks in rotation, 32 bytes each); for a pipeline that only sweeps,
+    /// `64 + 64 cap(B) + 120 cap(P)`. Once [`times_of_impact`](Self::times_of_impact) has been
+    /// called, with `T` the largest `c(n)` of any such call, add `64 + 12 cap(T)`: its own
+    /// parameters and dispatch, and the times three times (device and two readbacks, 4 bytes
+    /// each). It is exactly that unless a call failed since the largest batch (the failed
+    /// call replaces the host-visible buffers with the smallest ones, and the next grows them
+    /// for itself). After a call the device failed (out of memory, say) it is 0 until the
+    /// next call: the pipeline dropped its buffers.
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
         let buffers = self.lock();
@@ -432,7 +483,9 @@ impl SweepPipeline {
         buffers.bodies.buffer().size()
             + buffers.pairs.buffer().size()
             + buffers.body_upload.buffer().size()
-            + buffers.pair_upload.buffer().size()
+            + (buffers.pair_uploads.iter())
+                .map(|upload| upload.buffer().size())
+                .sum::<u64>()
             + buffers.impacts.own_bytes()
             + buffers.times.as_ref().map_or(0, Outputs::own_bytes)
     }
@@ -585,7 +638,8 @@ impl SweepPipeline {
     }
 
     /// Validates and packs the bodies straight into the mapped upload buffer, checks the
-    /// pairs, then runs one dispatch per chunk of pairs.
+    /// pairs, then runs one dispatch per chunk of pairs, pipelined: while the device sweeps
+    /// chunk `k`, the host writes chunk `k + 1`'s pairs and decodes chunk `k - 1`'s answers.
     fn sweep_chunks<D: Decode, B: Copy + Into<MovingSphere> + Sync>(
         &self,
         buffers: &mut Buffers,
@@ -620,85 +674,115 @@ impl SweepPipeline {
         span("check", check_bytes, pool_threads(), || {
             validate_batch(bodies, pairs, options)
         })?;
-        let chunk_capacity = (pairs.len() as u64).min(self.max_pairs_per_dispatch);
+        let chunk_pairs = self.chunk_pairs(pairs.len());
         let output = (D::KIND, self.max_pairs_per_dispatch);
-        buffers.ensure(
-            &self.device,
-            &self.stage,
-            body_count,
-            chunk_capacity,
-            output,
-        )?;
-        let mut upload_bodies = true;
-        for chunk in pairs.chunks(self.max_pairs_per_dispatch as usize) {
-            self.sweep_chunk::<D, B>(buffers, bodies, chunk, options, upload_bodies, out)?;
-            upload_bodies = false;
+        let capacity = chunk_pairs as u64;
+        buffers.ensure(&self.device, &self.stage, body_count, capacity, output)?;
+        let count = pairs.len().div_ceil(chunk_pairs);
+        let chunk = |k: usize| &pairs[k * chunk_pairs..pairs.len().min((k + 1) * chunk_pairs)];
+        let write = |upload: &mut Upload, chunk: &[[u32; 2]]| {
+            pollster::block_on(upload.write(&self.waiter, bytemuck::cast_slice(chunk)))
+        };
+        write(&mut buffers.pair_uploads[0], chunk(0))?;
+        // The chunk submitted before the current one: its index and its readback's mapping.
+        let mut previous: Option<(usize, PendingMap)> = None;
+        for k in 0..count {
+            let with_bodies = (k == 0).then_some(body_count);
+            let mapping =
+                self.submit_chunk::<D>(buffers, k, chunk(k).len(), with_bodies, options)?;
+            // The device sweeps chunk k (after k - 1) while the host waits for k - 1, writes
+            // k + 1's pairs and decodes k - 1.
+            let done = match previous.replace((k, mapping)) {
+                Some((done, mapping)) => self.wait(mapping).map(|()| Some(done))?,
+                None => None,
+            };
+            if k + 1 < count {
+                write(&mut buffers.pair_uploads[(k + 1) % 2], chunk(k + 1))?;
+            }
+            if let Some(done) = done {
+                self.decode::<D>(buffers, done % 2, chunk(done), out)?;
+            }
         }
-        Ok(())
+        let (last, mapping) = previous.expect("at least one chunk");
+        self.wait(mapping)?;
+        self.decode::<D>(buffers, last % 2, chunk(last), out)
     }
 
-    /// One dispatch: upload the chunk's pairs (and on the first, the bodies), record the
-    /// stage, copy the output back, map, decode.
-    fn sweep_chunk<D: Decode, B: Copy + Into<MovingSphere> + Sync>(
+    /// The pairs of each chunk of a call of `pairs` pairs (the last may have fewer): the split
+    /// rule of [`SweepPipeline`].
+    fn chunk_pairs(&self, pairs: usize) -> usize {
+        let even = pairs.div_ceil(Self::PIPELINE_CHUNKS);
+        (even.max(Self::PIPELINE_MIN_CHUNK))
+            .min(self.max_pairs_per_dispatch as usize)
+            .min(pairs)
+    }
+
+    /// Records and submits chunk `k`'s dispatch of `len` pairs (its pairs already written to
+    /// its upload; with `body_count`, the bodies' copy first), then requests at once the
+    /// mappings that wait for it: its readback's, returned, and its upload's, for the chunk
+    /// after next (or the next call).
+    fn submit_chunk<D: Decode>(
         &self,
         buffers: &mut Buffers,
-        bodies: &[B],
-        chunk: &[[u32; 2]],
+        k: usize,
+        len: usize,
+        body_count: Option<u64>,
         options: &SweepOptions,
-        upload_bodies: bool,
-        out: &mut Vec<D::Item>,
-    ) -> Result<(), Error> {
-        let pair_upload = &mut buffers.pair_upload;
-        pollster::block_on(pair_upload.write(&self.waiter, bytemuck::cast_slice(chunk)))?;
-        let pair_bytes = chunk.len() as u64 * PAIR_SIZE;
-        let output_bytes = chunk.len() as u64 * D::KIND.size();
+    ) -> Result<PendingMap, Error> {
+        let pair_bytes = len as u64 * PAIR_SIZE;
+        let output_bytes = len as u64 * D::KIND.size();
         let timer = Timer::start();
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("sweep"),
             });
-        if upload_bodies {
-            let body_bytes = bodies.len() as u64 * BODY_SIZE;
-            encoder.copy_buffer_to_buffer(
-                buffers.body_upload.buffer(),
-                0,
-                buffers.bodies.buffer(),
-                0,
-                body_bytes,
-            );
+        if let Some(body_count) = body_count {
+            let (upload, bodies) = (buffers.body_upload.buffer(), buffers.bodies.buffer());
+            encoder.copy_buffer_to_buffer(upload, 0, bodies, 0, body_count * BODY_SIZE);
         }
-        encoder.copy_buffer_to_buffer(
-            buffers.pair_upload.buffer(),
-            0,
-            buffers.pairs.buffer(),
-            0,
-            pair_bytes,
-        );
-        let outputs = match D::KIND {
-            SweepOutput::Impacts => &buffers.impacts,
-            SweepOutput::Times => buffers.times.as_ref().expect("made by `ensure`"),
-        };
-        let count = chunk.len() as u32;
+        let upload = buffers.pair_uploads[k % 2].buffer();
+        encoder.copy_buffer_to_buffer(upload, 0, buffers.pairs.buffer(), 0, pair_bytes);
+        let outputs = buffers.impacts_or_times(D::KIND);
         let (queue, bound) = (&self.queue, &outputs.bound);
         self.stage
-            .record(queue, &mut encoder, bound, count, *options)?;
-        let readback = outputs.readback.buffer();
+            .record(queue, &mut encoder, bound, len as u32, *options)?;
+        let readback = outputs.readbacks[k % 2].buffer();
         encoder.copy_buffer_to_buffer(outputs.output.buffer(), 0, readback, 0, output_bytes);
-        self.queue.submit([encoder.finish()]);
-        timer.end("record", 0, 1);
-
+        let submission = self.queue.submit([encoder.finish()]);
         let slice = readback.slice(..output_bytes);
+        let mapping =
+            (self.waiter).request_map(&slice, wgpu::MapMode::Read, Some(submission.clone()));
+        buffers.pair_uploads[k % 2].request_map(&self.waiter, submission);
+        timer.end("record", 0, 1);
+        Ok(mapping)
+    }
+
+    /// Waits for a chunk's submission and its readback's mapping.
+    fn wait(&self, mapping: PendingMap) -> Result<(), Error> {
         let timer = Timer::start();
-        pollster::block_on(self.waiter.map(&slice, wgpu::MapMode::Read))?;
+        pollster::block_on(self.waiter.finish(mapping))?;
         timer.end("wait", 0, 1);
+        Ok(())
+    }
+
+    /// Decodes `chunk`'s answers from readback `slot` (mapped) into `out`, then unmaps it.
+    fn decode<D: Decode>(
+        &self,
+        buffers: &Buffers,
+        slot: usize,
+        chunk: &[[u32; 2]],
+        out: &mut Vec<D::Item>,
+    ) -> Result<(), Error> {
+        let output_bytes = chunk.len() as u64 * D::KIND.size();
+        let readback = buffers.impacts_or_times(D::KIND).readbacks[slot].buffer();
         let decode_bytes = output_bytes + chunk.len() as u64 * D::BYTES_PER_ITEM;
         let decoded = span("decode", decode_bytes, pool_threads(), || {
-            slice
+            (readback.slice(..output_bytes))
                 .get_mapped_range()
                 .map(|view| D::decode(&view, chunk, &buffers.displacements, out))
         });
-        // Unmap on every path, or the next call could not map it again.
+        // Unmap on every path, or the next chunk could not map it again.
         span("unmap", 0, 1, || readback.unmap());
         decoded.map_err(|error| Error::Mapping(error.to_string()))
     }
