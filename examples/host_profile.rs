@@ -1,5 +1,6 @@
 //! Where the blocking GPU paths spend their host time: each stage of `SweepPipeline::sweep`,
-//! `times_of_impact`, `ContactPipeline::find` and `find_earliest` (validation and packing,
+//! `times_of_impact` (given bodies, and against bodies set once with `set_bodies`),
+//! `ContactPipeline::find` and `find_earliest` (validation and packing,
 //! staging writes, waits, mapping, copies out of mapped memory, decoding), timed with
 //! `low_level::host_profile`, beside the time its bytes would take at this machine's memory
 //! rate (a streaming copy measured in the same run, on one thread and on all).
@@ -221,6 +222,20 @@ fn run(context: &GpuContext, options: &Options, rates: (f64, f64)) -> Result<(),
             options.runs,
             rates,
             || sweep.times_of_impact_into(bodies, pairs, SweepOptions::DEFAULT, &mut times),
+        )?;
+        // The same pairs against bodies set once: the calls pay only for their pairs.
+        sweep.set_bodies(bodies, SweepOptions::DEFAULT)?;
+        profile(
+            &format!("SweepPipeline::sweep_pairs_into (bodies set), {count}"),
+            options.runs,
+            rates,
+            || sweep.sweep_pairs_into(pairs, &mut impacts),
+        )?;
+        profile(
+            &format!("SweepPipeline::times_of_impact_pairs_into (bodies set), {count}"),
+            options.runs,
+            rates,
+            || sweep.times_of_impact_pairs_into(pairs, &mut times),
         )?;
     }
     let step = ContactPipeline::new(context)?;

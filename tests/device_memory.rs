@@ -14,8 +14,10 @@
 //! The host's own allocations under the limit stay small: every input and the output's
 //! capacity are made before the limit is lowered, and [`SLACK`] leaves room for the call's
 //! bookkeeping. Where the host runs out first, Rust aborts the child and the test fails with
-//! its output (never a hang: the child has a timeout). Lavapipe only: GL (llvmpipe) does not
-//! report a failed buffer allocation to wgpu, and a real GPU's memory is not the host's.
+//! its output (never a hang: the child has a timeout). Lavapipe only, as measured: through
+//! GL, llvmpipe's failed allocation reaches wgpu as a validation error on an invalid buffer
+//! (`Error::Device`, not out of memory) and the GL context is lost, so every later call is
+//! `Error::Device` (lost) until a new `GpuContext`; and a real GPU's memory is not the host's.
 #![cfg(all(target_os = "linux", feature = "gpu"))]
 
 mod common;
@@ -227,6 +229,36 @@ fn find_case(context: &GpuContext, earliest: bool) {
     eprintln!("{path}: {found} after the failure");
 }
 
+/// Bodies set once (`SweepPipeline::set_bodies`): the upload fails, no bodies are set, and
+/// once memory is free they are set again and answer as a call given them.
+fn set_bodies_case(context: &GpuContext) {
+    let large = world(LARGE_BODIES);
+    let large_pairs = pairs(large.len(), LARGE_PAIRS);
+    let options = SweepOptions::DEFAULT;
+    let pipeline = SweepPipeline::new(context).expect("a pipeline");
+    let failed = with_memory_taken(|| pipeline.set_bodies(&large, options));
+    expect_out_of_memory("set_bodies", failed);
+    let mut times = Vec::with_capacity(LARGE_PAIRS);
+    let none_set = pipeline.times_of_impact_pairs_into(&large_pairs[..10], &mut times);
+    assert!(
+        matches!(none_set, Err(Error::InvalidBuffer { name: "bodies", .. })),
+        "set_bodies: {none_set:?}"
+    );
+    pipeline
+        .set_bodies(&large, options)
+        .expect("set_bodies after");
+    pipeline
+        .times_of_impact_pairs_into(&large_pairs, &mut times)
+        .expect("the pairs after");
+    let given = pipeline.times_of_impact(&large, &large_pairs, options);
+    let given = given.expect("a call given the bodies");
+    let bits = |times: &[sweepcast::TimeOfImpact]| format!("{times:?}");
+    assert!(
+        bits(&times) == bits(&given),
+        "set_bodies: the answers differ"
+    );
+}
+
 /// The resident step's own buffers, made by the caller over its body buffer: the lowest
 /// level, where the caller holds the buffers between steps.
 fn step_buffers_case(context: &GpuContext) {
@@ -267,6 +299,7 @@ fn run_case(case: &str) {
         "find" => find_case(&context, false),
         "find_earliest" => find_case(&context, true),
         "step_buffers" => step_buffers_case(&context),
+        "set_bodies" => set_bodies_case(&context),
         other => panic!("no case {other}"),
     }
 }
@@ -283,6 +316,7 @@ fn a_buffer_the_device_cannot_back_is_a_typed_error_and_the_pipeline_recovers() 
         "find",
         "find_earliest",
         "step_buffers",
+        "set_bodies",
     ] {
         let outcome = common::run_isolated(TEST, case, TIMEOUT, libc::RLIM_INFINITY);
         assert!(outcome.passed(), "{outcome}");

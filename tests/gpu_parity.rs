@@ -435,6 +435,96 @@ fn a_call_the_split_rule_cuts_equals_calls_on_its_pieces() {
     assert!(report.passed(), "{report}");
 }
 
+/// Bodies set once answer every later batch of pairs as calls given them do, to the bit (a
+/// batch the split rule cuts into chunks among them), on an open and a periodic box; a call
+/// given bodies of its own replaces them (a later batch of pairs is then a typed error until
+/// they are set again); a bad pair or bad bodies are typed errors that leave the vector empty,
+/// and the set bodies survive a bad pair.
+#[test]
+fn bodies_set_once_answer_as_calls_given_them() {
+    use sweepcast::PeriodicBox;
+    let test = "bodies_set_once_answer_as_calls_given_them";
+    let Some(context) = common::gpu_context(test) else {
+        return;
+    };
+    let workload = Workload::random(&WorkloadConfig {
+        bodies: 20_000,
+        pairs: (1 << 18) + 3,
+        seed: 41,
+        ..Default::default()
+    });
+    let (bodies, pairs) = (&workload.bodies, &workload.pairs);
+    let plain = SweepPipeline::new(&context).unwrap();
+    let set = SweepPipeline::new(&context).unwrap();
+    let periodic = SweepOptions::DEFAULT.with_periodic_box(PeriodicBox::cube(4096.0).unwrap());
+    let (mut impacts, mut times) = (Vec::new(), Vec::new());
+    for options in [SweepOptions::DEFAULT, periodic] {
+        set.set_bodies(bodies, options).unwrap();
+        for batch in [&pairs[..1], &pairs[..1000], &pairs[5..70_000], &pairs[..]] {
+            set.sweep_pairs_into(batch, &mut impacts).unwrap();
+            set.times_of_impact_pairs_into(batch, &mut times).unwrap();
+            let expected = plain.sweep(bodies, batch, options).unwrap();
+            let expected_times = plain.times_of_impact(bodies, batch, options).unwrap();
+            assert!(
+                impacts == expected,
+                "{test}: {} pairs' impacts",
+                batch.len()
+            );
+            assert!(
+                time_bits(&times) == time_bits(&expected_times),
+                "{test}: {} pairs' times",
+                batch.len()
+            );
+        }
+    }
+    // A pair beyond the bodies: typed, the vector empty, the bodies still set.
+    let beyond = [[0, bodies.len() as u32]];
+    let error = set.sweep_pairs_into(&beyond, &mut impacts).unwrap_err();
+    assert!(
+        matches!(error, Error::PairIndexOutOfRange { .. }),
+        "{error:?}"
+    );
+    assert!(impacts.is_empty());
+    set.times_of_impact_pairs_into(&pairs[..10], &mut times)
+        .unwrap();
+    assert_eq!(times.len(), 10);
+    // A call given bodies replaces them.
+    set.times_of_impact(bodies, &pairs[..10], SweepOptions::DEFAULT)
+        .unwrap();
+    let error = set
+        .sweep_pairs_into(&pairs[..10], &mut impacts)
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::InvalidBuffer { name: "bodies", .. }),
+        "{error:?}"
+    );
+    assert!(impacts.is_empty());
+    // Bad bodies: typed, and none set.
+    let mut bad = bodies.clone();
+    bad[12_345].radius = -1.0;
+    let error = set.set_bodies(&bad, SweepOptions::DEFAULT).unwrap_err();
+    assert!(
+        matches!(error, Error::NegativeRadius { body: 12_345, .. }),
+        "{error:?}"
+    );
+    let error = set
+        .times_of_impact_pairs_into(&pairs[..10], &mut times)
+        .unwrap_err();
+    assert!(matches!(error, Error::InvalidBuffer { .. }), "{error:?}");
+    // No bodies: every pair names a missing one; no pairs, nothing.
+    set.set_bodies::<sweepcast::MovingSphere>(&[], SweepOptions::DEFAULT)
+        .unwrap();
+    set.times_of_impact_pairs_into(&[], &mut times).unwrap();
+    assert!(times.is_empty());
+    let error = set
+        .times_of_impact_pairs_into(&[[0, 1]], &mut times)
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::PairIndexOutOfRange { .. }),
+        "{error:?}"
+    );
+}
+
 /// A batch large enough to be packed on all cores names the first invalid body however the
 /// blocks are shared out, leaves the caller's vector empty, and the pipeline's next call is
 /// right.

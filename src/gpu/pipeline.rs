@@ -13,7 +13,9 @@ use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
 use crate::layout::{BodyRecord, ImpactRecord, TimeOfImpact, WORKGROUP_SIZE};
 use crate::options::SweepOptions;
-use crate::validate::{PACK_BLOCK, check_batch, pack_bodies_into, validate_batch};
+use crate::validate::{
+    PACK_BLOCK, check_batch, pack_bodies_into, validate_pairs, validate_periodic_reach,
+};
 use glam::Vec3;
 
 /// How long one wait for the device may last before a call gives up with [`Error::Timeout`],
@@ -110,6 +112,23 @@ struct Buffers {
     /// gathered densely where the caller's bodies (28 bytes or more) were gathered 1.5x
     /// slower.
     displacements: Vec<Vec3>,
+    /// The bodies of [`SweepPipeline::set_bodies`], on the device (with their displacements
+    /// above), while no call given bodies of its own has replaced them.
+    set: Option<SetBodies>,
+}
+
+/// What [`SweepPipeline::set_bodies`] left on the device: how many bodies, and the options
+/// they were checked against.
+#[derive(Debug, Clone, Copy)]
+struct SetBodies {
+    count: usize,
+    options: SweepOptions,
+}
+
+/// Where a call's bodies come from: the caller, or those set before.
+enum Source<'a, B> {
+    Given(&'a [B]),
+    Set(SetBodies),
 }
 
 /// One output of the stage: its device buffer, the stage's view of it with the bodies and
@@ -198,6 +217,7 @@ impl Buffers {
             impacts,
             times: None,
             displacements: Vec::new(),
+            set: None,
         })
     }
 
@@ -580,6 +600,110 @@ impl SweepPipeline {
         self.run::<Times, B>(bodies, pairs, options, times)
     }
 
+    /// Validates, packs and uploads `bodies` once, checked against `options`, for any number
+    /// of later calls of [`sweep_pairs_into`](Self::sweep_pairs_into) and
+    /// [`times_of_impact_pairs_into`](Self::times_of_impact_pairs_into), which then pay only
+    /// for their pairs (as [`cpu::World`](crate::cpu::World) does on the CPU): an
+    /// event-driven simulation that re-sweeps a few pairs many times a step, or a broad phase
+    /// that hands over its candidates in batches.
+    ///
+    /// The bodies stay on the device until the next `set_bodies`, a call given bodies of its
+    /// own ([`sweep`](Self::sweep), [`times_of_impact`](Self::times_of_impact) and their
+    /// `_into` forms, which write over them), or a call the device failed; a call that fails
+    /// otherwise (a bad pair, a timeout) keeps them. The pipeline also keeps each body's
+    /// displacement (12 bytes a body) to decode impacts.
+    ///
+    /// # Example
+    /// ```no_run
+    /// use sweepcast::glam::Vec3;
+    /// use sweepcast::gpu::{GpuContext, SweepPipeline};
+    /// use sweepcast::{MovingSphere, SweepOptions};
+    ///
+    /// let context = GpuContext::new_blocking()?;
+    /// let pipeline = SweepPipeline::new(&context)?;
+    /// let bodies = [
+    ///     MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(10.0, 0.0, 0.0)),
+    ///     MovingSphere::new(Vec3::new(5.0, 0.0, 0.0), 1.0, Vec3::ZERO),
+    ///     MovingSphere::new(Vec3::new(0.0, 5.0, 0.0), 1.0, Vec3::ZERO),
+    /// ];
+    /// pipeline.set_bodies(&bodies, SweepOptions::default())?;
+    /// let (mut times, mut impacts) = (Vec::new(), Vec::new());
+    /// pipeline.times_of_impact_pairs_into(&[[0, 1], [0, 2]], &mut times)?;
+    /// pipeline.sweep_pairs_into(&[[0, 1]], &mut impacts)?;
+    /// assert_eq!(times[0].time(), Some(0.3));
+    /// assert!(!times[1].is_hit());
+    /// # Ok::<(), sweepcast::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`SweepPipeline::sweep`] for the bodies and options (the pairs come later); no
+    /// bodies are set after an error.
+    pub fn set_bodies<B>(&self, bodies: &[B], options: SweepOptions) -> Result<(), Error>
+    where
+        B: Copy + Into<MovingSphere> + Sync,
+    {
+        let mut guard = self.lock();
+        self.waiter.check_loss()?;
+        if let Some(buffers) = guard.as_mut() {
+            buffers.set = None;
+        }
+        if bodies.len() > self.max_bodies() {
+            return check_batch(bodies, &[], &options, self.max_bodies());
+        }
+        self.with_buffers(&mut guard, |buffers| {
+            let count = bodies.len() as u64;
+            buffers.displacements.clear();
+            // No bodies: nothing to upload (wgpu maps no empty range); every pair of a later
+            // call names a missing body.
+            if count > 0 {
+                self.pack_upload(buffers, bodies, &options, true)?;
+                let output = (SweepOutput::Impacts, self.max_pairs_per_dispatch);
+                buffers.ensure(&self.device, &self.stage, count, 1, output)?;
+                let timer = Timer::start();
+                let mut encoder = self.device.create_command_encoder(&Default::default());
+                let (upload, device) = (buffers.body_upload.buffer(), buffers.bodies.buffer());
+                encoder.copy_buffer_to_buffer(upload, 0, device, 0, count * BODY_SIZE);
+                self.queue.submit([encoder.finish()]);
+                timer.end("record", 0, 1);
+            }
+            buffers.set = Some(SetBodies {
+                count: bodies.len(),
+                options,
+            });
+            Ok(())
+        })
+    }
+
+    /// [`SweepPipeline::sweep_into`] for `pairs` of the bodies of
+    /// [`set_bodies`](Self::set_bodies), with its options: the same answers, to the bit, as a
+    /// call given those bodies, without validating, packing or uploading them again.
+    ///
+    /// # Errors
+    /// [`Error::InvalidBuffer`] (`bodies`) when no bodies are set (see
+    /// [`set_bodies`](Self::set_bodies)); [`Error::PairIndexOutOfRange`] for a pair naming a
+    /// body beyond them; the device's errors as [`SweepPipeline::sweep`]. `impacts` is left
+    /// empty on error.
+    pub fn sweep_pairs_into(
+        &self,
+        pairs: &[[u32; 2]],
+        impacts: &mut Vec<Option<Impact>>,
+    ) -> Result<(), Error> {
+        self.run_set::<Impacts>(pairs, impacts)
+    }
+
+    /// [`SweepPipeline::times_of_impact_into`] for `pairs` of the bodies of
+    /// [`set_bodies`](Self::set_bodies), as [`sweep_pairs_into`](Self::sweep_pairs_into).
+    ///
+    /// # Errors
+    /// As [`sweep_pairs_into`](Self::sweep_pairs_into); `times` is left empty on error.
+    pub fn times_of_impact_pairs_into(
+        &self,
+        pairs: &[[u32; 2]],
+        times: &mut Vec<TimeOfImpact>,
+    ) -> Result<(), Error> {
+        self.run_set::<Times>(pairs, times)
+    }
+
     /// A whole call with output `D`: validate, upload, sweep chunk by chunk, read back.
     fn run<D: Decode, B>(
         &self,
@@ -595,12 +719,58 @@ impl SweepPipeline {
         let mut guard = self.lock();
         // A lost device fails at once, before anything touches it.
         self.waiter.check_loss()?;
+        // The set bodies, if any, are about to be written over.
+        if let Some(buffers) = guard.as_mut() {
+            buffers.set = None;
+        }
         // No pairs (wgpu rejects zero-sized copies, and there is nothing to do), or more
         // bodies than a binding holds: the same checks in the same order, on the host alone.
         if pairs.is_empty() || bodies.len() > self.max_bodies() {
             return check_batch(bodies, pairs, &options, self.max_bodies());
         }
         out.reserve(pairs.len());
+        let source = Source::Given(bodies);
+        let result = self.with_buffers(&mut guard, |buffers| {
+            self.sweep_chunks::<D, B>(buffers, source, pairs, &options, out)
+        });
+        if result.is_err() {
+            out.clear();
+        }
+        result
+    }
+
+    /// A call with output `D` against the bodies of [`SweepPipeline::set_bodies`].
+    fn run_set<D: Decode>(&self, pairs: &[[u32; 2]], out: &mut Vec<D::Item>) -> Result<(), Error> {
+        out.clear();
+        let mut guard = self.lock();
+        self.waiter.check_loss()?;
+        let Some(set) = guard.as_ref().and_then(|buffers| buffers.set) else {
+            return Err(Error::InvalidBuffer {
+                name: "bodies",
+                reason: "no bodies are set on this pipeline: call SweepPipeline::set_bodies first (a call given bodies of its own, or one the device failed, replaces them)".into(),
+            });
+        };
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        out.reserve(pairs.len());
+        let options = set.options;
+        let result = self.with_buffers(&mut guard, |buffers| {
+            self.sweep_chunks::<D, MovingSphere>(buffers, Source::Set(set), pairs, &options, out)
+        });
+        if result.is_err() {
+            out.clear();
+        }
+        result
+    }
+
+    /// Runs `work` on the buffers (made again if a failed call dropped them) within error
+    /// scopes of its own; after an error, replaces what the failure may have left unusable.
+    fn with_buffers(
+        &self,
+        guard: &mut Option<Buffers>,
+        work: impl FnOnce(&mut Buffers) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         // The device errors of this call's own work, and only those, on this thread.
         let scopes = ErrorScopes::push(&self.device);
         let result = match &mut *guard {
@@ -608,21 +778,21 @@ impl SweepPipeline {
             none @ None => Buffers::new(&self.device, &self.stage, self.max_pairs_per_dispatch)
                 .map(|buffers| none.insert(buffers)),
         }
-        .and_then(|buffers| self.sweep_chunks::<D, B>(buffers, bodies, pairs, &options, out));
+        .and_then(work);
         let caught = pollster::block_on(scopes.finish());
         let device_failed = caught.is_err();
         // A caught device error explains a failed wait or wrong records: it wins.
         let result = caught.and(result);
         if result.is_err() {
-            out.clear();
             if device_failed {
                 // The device refused some of this call's work (a buffer it could not back,
-                // say): any buffer may be invalid, so all go, and the next call makes them
-                // again from the smallest sizes.
+                // say): any buffer may be invalid, so all go (the set bodies with them), and
+                // the next call makes them again from the smallest sizes.
                 *guard = None;
             } else if let Some(buffers) = guard.as_mut() {
                 // Fresh transfer buffers, made in scopes of their own: should making them
-                // fail, all go as above; this call's error is the one due.
+                // fail, all go as above; this call's error is the one due. The device's
+                // bodies are kept: set bodies stay set.
                 let scopes = ErrorScopes::push(&self.device);
                 buffers.discard_transfers(
                     &self.device,
@@ -637,16 +807,14 @@ impl SweepPipeline {
         result
     }
 
-    /// Validates and packs the bodies straight into the mapped upload buffer, checks the
-    /// pairs, then runs one dispatch per chunk of pairs, pipelined: while the device sweeps
-    /// chunk `k`, the host writes chunk `k + 1`'s pairs and decodes chunk `k - 1`'s answers.
-    fn sweep_chunks<D: Decode, B: Copy + Into<MovingSphere> + Sync>(
+    /// Validates and packs `bodies` straight into the mapped upload buffer (with each one's
+    /// displacement kept where `displacements`), and checks them against `options`.
+    fn pack_upload<B: Copy + Into<MovingSphere> + Sync>(
         &self,
         buffers: &mut Buffers,
         bodies: &[B],
-        pairs: &[[u32; 2]],
         options: &SweepOptions,
-        out: &mut Vec<D::Item>,
+        displacements: bool,
     ) -> Result<(), Error> {
         let body_count = bodies.len() as u64;
         buffers.body_upload.ensure(&self.device, body_count);
@@ -663,17 +831,48 @@ impl SweepPipeline {
             }),
         )?;
         buffers.displacements.clear();
-        if D::KIND == SweepOutput::Impacts {
+        if displacements {
             let bytes = bodies.len() * (size_of::<B>() + size_of::<Vec3>());
             span("displacements", bytes as u64, pool_threads(), || {
                 let displacements = bodies.par_iter().map(|&body| body.into().displacement);
                 buffers.displacements.par_extend(displacements);
             });
         }
+        match &options.periodic_box {
+            Some(periodic_box) => validate_periodic_reach(bodies, periodic_box),
+            None => Ok(()),
+        }
+    }
+
+    /// Validates and packs the given bodies straight into the mapped upload buffer (or takes
+    /// the set ones), checks the pairs, then runs one dispatch per chunk of pairs, pipelined:
+    /// while the device sweeps chunk `k`, the host writes chunk `k + 1`'s pairs and decodes
+    /// chunk `k - 1`'s answers.
+    fn sweep_chunks<D: Decode, B: Copy + Into<MovingSphere> + Sync>(
+        &self,
+        buffers: &mut Buffers,
+        source: Source<'_, B>,
+        pairs: &[[u32; 2]],
+        options: &SweepOptions,
+        out: &mut Vec<D::Item>,
+    ) -> Result<(), Error> {
         let check_bytes = std::mem::size_of_val(pairs) as u64;
-        span("check", check_bytes, pool_threads(), || {
-            validate_batch(bodies, pairs, options)
-        })?;
+        let (body_count, upload_bodies) = match source {
+            Source::Given(bodies) => {
+                let displacements = D::KIND == SweepOutput::Impacts;
+                self.pack_upload(buffers, bodies, options, displacements)?;
+                span("check", check_bytes, pool_threads(), || {
+                    validate_pairs(pairs, bodies.len())
+                })?;
+                (bodies.len() as u64, true)
+            }
+            Source::Set(set) => {
+                span("check", check_bytes, pool_threads(), || {
+                    validate_pairs(pairs, set.count)
+                })?;
+                (set.count as u64, false)
+            }
+        };
         let chunk_pairs = self.chunk_pairs(pairs.len());
         let output = (D::KIND, self.max_pairs_per_dispatch);
         let capacity = chunk_pairs as u64;
@@ -687,7 +886,7 @@ impl SweepPipeline {
         // The chunk submitted before the current one: its index and its readback's mapping.
         let mut previous: Option<(usize, PendingMap)> = None;
         for k in 0..count {
-            let with_bodies = (k == 0).then_some(body_count);
+            let with_bodies = (k == 0 && upload_bodies).then_some(body_count);
             let mapping =
                 self.submit_chunk::<D>(buffers, k, chunk(k).len(), with_bodies, options)?;
             // The device sweeps chunk k (after k - 1) while the host waits for k - 1, writes
