@@ -333,13 +333,15 @@ pub(crate) fn pack_bodies_with_groups<B: Copy + Into<MovingSphere> + Sync>(
         for (record, &body) in records.iter_mut().zip(bodies) {
             *record = BodyRecord::from(body.into());
         }
+        // Checked before the groups are set: their bits, read as an f32 field, may be NaN.
+        let valid = all_packed_valid(records);
         let start = block * PACK_BLOCK;
         if let Some(groups) = groups.get(start..start + records.len()) {
             for (record, &groups) in records.iter_mut().zip(groups) {
                 *record = record.with_groups(groups);
             }
         }
-        all_packed_valid(records)
+        valid
     };
     let blocks = out.len().div_ceil(PACK_BLOCK);
     let all_valid = if blocks < PARALLEL_BLOCKS {
@@ -354,11 +356,14 @@ pub(crate) fn pack_bodies_with_groups<B: Copy + Into<MovingSphere> + Sync>(
         blocks.enumerate().map(pack).reduce(|| true, |a, b| a & b)
     };
     if all_valid {
-        Ok(())
-    } else {
-        out.clear();
-        name_first_invalid(bodies)
+        return Ok(());
     }
+    // The records are left whole should the bodies, checked one by one, all be valid.
+    let named = name_first_invalid(bodies);
+    if named.is_err() {
+        out.clear();
+    }
+    named
 }
 
 #[cfg(feature = "gpu")]
