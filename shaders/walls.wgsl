@@ -184,24 +184,43 @@ fn path_in_box(body: BodyRecord) -> Path {
     let period = lift3(params.period, log2);
     let wraps = period > vec3<f32>(0.0);
     // floor(centre / period), put right where the product has rounded across a face, so that
-    // a centre in [0, period) is its own image (0) and `in_cell` below is exact for it.
+    // a centre in [0, period) is its own image (0) and `in_cell` below is exact for it. The
+    // upper face is compared with the centre itself ((image + 1) * period is exact for the
+    // images -1, 0 and 1), so that a centre below the cell by less than half an ulp of the
+    // period keeps its image -1, as in exact arithmetic, though its image in the cell rounds
+    // onto the upper face. Against the face at the origin the centre's sign is read from its
+    // bits (lifted where it lies below 2^-47), which a device that flushes it keeps.
     let inverse_period = params.inverse_period * rescale3(127u, log2);
+    let signed = lift3(center, lift_for(exponent_fields(center)));
     var image = floor(center * inverse_period);
-    let below = wraps & (center - image * period < vec3<f32>(0.0));
+    let below = wraps & select(center - image * period < vec3<f32>(0.0), signed < vec3<f32>(0.0),
+                               image == vec3<f32>(0.0));
     image -= select(vec3<f32>(0.0), vec3<f32>(1.0), below);
-    let above = wraps & (center - image * period >= period);
+    let above = wraps & select(center >= (image + vec3<f32>(1.0)) * period,
+                               signed >= vec3<f32>(0.0), image == vec3<f32>(-1.0));
     image += select(vec3<f32>(0.0), vec3<f32>(1.0), above);
     // The centre itself (its bits) where the image is 0.
     let in_cell = select(center - image * period, center, image == vec3<f32>(0.0));
     // The face ahead: the upper one moving up, the lower one moving down. A centre that
-    // rounding leaves just past it crosses at t = 0. Moving down, the distance and the speed
-    // are lifted together where both lie below 2^-47 (in a period that is not), so that a
-    // crossing by less than f32's smallest normal is found as on an IEEE device; moving up,
-    // the face lies at least an ulp of the period away (2^-70 or more), beyond such a speed.
-    let down_lift = lift_for(max(exponent_fields(in_cell), exponent_fields(displacement)));
-    let moving_up = lift3(displacement, down_lift) > vec3<f32>(0.0);
-    let ahead = select(lift3(in_cell, down_lift), period - in_cell, moving_up);
-    let speed = abs(select(lift3(displacement, down_lift), displacement, moving_up));
+    // rounding leaves just past it crosses at t = 0. The direction from the displacement's
+    // bits. Moving down, the distance is the centre in the cell; moving up from the image -1,
+    // the centre's negation (the face is the origin: exact, where the period less the centre
+    // in the cell would round); the distance and the speed are then lifted together where
+    // both lie below 2^-47 (in a period that is not), so that a crossing by less than f32's
+    // smallest normal is found as on an IEEE device. Moving up otherwise, the face lies at
+    // least an ulp of the period away (2^-70 or more), beyond such a speed.
+    let moving_up = lift3(displacement, lift_for(exponent_fields(displacement))) > vec3<f32>(0.0);
+    let from_below = moving_up & (image == vec3<f32>(-1.0));
+    // The centre's own bits where the image is 0 or the face is the origin, chosen after the
+    // lift, so that no float operation reads them (as `sweep_image` chooses its operands).
+    let own = (image == vec3<f32>(0.0)) | from_below;
+    let shifted = center - image * period;
+    let near_exponents = select(exponent_fields(shifted), exponent_fields(center), own);
+    let near_lift = lift_for(max(near_exponents, exponent_fields(displacement)));
+    let lifted_near = select(lift3(shifted, near_lift), lift3(center, near_lift), own);
+    let plain_up = moving_up & !from_below;
+    let ahead = select(select(lifted_near, -lifted_near, from_below), period - in_cell, plain_up);
+    let speed = abs(select(lift3(displacement, near_lift), displacement, plain_up));
     let crosses = wraps & (speed > vec3<f32>(0.0)) & (ahead <= speed);
     let crossing = select(vec3<f32>(NO_TOUCH),
                           clamp(ahead / speed, vec3<f32>(0.0), vec3<f32>(1.0)), crosses);
@@ -212,19 +231,24 @@ fn path_in_box(body: BodyRecord) -> Path {
 
 // The body's image `image` periods away (per axis), from `start` to the end of the step,
 // against one wall. The offsets between the image and the wall are formed before any
-// position is moved (image_offset: exact for a body in the cell crossing a face and a wall
-// near the face it reaches), and the image's motion up to `start` is added to them, so that
-// they round as open space's do. Each component whose operands (the centre, the
+// position is moved (as `image_offset`: the shift taken from the centre for a positive image,
+// from the wall's points for a negative one, exact for a body in the cell crossing a face and
+// a wall near the face it reaches), and the image's motion up to `start` is added to them, so
+// that they round as open space's do. Each component whose operands (the centre, the
 // displacement, the shift by the image and the wall's points) all lie below 2^-47 is lifted
-// first, as in open space; the piece's centre and displacement are put back from the lift
-// with one rounding to nearest even. The impact's time is of the piece: 0 at `start`.
+// first, as in open space; so is, on another axis, each whose shifted operands (the centre
+// and the wall's points less their shifts, exact there and normal or zero) and displacement
+// all do: a centre on a face of the cell and a wall point within 2^-47 of it, whose difference
+// a device that flushes would lose. The piece's centre and displacement are put back from
+// the lift with one rounding to nearest even. The impact's time is of the piece: 0 at `start`.
 fn sweep_image(body: BodyRecord, wall: WallRecord, image: vec3<f32>, start: f32)
     -> ImpactRecord {
+    let segment = wall.kind != WALL_PLANE;
     // The shift by the image (0 where the image is, the period infinite or not).
     let shift = select(vec3<f32>(0.0), image * params.period, image != vec3<f32>(0.0));
     var exponents = max(max(max(exponent_fields(body.center), exponent_fields(body.displacement)),
                             exponent_fields(shift)), exponent_fields(wall.point));
-    if (wall.kind != WALL_PLANE) {
+    if (segment) {
         exponents = max(exponents, exponent_fields(wall.vector));
     }
     let log2 = lift_for(exponents);
@@ -234,17 +258,41 @@ fn sweep_image(body: BodyRecord, wall: WallRecord, image: vec3<f32>, start: f32)
     let center = lift3(body.center, log2);
     let displacement = lift3(body.displacement, log2);
     let point = lift3(wall.point, log2);
-    let moved = displacement * start;
-    let piece = BodyRecord(unlift_each(center - image * period + moved, log2), body.radius,
-                           unlift_each(displacement * (1.0 - start), log2), 0u);
-    if (wall.kind == WALL_PLANE) {
-        let raw_offset = image_offset(point, center, image, period) + moved;
-        return sweep_plane(piece, raw_offset, log2, wall);
-    }
-    let raw_to_start = image_offset(center, point, -image, period) - moved;
     let end = lift3(wall.vector, log2);
-    let raw_to_end = image_offset(center, end, -image, period) - moved;
-    return sweep_segment(piece, raw_to_start, log2, raw_to_end, log2, wall);
+    // The centre and the wall's points less their shifts, and their own bits where there is
+    // none, chosen after the second lift below, so that no float operation reads an unshifted
+    // subnormal (`x - 0` is 0 for one on a device that flushes).
+    let shifts_center = image > vec3<f32>(0.0);
+    let shifts_wall = image < vec3<f32>(0.0);
+    let shifted_center = center - image * period;
+    let shifted_point = point + image * period;
+    let shifted_end = end + image * period;
+    // The second lift, on the axes the first left as they are.
+    var near_exponents = max(max(
+        select(exponent_fields(center), exponent_fields(shifted_center), shifts_center),
+        select(exponent_fields(point), exponent_fields(shifted_point), shifts_wall)),
+        exponent_fields(displacement));
+    if (segment) {
+        near_exponents = max(near_exponents,
+                             select(exponent_fields(end), exponent_fields(shifted_end), shifts_wall));
+    }
+    let second = select(vec3<u32>(0u), lift_for(near_exponents), log2 == vec3<u32>(0u));
+    let offset_lift = log2 + second;
+    let moved = lift3(displacement, second) * start;
+    let piece = BodyRecord(unlift_each(center - image * period + displacement * start, log2),
+                           body.radius,
+                           unlift_each(lift3(displacement, second) * (1.0 - start), offset_lift),
+                           0u);
+    let lifted_center = select(lift3(center, second), lift3(shifted_center, second),
+                               shifts_center);
+    let lifted_point = select(lift3(point, second), lift3(shifted_point, second), shifts_wall);
+    if (!segment) {
+        return sweep_plane(piece, lifted_center - lifted_point + moved, offset_lift, wall);
+    }
+    let raw_to_start = lifted_point - lifted_center - moved;
+    let raw_to_end = select(lift3(end, second), lift3(shifted_end, second), shifts_wall)
+        - lifted_center - moved;
+    return sweep_segment(piece, raw_to_start, offset_lift, raw_to_end, offset_lift, wall);
 }
 
 // `unlift` per component, each by its own lift.

@@ -107,15 +107,21 @@
 //! offsets whose operands (the centre, the displacement, the image's shift and the wall's
 //! points) all lie below 2^-47 is lifted, the piece's centre and displacement are put back by
 //! `unlift`, the image and the crossing times are found from the centre, displacement and
-//! period lifted where all three lie below 2^-47, and a crossing downwards (towards the face
-//! at 0) from the distance and the speed lifted together where both do (a period of 2^-47 or
-//! more has an ulp of 2^-70 or more, beyond any speed below 2^-47 upwards). `tests/ftz.rs`
-//! holds this from periods of 1 down to 3e-38 (`PeriodicBox` refuses subnormal ones). Not
-//! lifted: an axis where the image is not 0 and its shift is not below 2^-47 (a centre a
-//! period of 2^-47 or more away, or 2^-47 or more from the origin); there the centre in the
-//! cell lies on a grid of 2^-70 or coarser, and a flushed wall point or displacement errs by
-//! less than 2^-126. That this stays within the bound when such a centre lies exactly on a
-//! face, a wall point within 2^-126 of it and the radius subnormal is not derived or tested.
+//! period lifted where all three lie below 2^-47, the image's side of the origin from the
+//! centre's bits, and a crossing towards the origin's face (down from image 0, up from image
+//! -1) from the distance and the speed lifted together where both do (a period of 2^-47 or
+//! more has an ulp of 2^-70 or more, beyond any speed below 2^-47 upwards). On an axis where
+//! the image is not 0 and its shift is not below 2^-47, the centre and the wall's points less
+//! their shifts are formed first: exactly (Sterbenz, for a centre within a period of the cell
+//! and a point in it near the face the image is across), and each is then normal or zero, a
+//! multiple of an ulp of the shift (2^-71 or coarser), or else rounded and of magnitude half a
+//! period or more. Where these and the displacement all lie below 2^-47 (a centre on a face,
+//! a wall point by it) they are lifted before their difference (an unshifted one from its own
+//! bits, chosen after the lift: `x - 0` would flush it), which is then as on an IEEE device; elsewhere one of them is 2^-47 or more, so the scale (the largest offset,
+//! displacement or radius) is within 2^-126 of that or more, and a flushed operand errs by less
+//! than 2^-126, below 2^-78 of it. `tests/ftz.rs` holds this from periods of 1 down to 3e-38
+//! (`PeriodicBox` refuses subnormal ones), bodies on a face with subnormal radii by walls at
+//! subnormal distances among them.
 //!
 //! On an IEEE device the lift changes no time, status or scaled length (the bit-for-bit
 //! argument above); what changes is a point of a body below 2^-47 whose computation passed

@@ -226,11 +226,21 @@ pub fn sweep_sphere_wall(
         if center - image[axis] * length < 0.0 {
             image[axis] -= 1.0;
         }
-        if center - image[axis] * length >= length {
+        // The upper face compared with the centre itself ((image + 1) × length is exact): a
+        // centre below the cell by less than an ulp of `length` keeps its image -1 though
+        // its image in the cell rounds onto the upper face.
+        if center >= (image[axis] + 1.0) * length {
             image[axis] += 1.0;
         }
         let start = center - image[axis] * length;
-        let ahead = if motion > 0.0 { length - start } else { start };
+        // Moving up, from the centre itself: (image + 1) × length is the face ahead exactly,
+        // where `length - start` would lose a centre a hair below the cell to the rounding of
+        // `start` near the upper face.
+        let ahead = if motion > 0.0 {
+            (image[axis] + 1.0) * length - center
+        } else {
+            start
+        };
         if motion != 0.0 && ahead <= motion.abs() {
             crossings.push(((ahead / motion.abs()).max(0.0), axis, motion.signum()));
         }

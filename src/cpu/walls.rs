@@ -3,12 +3,11 @@
 //! in a periodic box that of its image in the primary cell ([`path_in_box`],
 //! [`sweep_wall_in_box`]). Its f64 oracle is [`crate::reference::sweep_sphere_wall`].
 
-use glam::{IVec3, UVec3, Vec3};
+use glam::{BVec3, IVec3, UVec3, Vec3};
 
 use super::sweep::{
-    body_lift, contact_normal, exponent_fields, first_touch, image_offset, lift, lift_for, lift3,
-    miss, rescale, rescale3, surface_point, unlift, unlift3, unlifted_exponent,
-    unlifted_length_exponent,
+    body_lift, contact_normal, exponent_fields, first_touch, lift, lift_for, lift3, miss, rescale,
+    rescale3, surface_point, unlift, unlift3, unlifted_exponent, unlifted_length_exponent,
 };
 use crate::layout::{
     BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, MIN_NORMAL, NO_TOUCH,
@@ -194,6 +193,11 @@ pub fn sweep_wall(body: &BodyRecord, wall: &WallRecord, params: &WallParams) -> 
     sweep_segment(body, to_start, lifted_offset(end, center), wall, params)
 }
 
+// WGSL's `select` of two boolean vectors: `if_true` where `mask` holds, else `if_false`.
+fn select_mask(mask: BVec3, if_true: BVec3, if_false: BVec3) -> BVec3 {
+    (mask & if_true) | (!mask & if_false)
+}
+
 /// `Path` of the shader: a body's step in the periodic box, as the walls see it.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Path {
@@ -230,24 +234,55 @@ pub fn path_in_box(body: &BodyRecord, params: &WallParams) -> Path {
     );
     let wraps = period.cmpgt(Vec3::ZERO);
     // floor(centre / period), put right where the product has rounded across a face, so that
-    // a centre in [0, period) is its own image (0) and `in_cell` below is exact for it.
+    // a centre in [0, period) is its own image (0) and `in_cell` below is exact for it. The
+    // upper face is compared with the centre itself ((image + 1) × period is exact for the
+    // images -1, 0 and 1), so that a centre below the cell by less than half an ulp of the
+    // period keeps its image -1, as in exact arithmetic, though its image in the cell rounds
+    // onto the upper face. Against the face at the origin the centre's sign is read from its
+    // bits (lifted where it lies below 2^-47), which a device that flushes it keeps.
     let inverse_period = Vec3::from_array(params.inverse_period) * rescale3(127, log2);
+    let signed = lift3(center, lift_for(exponent_fields(center)));
     let mut image = (center * inverse_period).floor();
-    let below = wraps & (center - image * period).cmplt(Vec3::ZERO);
+    let below = wraps
+        & select_mask(
+            image.cmpeq(Vec3::ZERO),
+            signed.cmplt(Vec3::ZERO),
+            (center - image * period).cmplt(Vec3::ZERO),
+        );
     image -= Vec3::select(below, Vec3::ONE, Vec3::ZERO);
-    let above = wraps & (center - image * period).cmpge(period);
+    let above = wraps
+        & select_mask(
+            image.cmpeq(Vec3::NEG_ONE),
+            signed.cmpge(Vec3::ZERO),
+            center.cmpge((image + Vec3::ONE) * period),
+        );
     image += Vec3::select(above, Vec3::ONE, Vec3::ZERO);
     // The centre itself (its bits) where the image is 0.
     let in_cell = Vec3::select(image.cmpeq(Vec3::ZERO), center, center - image * period);
     // The face ahead: the upper one moving up, the lower one moving down. A centre that
-    // rounding leaves just past it crosses at t = 0. Moving down, the distance and the speed
-    // are lifted together where both lie below 2^-47 (in a period that is not), so that a
-    // crossing by less than f32's smallest normal is found as on an IEEE device; moving up,
-    // the face lies at least an ulp of the period away (2^-70 or more), beyond such a speed.
-    let down_lift = lift_for(exponent_fields(in_cell).max(exponent_fields(displacement)));
-    let moving_up = lift3(displacement, down_lift).cmpgt(Vec3::ZERO);
-    let ahead = Vec3::select(moving_up, period - in_cell, lift3(in_cell, down_lift));
-    let speed = Vec3::select(moving_up, displacement, lift3(displacement, down_lift)).abs();
+    // rounding leaves just past it crosses at t = 0. The direction from the displacement's
+    // bits. Moving down, the distance is the centre in the cell; moving up from the image -1,
+    // the centre's negation (the face is the origin: exact, where the period less the centre
+    // in the cell would round); the distance and the speed are then lifted together where
+    // both lie below 2^-47 (in a period that is not), so that a crossing by less than f32's
+    // smallest normal is found as on an IEEE device. Moving up otherwise, the face lies at
+    // least an ulp of the period away (2^-70 or more), beyond such a speed.
+    let moving_up = lift3(displacement, lift_for(exponent_fields(displacement))).cmpgt(Vec3::ZERO);
+    let from_below = moving_up & image.cmpeq(Vec3::NEG_ONE);
+    // The centre's own bits where the image is 0 or the face is the origin, chosen after the
+    // lift, so that no float operation reads them (as `sweep_image` chooses its operands).
+    let own = image.cmpeq(Vec3::ZERO) | from_below;
+    let shifted = center - image * period;
+    let near_exponents = UVec3::select(own, exponent_fields(center), exponent_fields(shifted));
+    let near_lift = lift_for(near_exponents.max(exponent_fields(displacement)));
+    let lifted_near = Vec3::select(own, lift3(center, near_lift), lift3(shifted, near_lift));
+    let plain_up = moving_up & !from_below;
+    let ahead = Vec3::select(
+        plain_up,
+        period - in_cell,
+        Vec3::select(from_below, -lifted_near, lifted_near),
+    );
+    let speed = Vec3::select(plain_up, displacement, lift3(displacement, near_lift)).abs();
     let crosses = wraps & speed.cmpgt(Vec3::ZERO) & ahead.cmple(speed);
     let crossing = Vec3::select(
         crosses,
@@ -268,12 +303,16 @@ pub fn path_in_box(body: &BodyRecord, params: &WallParams) -> Path {
 
 // The body's image `image` periods away (per axis), from `start` to the end of the step,
 // against one wall. The offsets between the image and the wall are formed before any
-// position is moved (image_offset: exact for a body in the cell crossing a face and a wall
-// near the face it reaches), and the image's motion up to `start` is added to them, so that
-// they round as open space's do. Each component whose operands (the centre, the
+// position is moved (as `image_offset`: the shift taken from the centre for a positive image,
+// from the wall's points for a negative one, exact for a body in the cell crossing a face and
+// a wall near the face it reaches), and the image's motion up to `start` is added to them, so
+// that they round as open space's do. Each component whose operands (the centre, the
 // displacement, the shift by the image and the wall's points) all lie below 2^-47 is lifted
-// first, as in open space; the piece's centre and displacement are put back from the lift
-// with one rounding to nearest even. The impact's time is of the piece: 0 at `start`.
+// first, as in open space; so is, on another axis, each whose shifted operands (the centre
+// and the wall's points less their shifts, exact there and normal or zero) and displacement
+// all do: a centre on a face of the cell and a wall point within 2^-47 of it, whose difference
+// a device that flushes would lose. The piece's centre and displacement are put back from
+// the lift with one rounding to nearest even. The impact's time is of the piece: 0 at `start`.
 fn sweep_image(
     body: &BodyRecord,
     wall: &WallRecord,
@@ -287,13 +326,14 @@ fn sweep_image(
         Vec3::from_array(params.period),
     );
     let (raw_point, raw_end) = (Vec3::from_array(wall.point), Vec3::from_array(wall.vector));
+    let segment = wall.kind != WALL_PLANE;
     // The shift by the image (0 where the image is, the period infinite or not).
     let shift = Vec3::select(image.cmpne(Vec3::ZERO), image * raw_period, Vec3::ZERO);
     let mut exponents = exponent_fields(raw_center)
         .max(exponent_fields(raw_displacement))
         .max(exponent_fields(shift))
         .max(exponent_fields(raw_point));
-    if wall.kind != WALL_PLANE {
+    if segment {
         exponents = exponents.max(exponent_fields(raw_end));
     }
     let log2 = lift_for(exponents);
@@ -304,25 +344,53 @@ fn sweep_image(
         lift_for(exponents.max(exponent_fields(raw_period))),
     );
     let (center, displacement) = (lift3(raw_center, log2), lift3(raw_displacement, log2));
-    let point = lift3(raw_point, log2);
-    let moved = displacement * start;
+    let (point, end) = (lift3(raw_point, log2), lift3(raw_end, log2));
+    // The centre and the wall's points less their shifts, and their own bits where there is
+    // none, chosen after the second lift below, so that no float operation reads an unshifted
+    // subnormal (`x - 0` is 0 for one on a device that flushes).
+    let (shifts_center, shifts_wall) = (image.cmpgt(Vec3::ZERO), image.cmplt(Vec3::ZERO));
+    let near = |shifts: BVec3, own: Vec3, shifted: Vec3| {
+        let exponents = UVec3::select(shifts, exponent_fields(shifted), exponent_fields(own));
+        ((shifts, own, shifted), exponents)
+    };
+    let (center_parts, center_exponents) = near(shifts_center, center, center - image * period);
+    let (point_parts, point_exponents) = near(shifts_wall, point, point + image * period);
+    let (end_parts, end_exponents) = near(shifts_wall, end, end + image * period);
+    // The second lift, on the axes the first left as they are.
+    let mut near_exponents = center_exponents
+        .max(point_exponents)
+        .max(exponent_fields(displacement));
+    if segment {
+        near_exponents = near_exponents.max(end_exponents);
+    }
+    let second = UVec3::select(
+        log2.cmpeq(UVec3::ZERO),
+        lift_for(near_exponents),
+        UVec3::ZERO,
+    );
+    let lifted = |(shifts, own, shifted): (BVec3, Vec3, Vec3)| {
+        Vec3::select(shifts, lift3(shifted, second), lift3(own, second))
+    };
+    let offset_lift = log2 + second;
+    let moved = lift3(displacement, second) * start;
     let piece = BodyRecord {
-        center: unlift_each(center - image * period + moved, log2).to_array(),
+        center: unlift_each(center - image * period + displacement * start, log2).to_array(),
         radius: body.radius,
-        displacement: unlift_each(displacement * (1.0 - start), log2).to_array(),
+        displacement: unlift_each(lift3(displacement, second) * (1.0 - start), offset_lift)
+            .to_array(),
         groups: 0,
     };
-    if wall.kind == WALL_PLANE {
-        let raw_offset = image_offset(point, center, image, period) + moved;
-        return sweep_plane(&piece, raw_offset, log2, wall, params);
+    let (near_center, near_point) = (lifted(center_parts), lifted(point_parts));
+    if !segment {
+        let raw_offset = near_center - near_point + moved;
+        return sweep_plane(&piece, raw_offset, offset_lift, wall, params);
     }
-    let raw_to_start = image_offset(center, point, -image, period) - moved;
-    let end = lift3(raw_end, log2);
-    let raw_to_end = image_offset(center, end, -image, period) - moved;
+    let raw_to_start = near_point - near_center - moved;
+    let raw_to_end = lifted(end_parts) - near_center - moved;
     sweep_segment(
         &piece,
-        (raw_to_start, log2),
-        (raw_to_end, log2),
+        (raw_to_start, offset_lift),
+        (raw_to_end, offset_lift),
         wall,
         params,
     )

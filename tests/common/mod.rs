@@ -472,9 +472,18 @@ pub fn judge_wall(
     let epsilon = f64::from(f32::EPSILON) / 2.0;
     let bound_at = |scale: f64| WALL_BOUND * epsilon * scale * scale;
     let radius_squared = f64::from(body.radius).powi(2);
+    // The oracle with the squared radius moved by `extra`. Below 0 it is a condition no
+    // point of a segment meets (its squared distance is never negative), while a plane's
+    // signed one (negative behind it) meets it that far behind the plane: a radius of that
+    // sign, which the oracle's plane takes as it is (`height <= r`).
     let oracle_with = |extra: f64| {
+        let squared = radius_squared + extra;
         let mut widened = Body::from(*body);
-        widened.radius = (radius_squared + extra).max(0.0).sqrt();
+        widened.radius = match wall {
+            Wall::Segment { .. } if squared < 0.0 => return None,
+            Wall::Segment { .. } => squared.sqrt(),
+            Wall::Plane { .. } => squared.signum() * squared.abs().sqrt(),
+        };
         reference::sweep_sphere_wall(&widened, wall, *options)
     };
     let widest = images_at(body, options, 0.0)
