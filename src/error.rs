@@ -362,6 +362,37 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// [`Bricks`](crate::bricks::Bricks) that cannot be made: a count of 0, more than 2³²
+    /// bricks, or an axis cut into two or more whose bounds are not finite with lower below
+    /// upper.
+    #[error("bricks, axis {axis}: {reason}")]
+    InvalidBricks {
+        /// The axis (0, 1, 2 for x, y, z).
+        axis: usize,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A halo wider than half a brick on an axis cut into two or more bricks (or not a
+    /// finite width of 0 or more): a body's partners could then lie beyond the neighbouring
+    /// bricks (see [`bricks`](crate::bricks)).
+    #[error(
+        "the halo width {width} (twice the step's largest radius + |displacement|, with a margin) is more than half a brick ({half_brick}) along axis {axis}; use fewer, wider bricks along it, or shorter steps"
+    )]
+    ReachTooLarge {
+        /// The axis (0, 1, 2 for x, y, z).
+        axis: usize,
+        /// The halo's width.
+        width: f64,
+        /// Half the brick's width along the axis.
+        half_brick: f64,
+    },
+    /// Bodies given to a [`BrickStep`](crate::bricks::BrickStep) that it cannot take: global
+    /// indices not one a body, or a global index owned twice.
+    #[error("a brick's bodies: {reason}")]
+    BrickBodies {
+        /// What is wrong.
+        reason: &'static str,
+    },
     /// Collision groups ([`CollisionGroups`](crate::CollisionGroups)) given for a step whose
     /// length is neither 0 (every pair interacts) nor the number of its bodies.
     #[error(

@@ -132,6 +132,7 @@
 #![cfg_attr(not(feature = "gpu"), allow(rustdoc::broken_intra_doc_links))]
 
 mod arrays;
+pub mod bricks;
 mod contact_step;
 pub mod cpu;
 mod error;

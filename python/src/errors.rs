@@ -87,7 +87,10 @@ pub fn to_py(error: Error) -> PyErr {
         | Error::InvalidRestitution { .. }
         | Error::GroupsLength { .. }
         | Error::FieldLength { .. }
-        | Error::InvalidBuffer { .. } => "InputError",
+        | Error::InvalidBuffer { .. }
+        | Error::InvalidBricks { .. }
+        | Error::BrickBodies { .. }
+        | Error::ReachTooLarge { .. } => "InputError",
         Error::NoAdapter { .. }
         | Error::UnsupportedAdapter { .. }
         | Error::DeviceLimit { .. }
