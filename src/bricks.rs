@@ -10,7 +10,7 @@
 //! * **Bricks.** [`Bricks`] cuts a domain into `counts[0] × counts[1] × counts[2]` bricks of
 //!   equal widths, numbered x fastest. In open space the bricks at the domain's edges reach
 //!   out to infinity, so that every centre has a brick; on an axis that a
-//!   [`PeriodicBox`] wraps the domain is its cell `[0, period)`.
+//!   [`PeriodicBox`](crate::PeriodicBox) wraps the domain is its cell `[0, period)`.
 //! * **Ownership by centre** ([`Bricks::owner`]): each brick is half-open, `[lower, upper)`
 //!   per axis, its faces `lower + k × width` computed once in f64, so a centre exactly on a
 //!   face has one owner, the brick above it. In a periodic box a centre is first wrapped into
@@ -30,7 +30,7 @@
 //!   the halo width above its lower face, and its upper neighbour those within it below its
 //!   upper face. A brick then holds every body within the halo width of it along each axis,
 //!   its 26 neighbours' included. Bodies travel unshifted: in a periodic box each brick's step
-//!   runs in the global [`PeriodicBox`], whose nearest image does the shift, so no
+//!   runs in the global [`PeriodicBox`](crate::PeriodicBox), whose nearest image does the shift, so no
 //!   coordinate is rounded on the way; a body that reaches a brick twice (across both faces
 //!   of an axis cut into two) is kept once, by its global index.
 //! * **The step's answers a brick owns** ([`BrickStep::find`]): every contact between two
@@ -172,6 +172,15 @@ impl Bricks {
     #[must_use]
     pub fn counts(&self) -> [u32; 3] {
         self.counts
+    }
+
+    /// Whether `axis` wraps (a periodic box's).
+    ///
+    /// # Panics
+    /// If `axis` is not 0, 1 or 2.
+    #[must_use]
+    pub fn wraps(&self, axis: usize) -> bool {
+        self.period[axis].is_some()
     }
 
     /// How many bricks in all.

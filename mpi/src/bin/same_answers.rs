@@ -1,0 +1,374 @@
+//! Run under `mpirun -np N` (N = 1, 2, 4 or 8): every rank builds the same worlds, takes its
+//! brick's bodies, and steps them across the ranks for several steps, each body moved by its
+//! displacement (wrapped into a periodic box's cell) and migrated between steps. Rank 0
+//! gathers every rank's answers and holds them to one process's on the same bodies, to the
+//! bit: every contact, each body's earliest contact and earliest wall. Exits 0 when every
+//! step of every world agrees.
+//!
+//! `--errors`: instead, a rank's bad body and a halo too wide for the bricks must give a
+//! typed error on every rank (exit 0 when they do).
+
+use std::process::ExitCode;
+
+use mpi::traits::*;
+use sweepcast::bricks::{Bricks, OwnedAnswers};
+use sweepcast::cpu::ContactFinder;
+use sweepcast::glam::{DVec3, Vec3};
+use sweepcast::{CollisionGroups, MovingSphere, PeriodicBox, SweepOptions, Wall};
+use sweepcast_mpi::{Error, MpiStep, Owned};
+
+/// The domain's side, and the steps each world takes.
+const SIDE: f64 = 40.0;
+const STEPS: usize = 3;
+
+/// SplitMix64: the same numbers on every rank.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn vector(&mut self, scale: f64) -> Vec3 {
+        let v = DVec3::new(self.next(), self.next(), self.next()) * 2.0 - DVec3::ONE;
+        (v * scale).as_vec3()
+    }
+}
+
+/// A world: its name, bodies, groups (empty for none), walls and options.
+struct World {
+    name: &'static str,
+    bodies: Vec<MovingSphere>,
+    groups: Vec<CollisionGroups>,
+    walls: Vec<Wall>,
+    options: SweepOptions,
+}
+
+/// `n` bodies in `[0, side)³` (or in `[0, side / 2)²` on x and y where `corner`), radius up to
+/// 0.5, displaced up to `speed` per axis.
+fn bodies(n: usize, seed: u64, speed: f64, corner: bool) -> Vec<MovingSphere> {
+    let mut rng = Rng(seed);
+    (0..n)
+        .map(|_| {
+            let mut center = DVec3::new(rng.next(), rng.next(), rng.next()) * SIDE;
+            if corner {
+                center.x /= 2.0;
+                center.y /= 2.0;
+            }
+            let radius = 0.1 + 0.4 * rng.next();
+            MovingSphere::new(center.as_vec3(), radius as f32, rng.vector(speed))
+        })
+        .collect()
+}
+
+fn worlds() -> Vec<World> {
+    let open = |name, bodies| World {
+        name,
+        bodies,
+        groups: Vec::new(),
+        walls: Vec::new(),
+        options: SweepOptions::default(),
+    };
+    let periodic = SweepOptions::default()
+        .with_periodic_box(PeriodicBox::cube(SIDE as f32).expect("a valid box"));
+    let half = SIDE as f32 / 2.0;
+    let mut with_walls = open("open, walls and groups", bodies(3000, 1, 0.6, false));
+    with_walls.walls = vec![
+        Wall::plane(Vec3::ZERO, Vec3::Y),
+        Wall::segment_3d(
+            Vec3::new(half, 0.0, half),
+            Vec3::new(half, SIDE as f32, half),
+        ),
+    ];
+    let mut rng = Rng(2);
+    with_walls.groups = (0..3000)
+        .map(|_| CollisionGroups::new(1 << (rng.next() * 3.0) as u16, 0b011))
+        .collect();
+    let mut bullet = open("a bullet pair across the faces", bodies(400, 3, 0.3, false));
+    bullet
+        .bodies
+        .retain(|body| (body.center - Vec3::splat(half)).length() > 8.0);
+    bullet.bodies.push(MovingSphere::new(
+        Vec3::new(half - 2.5, half - 0.5, half),
+        0.25,
+        Vec3::new(4.5, 0.9, 0.0),
+    ));
+    bullet.bodies.push(MovingSphere::new(
+        Vec3::new(half + 2.0, half + 0.3, half),
+        0.5,
+        Vec3::ZERO,
+    ));
+    let mut on_face = open("centres on the faces", bodies(2000, 4, 0.6, false));
+    for (k, body) in on_face.bodies.iter_mut().enumerate().step_by(5) {
+        if k % 2 == 0 {
+            body.center.x = half;
+        } else {
+            body.center.y = half;
+        }
+    }
+    vec![
+        with_walls,
+        World {
+            options: periodic,
+            ..open(
+                "periodic, migrating every step",
+                wrapped(bodies(3000, 5, 2.5, false)),
+            )
+        },
+        World {
+            options: periodic,
+            ..open(
+                "periodic, in one corner",
+                wrapped(bodies(3000, 6, 0.6, true)),
+            )
+        },
+        bullet,
+        on_face,
+        open("empty bricks", bodies(2000, 7, 0.6, true)),
+    ]
+}
+
+/// `bodies` with their centres wrapped into the periodic cube `[0, SIDE)³` (in f64, then
+/// rounded to f32; one that rounds to the side is the f32 below it): the same bits on
+/// every rank and in the one process.
+fn wrapped(mut bodies: Vec<MovingSphere>) -> Vec<MovingSphere> {
+    let side = SIDE as f32;
+    for body in &mut bodies {
+        body.center = body
+            .center
+            .to_array()
+            .map(|c| {
+                let inside = f64::from(c).rem_euclid(SIDE) as f32;
+                if inside < side {
+                    inside
+                } else {
+                    f32::from_bits(side.to_bits() - 1)
+                }
+            })
+            .into();
+    }
+    bodies
+}
+
+/// `bodies` after the step: each moved by its displacement.
+fn moved(bodies: &[MovingSphere], options: &SweepOptions) -> Vec<MovingSphere> {
+    let moved: Vec<MovingSphere> = bodies
+        .iter()
+        .map(|body| {
+            MovingSphere::new(
+                body.center + body.displacement,
+                body.radius,
+                body.displacement,
+            )
+        })
+        .collect();
+    if options.periodic_box.is_some() {
+        wrapped(moved)
+    } else {
+        moved
+    }
+}
+
+/// A rank's answers as lines of text (`Debug` writes each f32 by the shortest text that reads
+/// back to its bits): its contacts, then each owned body's earliest contact and wall.
+fn lines(answers: &OwnedAnswers, owned: &Owned) -> Vec<String> {
+    let mut lines: Vec<String> = answers.contacts.iter().map(|c| format!("{c:?}")).collect();
+    for (k, &global) in owned.global.iter().enumerate() {
+        lines.push(format!("earliest {global} {:?}", answers.earliest[k]));
+        if let Some(wall) = answers.walls.get(k) {
+            lines.push(format!("wall {global} {wall:?}"));
+        }
+    }
+    lines
+}
+
+/// One process's answers on every body, as [`lines`] writes them.
+fn one_process(world: &World, bodies: &[MovingSphere]) -> Vec<String> {
+    let mut finder = ContactFinder::new();
+    finder.set_groups(&world.groups);
+    let contacts = finder
+        .find_with_walls(bodies, &world.walls, world.options)
+        .expect("a valid world");
+    let mut lines: Vec<String> = contacts
+        .contacts()
+        .iter()
+        .map(|c| format!("{c:?}"))
+        .collect();
+    let earliest = contacts.earliest_impacts();
+    for global in 0..bodies.len() {
+        lines.push(format!(
+            "earliest {global} {:?}",
+            earliest.get(global).copied().flatten()
+        ));
+        if !world.walls.is_empty() {
+            lines.push(format!(
+                "wall {global} {:?}",
+                contacts.earliest_walls()[global]
+            ));
+        }
+    }
+    lines
+}
+
+/// Every rank's `text` on rank 0 (empty elsewhere).
+fn gather(step: &MpiStep, text: &str) -> String {
+    let comm = step.communicator();
+    let root = comm.process_at_rank(0);
+    let length = text.len() as i32;
+    if comm.rank() != 0 {
+        root.gather_into(&length);
+        root.gather_varcount_into(text.as_bytes());
+        return String::new();
+    }
+    let mut lengths = vec![0i32; comm.size() as usize];
+    root.gather_into_root(&length, &mut lengths[..]);
+    let displacements: Vec<i32> = lengths
+        .iter()
+        .scan(0, |at, &length| {
+            let here = *at;
+            *at += length;
+            Some(here)
+        })
+        .collect();
+    let mut all = vec![0u8; lengths.iter().sum::<i32>() as usize];
+    {
+        let mut partition =
+            mpi::datatype::PartitionMut::new(&mut all[..], &lengths[..], &displacements[..]);
+        root.gather_varcount_into_root(text.as_bytes(), &mut partition);
+    }
+    String::from_utf8(all).expect("text")
+}
+
+fn counts_for(ranks: i32) -> [u32; 3] {
+    match ranks {
+        1 => [1, 1, 1],
+        2 => [2, 1, 1],
+        4 => [2, 2, 1],
+        8 => [2, 2, 2],
+        _ => panic!("run with 1, 2, 4 or 8 ranks"),
+    }
+}
+
+fn same_answers(universe_world: &mpi::topology::SimpleCommunicator) -> bool {
+    let counts = counts_for(universe_world.size());
+    let mut all_agree = true;
+    for world in worlds() {
+        let bricks = Bricks::new([0.0; 3], [SIDE; 3], counts, &world.options).expect("bricks");
+        let mut step = MpiStep::new(universe_world, bricks).expect("one rank a brick");
+        let mut bodies = world.bodies.clone();
+        let mut owned = Owned::of(&step, &bodies, &world.groups);
+        for number in 0..STEPS {
+            let (answers, report) = step
+                .find(&owned, &world.walls, world.options)
+                .unwrap_or_else(|error| panic!("{}: {error}", world.name));
+            // A first line of its own, so that no rank sends nothing (MPI takes no empty
+            // buffer here).
+            let text: String = std::iter::once(format!("# rank {}", step.rank()))
+                .chain(lines(&answers, &owned))
+                .map(|line| format!("{line}\n"))
+                .collect();
+            let gathered = gather(&step, &text);
+            if step.rank() == 0 {
+                let mut ours: Vec<&str> = gathered
+                    .lines()
+                    .filter(|line| !line.starts_with('#'))
+                    .collect();
+                let reference = one_process(&world, &bodies);
+                let mut theirs: Vec<&str> = reference.iter().map(String::as_str).collect();
+                ours.sort_unstable();
+                theirs.sort_unstable();
+                let contacts = theirs.iter().filter(|l| l.starts_with("Contact")).count();
+                let agree = ours == theirs;
+                all_agree &= agree;
+                println!(
+                    "{} ranks, {}, step {number}: {contacts} contacts, {} halo bodies on rank 0: {}",
+                    universe_world.size(),
+                    world.name,
+                    report.halo_bodies,
+                    if agree { "same answers" } else { "DIFFERENT" }
+                );
+                if !agree {
+                    let first = ours.iter().zip(&theirs).find(|(a, b)| a != b);
+                    println!(
+                        "  {} lines against {}; first difference: {first:?}",
+                        ours.len(),
+                        theirs.len()
+                    );
+                }
+            }
+            // The step: every body moves by its displacement, on every rank and in the
+            // reference alike, then migrates to its new brick.
+            owned.bodies = moved(&owned.bodies, &world.options);
+            bodies = moved(&bodies, &world.options);
+            step.migrate(&mut owned).expect("finite bodies");
+        }
+    }
+    all_agree
+}
+
+/// A bad body on the last rank, then a halo too wide: typed errors on every rank.
+fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
+    let counts = counts_for(world.size());
+    let options = SweepOptions::default();
+    let bricks = Bricks::new([0.0; 3], [SIDE; 3], counts, &options).expect("bricks");
+    let mut step = MpiStep::new(world, bricks).expect("one rank a brick");
+    let all = bodies(500, 8, 0.5, false);
+    let mut owned = Owned::of(&step, &all, &[]);
+    let last = world.size() - 1;
+    if step.rank() == last {
+        owned
+            .bodies
+            .push(MovingSphere::new(Vec3::splat(1.0), -1.0, Vec3::ZERO));
+        owned.global.push(all.len() as u32);
+    }
+    let bad_body = match step.find(&owned, &[], options) {
+        Err(Error::Step(sweepcast::Error::NegativeRadius { .. })) => step.rank() == last,
+        Err(Error::OtherRank { rank }) => rank == last && step.rank() != last,
+        _ => false,
+    };
+    let mut fast = Owned::of(&step, &all, &[]);
+    if step.rank() == 0 {
+        fast.bodies.push(MovingSphere::new(
+            Vec3::splat(5.0),
+            0.5,
+            Vec3::new(15.0, 0.0, 0.0),
+        ));
+        fast.global.push(all.len() as u32);
+    }
+    let too_wide = match step.find(&fast, &[], options) {
+        Err(Error::Step(sweepcast::Error::ReachTooLarge { .. })) => world.size() > 1,
+        Ok(_) => world.size() == 1,
+        _ => false,
+    };
+    println!(
+        "{} ranks, rank {}: a bad body {}, a halo too wide {}",
+        world.size(),
+        step.rank(),
+        if bad_body { "typed" } else { "WRONG" },
+        if too_wide { "typed" } else { "WRONG" }
+    );
+    bad_body && too_wide
+}
+
+fn main() -> ExitCode {
+    let universe = mpi::initialize().expect("MPI initialises once a process");
+    let world = universe.world();
+    let passed = if std::env::args().any(|arg| arg == "--errors") {
+        errors(&world)
+    } else {
+        same_answers(&world)
+    };
+    // Every rank's verdict: all must pass.
+    let mine = u32::from(!passed);
+    let mut failed = 0u32;
+    world.all_reduce_into(&mine, &mut failed, mpi::collective::SystemOperation::sum());
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,460 @@
+//! sweepcast's step across MPI ranks: one brick of [`sweepcast::bricks`] a rank, on a
+//! Cartesian communicator of rsmpi over the system's MPI.
+//!
+//! Each step ([`MpiStep::find`]):
+//!
+//! 1. Every rank checks its owned bodies; the largest `radius + |displacement|` and a status
+//!    word are reduced over all ranks, so that an error on one rank (bad input, a halo too
+//!    wide for the bricks) is an error on every rank ([`Error::Step`] on the ranks that found
+//!    it, [`Error::OtherRank`] on the rest), never a hang.
+//! 2. The halo is exchanged in three staged axis exchanges (x, then y, then z; up, then
+//!    down), each rank sending its neighbours what [`Bricks::halo_sends`] says, bodies
+//!    unshifted, with their global indices and groups.
+//! 3. The rank's [`BrickStep`] finds the answers it owns: each contact once across ranks,
+//!    each owned body's earliest contact and wall, the one process's to the bit.
+//!
+//! Between steps [`MpiStep::migrate`] sends each body that left its rank's brick to its new
+//! owner, hop by hop along the axes, until every rank owns exactly its bricks' bodies.
+//!
+//! Walls are given to every rank; a crashed rank is `mpirun`'s to end.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use mpi::collective::SystemOperation;
+use mpi::topology::{CartesianCommunicator, Rank};
+use mpi::traits::*;
+use sweepcast::bricks::{BrickStep, Bricks, Local, OwnedAnswers, halo_width, largest_reach};
+use sweepcast::glam::Vec3;
+use sweepcast::{CollisionGroups, MovingSphere, SweepOptions, Wall};
+
+/// A rank's owned bodies, each with its global index and, where the step has collision
+/// groups, its groups (empty where it has none, on every rank).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Owned {
+    /// The bodies.
+    pub bodies: Vec<MovingSphere>,
+    /// Each body's global index.
+    pub global: Vec<u32>,
+    /// Each body's groups, or empty.
+    pub groups: Vec<CollisionGroups>,
+}
+
+impl Owned {
+    /// The bodies of `all` (with `groups`, one a body, or empty) whose centres `step`'s brick
+    /// owns, their global indices their places in `all`: how a rank that knows the whole
+    /// world takes its share.
+    #[must_use]
+    pub fn of(step: &MpiStep, all: &[MovingSphere], groups: &[CollisionGroups]) -> Self {
+        let mut owned = Self::default();
+        for (index, body) in all.iter().enumerate() {
+            if step.bricks.owner(body.center) == step.brick {
+                owned.push(*body, index as u32, groups.get(index).copied());
+            }
+        }
+        owned
+    }
+
+    fn push(&mut self, body: MovingSphere, global: u32, groups: Option<CollisionGroups>) {
+        self.bodies.push(body);
+        self.global.push(global);
+        if let Some(groups) = groups {
+            self.groups.push(groups);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.bodies.clear();
+        self.global.clear();
+        self.groups.clear();
+    }
+
+    /// Body `at` as the words that travel: centre, radius, displacement (f32 bits), global
+    /// index, groups (all bits where there are none).
+    fn words(&self, at: usize, into: &mut Vec<u32>) {
+        let body = &self.bodies[at];
+        into.extend(body.center.to_array().map(f32::to_bits));
+        into.push(body.radius.to_bits());
+        into.extend(body.displacement.to_array().map(f32::to_bits));
+        into.push(self.global[at]);
+        into.push(self.groups.get(at).map_or(u32::MAX, |groups| groups.bits()));
+    }
+
+    /// Appends the bodies of `words` ([`Owned::words`]), with groups where `grouped`.
+    fn extend_from_words(&mut self, words: &[u32], grouped: bool) {
+        for body in words.chunks_exact(WORDS) {
+            let f = |k: usize| f32::from_bits(body[k]);
+            let sphere = MovingSphere::new(
+                Vec3::new(f(0), f(1), f(2)),
+                f(3),
+                Vec3::new(f(4), f(5), f(6)),
+            );
+            let groups = grouped.then(|| CollisionGroups::from_bits(body[8]));
+            self.push(sphere, body[7], groups);
+        }
+    }
+}
+
+/// Words a body takes on the wire ([`Owned::words`]).
+const WORDS: usize = 9;
+
+/// The first tags of the halo's shifts and of the migration's (six each: an axis and a
+/// direction).
+const HALO_TAGS: mpi::Tag = 0;
+const MIGRATION_TAGS: mpi::Tag = 6;
+
+/// Why a step across ranks failed.
+#[derive(Debug)]
+pub enum Error {
+    /// This rank found it: sweepcast's error.
+    Step(sweepcast::Error),
+    /// Another rank found an error (the lowest such rank); it reports its own.
+    OtherRank {
+        /// That rank.
+        rank: Rank,
+    },
+    /// The communicator's ranks are not as many as the bricks.
+    RankCount {
+        /// Ranks.
+        ranks: usize,
+        /// Bricks.
+        bricks: usize,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Step(error) => write!(f, "{error}"),
+            Error::OtherRank { rank } => {
+                write!(
+                    f,
+                    "rank {rank} found an error in the step; see its own report"
+                )
+            }
+            Error::RankCount { ranks, bricks } => write!(
+                f,
+                "{ranks} ranks for {bricks} bricks; run one rank a brick (mpirun -np {bricks})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<sweepcast::Error> for Error {
+    fn from(error: sweepcast::Error) -> Self {
+        Error::Step(error)
+    }
+}
+
+/// What a step cost and moved, on this rank.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// Halo bodies received (a body received twice counted twice).
+    pub halo_bodies: usize,
+    /// Bytes sent to neighbours.
+    pub bytes_sent: usize,
+    /// Time in the reductions and the halo exchange.
+    pub exchange: Duration,
+    /// Time in the brick's step.
+    pub step: Duration,
+}
+
+/// A rank's part of the step across ranks: its brick, its neighbours and its [`BrickStep`],
+/// made once and run every step.
+pub struct MpiStep {
+    cart: CartesianCommunicator,
+    bricks: Bricks,
+    brick: usize,
+    /// Per axis, the rank below and the one above (none at an open edge, or on an axis of
+    /// one brick).
+    neighbours: [[Option<Rank>; 2]; 3],
+    step: BrickStep,
+    held: Owned,
+    words: [Vec<u32>; 2],
+}
+
+impl MpiStep {
+    /// The step of this rank of `world`, whose ranks are the bricks of `bricks` (one a brick,
+    /// as many as there are).
+    ///
+    /// # Errors
+    /// [`Error::RankCount`] where the ranks are not one a brick.
+    pub fn new<C: Communicator>(world: &C, bricks: Bricks) -> Result<Self, Error> {
+        let ranks = world.size() as usize;
+        if ranks != bricks.len() {
+            return Err(Error::RankCount {
+                ranks,
+                bricks: bricks.len(),
+            });
+        }
+        let counts = bricks.counts();
+        let dims = counts.map(|count| count as mpi::Count);
+        let periodic = [0, 1, 2].map(|axis| bricks.wraps(axis));
+        let cart = world
+            .create_cartesian_communicator(&dims, &periodic, false)
+            .expect("every rank is a brick");
+        let coords = cart.get_layout().coords;
+        let brick = bricks.index([0, 1, 2].map(|axis| coords[axis] as u32));
+        let neighbours = [0, 1, 2].map(|axis| {
+            if counts[axis] == 1 {
+                return [None, None];
+            }
+            let (below, above) = cart.shift(axis as mpi::Count, 1);
+            [below, above]
+        });
+        Ok(Self {
+            cart,
+            bricks,
+            brick,
+            neighbours,
+            step: BrickStep::new(),
+            held: Owned::default(),
+            words: [Vec::new(), Vec::new()],
+        })
+    }
+
+    /// The bricks.
+    #[must_use]
+    pub fn bricks(&self) -> &Bricks {
+        &self.bricks
+    }
+
+    /// This rank's brick.
+    #[must_use]
+    pub fn brick(&self) -> usize {
+        self.brick
+    }
+
+    /// This rank.
+    #[must_use]
+    pub fn rank(&self) -> Rank {
+        self.cart.rank()
+    }
+
+    /// The communicator of the bricks.
+    #[must_use]
+    pub fn communicator(&self) -> &CartesianCommunicator {
+        &self.cart
+    }
+
+    /// The error of every rank where any rank's `result` failed: this rank's own, or
+    /// [`Error::OtherRank`] naming the lowest rank that failed.
+    fn agree<T>(&self, result: Result<T, sweepcast::Error>) -> Result<T, Error> {
+        let mine = if result.is_err() {
+            self.cart.rank()
+        } else {
+            Rank::MAX
+        };
+        let mut lowest = Rank::MAX;
+        self.cart
+            .all_reduce_into(&mine, &mut lowest, SystemOperation::min());
+        match result {
+            Err(error) => Err(Error::Step(error)),
+            Ok(_) if lowest != Rank::MAX => Err(Error::OtherRank { rank: lowest }),
+            Ok(value) => Ok(value),
+        }
+    }
+
+    /// The step's answers this rank owns (see the crate's steps), for its `owned` bodies,
+    /// against `walls` (the same on every rank), with `options` (whose periodic box is the
+    /// global one), and what the step cost here.
+    ///
+    /// # Errors
+    /// As the crate says: on every rank where any rank failed.
+    pub fn find(
+        &mut self,
+        owned: &Owned,
+        walls: &[Wall],
+        options: SweepOptions,
+    ) -> Result<(OwnedAnswers, StepReport), Error> {
+        let start = Instant::now();
+        let mut report = StepReport::default();
+        let checked = check(owned, &options).map(|()| largest_reach(&owned.bodies));
+        let reach = self.agree(checked)?;
+        let mut largest = 0.0;
+        self.cart
+            .all_reduce_into(&reach, &mut largest, SystemOperation::max());
+        let width = halo_width(largest);
+        self.agree(self.bricks.check_halo_width(width))?;
+        // The halo: what this rank holds grows axis by axis.
+        let grouped = !owned.groups.is_empty();
+        self.held.clear();
+        let mut holds = owned.clone();
+        for axis in 0..3 {
+            let centers: Vec<Vec3> = holds.bodies.iter().map(|body| body.center).collect();
+            let sends = self.bricks.halo_sends(self.brick, axis, width, &centers);
+            for (side, send) in [sends.lower, sends.upper].into_iter().enumerate() {
+                self.words[side].clear();
+                for &at in send.map(|(_, indices)| indices).iter().flatten() {
+                    holds.words(at as usize, &mut self.words[side]);
+                }
+            }
+            for upward in [true, false] {
+                let words = &self.words[usize::from(upward)];
+                let (received, sent) = self.shift_along(axis, upward, words, HALO_TAGS);
+                report.bytes_sent += 4 * sent;
+                report.halo_bodies += received.len() / WORDS;
+                self.held.extend_from_words(&received, grouped);
+                holds.extend_from_words(&received, grouped);
+            }
+        }
+        report.exchange = start.elapsed();
+        let step_start = Instant::now();
+        let halo = Local {
+            bodies: &self.held.bodies,
+            global: &self.held.global,
+            groups: &self.held.groups,
+        };
+        let mine = Local {
+            bodies: &owned.bodies,
+            global: &owned.global,
+            groups: &owned.groups,
+        };
+        let answers = self.step.find(mine, halo, walls, options);
+        report.step = step_start.elapsed();
+        let answers = self.agree(answers)?;
+        Ok((answers, report))
+    }
+
+    /// One shift along `axis`: `words` to the neighbour `upward` (or down) and what the
+    /// neighbour on the other side sends, with a tag of the `tags` (one an axis and
+    /// direction): what arrived, and the words sent (0 without that neighbour).
+    fn shift_along(
+        &self,
+        axis: usize,
+        upward: bool,
+        words: &[u32],
+        tags: mpi::Tag,
+    ) -> (Vec<u32>, usize) {
+        let [below, above] = self.neighbours[axis];
+        let (to, from) = if upward {
+            (above, below)
+        } else {
+            (below, above)
+        };
+        let tag = tags + (axis * 2) as mpi::Tag + mpi::Tag::from(upward);
+        let received = self.shift(to, from, words, tag);
+        (received, to.map_or(0, |_| words.len()))
+    }
+
+    /// Sends `words` to `to` and receives from `from` (either may be none), with `tag`.
+    fn shift(
+        &self,
+        to: Option<Rank>,
+        from: Option<Rank>,
+        words: &[u32],
+        tag: mpi::Tag,
+    ) -> Vec<u32> {
+        mpi::request::scope(|scope| {
+            let request = to.map(|to| {
+                self.cart
+                    .process_at_rank(to)
+                    .immediate_send_with_tag(scope, words, tag)
+            });
+            let received = from.map_or_else(Vec::new, |from| {
+                self.cart
+                    .process_at_rank(from)
+                    .receive_vec_with_tag::<u32>(tag)
+                    .0
+            });
+            if let Some(request) = request {
+                request.wait();
+            }
+            received
+        })
+    }
+
+    /// Sends each body of `owned` whose centre left this rank's brick to its new owner, hop
+    /// by hop along the axes (each round one hop along x, then y, then z), with its global
+    /// index and groups, and takes the bodies that arrive; bounded by the bricks per axis.
+    ///
+    /// # Errors
+    /// As [`find`](Self::find)'s agreement, for a body that is not finite (its owner
+    /// unknown).
+    pub fn migrate(&mut self, owned: &mut Owned) -> Result<(), Error> {
+        self.agree(check(owned, &SweepOptions::default()))?;
+        let grouped = !owned.groups.is_empty();
+        let counts = self.bricks.counts();
+        let here = self.bricks.coordinates(self.brick);
+        let rounds = counts
+            .iter()
+            .map(|&count| count as usize)
+            .max()
+            .unwrap_or(1);
+        for _ in 0..rounds {
+            for axis in 0..3 {
+                if counts[axis] == 1 {
+                    continue;
+                }
+                let mut stay = Owned::default();
+                let mut leave = [Vec::new(), Vec::new()];
+                for at in 0..owned.bodies.len() {
+                    let owner = self
+                        .bricks
+                        .coordinates(self.bricks.owner(owned.bodies[at].center));
+                    match self.direction(axis, here[axis], owner[axis]) {
+                        None => stay.push(
+                            owned.bodies[at],
+                            owned.global[at],
+                            owned.groups.get(at).copied(),
+                        ),
+                        Some(upward) => owned.words(at, &mut leave[usize::from(upward)]),
+                    }
+                }
+                *owned = stay;
+                for upward in [true, false] {
+                    let words = &leave[usize::from(upward)];
+                    let (received, _) = self.shift_along(axis, upward, words, MIGRATION_TAGS);
+                    owned.extend_from_words(&received, grouped);
+                }
+            }
+        }
+        let misplaced = owned
+            .bodies
+            .iter()
+            .filter(|body| self.bricks.owner(body.center) != self.brick)
+            .count();
+        let mut all = 0_u64;
+        self.cart
+            .all_reduce_into(&(misplaced as u64), &mut all, SystemOperation::sum());
+        assert_eq!(all, 0, "every body reaches its owner within the rounds");
+        Ok(())
+    }
+
+    /// Which way a body goes along `axis` from coordinate `here` to its owner's `there`: up,
+    /// down, or none; the shorter way round on an axis that wraps.
+    fn direction(&self, axis: usize, here: u32, there: u32) -> Option<bool> {
+        if here == there {
+            return None;
+        }
+        let count = self.bricks.counts()[axis];
+        if !self.bricks.wraps(axis) {
+            return Some(there > here);
+        }
+        let up = (there + count - here) % count;
+        Some(up <= count - up)
+    }
+}
+
+/// This rank's bodies checked as sweepcast checks a step's: finite, radii of 0 or more,
+/// global indices and groups one a body.
+fn check(owned: &Owned, options: &SweepOptions) -> Result<(), sweepcast::Error> {
+    sweepcast::low_level::validate_bodies(&owned.bodies)?;
+    if let Some(periodic_box) = &options.periodic_box {
+        sweepcast::low_level::validate_periodic_reach(&owned.bodies, periodic_box)?;
+    }
+    if owned.global.len() != owned.bodies.len() {
+        return Err(sweepcast::Error::BrickBodies {
+            reason: "global indices not one a body",
+        });
+    }
+    if !owned.groups.is_empty() && owned.groups.len() != owned.bodies.len() {
+        return Err(sweepcast::Error::GroupsLength {
+            groups: owned.groups.len(),
+            bodies: owned.bodies.len(),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,69 @@
+//! The step across ranks under `mpirun`, with 1, 2, 4 and 8 ranks (`--oversubscribe`: this
+//! machine has fewer cores). MPI initialises once a process, so each case launches the
+//! `same_answers` binary; each run has a time limit, past which the test kills it and fails
+//! (never a hung test). As root, OpenMPI needs its allow-run-as-root settings, set here.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long one `mpirun` may take: the 8-rank run takes a few seconds here.
+const LIMIT: Duration = Duration::from_secs(300);
+
+/// Runs `same_answers` with `args` on `ranks` ranks; its output, or why it failed.
+fn mpirun(ranks: u32, args: &[&str]) -> Result<String, String> {
+    let mut child = Command::new("mpirun")
+        .args(["--oversubscribe", "-np", &ranks.to_string()])
+        .arg(env!("CARGO_BIN_EXE_same_answers"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| format!("mpirun could not start ({error}); install openmpi-bin"))?;
+    let start = Instant::now();
+    while child.try_wait().map_err(|e| e.to_string())?.is_none() {
+        if start.elapsed() > LIMIT {
+            let _ = child.kill();
+            return Err(format!("{ranks} ranks: no answer within {LIMIT:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    if output.status.success() {
+        Ok(text)
+    } else {
+        Err(format!("{ranks} ranks: {}\n{text}", output.status))
+    }
+}
+
+/// Every step of every world of `same_answers` (open and periodic boxes, uniform and
+/// clustered bodies, walls and groups, bodies migrating every step, a bullet pair across the
+/// faces, centres on the faces, empty bricks) gives one process's answers to the bit.
+#[test]
+fn ranks_give_one_process_answers_to_the_bit() {
+    for ranks in [1, 2, 4, 8] {
+        let output = mpirun(ranks, &[]).unwrap_or_else(|why| panic!("{why}"));
+        let same = output.matches("same answers").count();
+        eprint!("{output}");
+        assert_eq!(
+            same, 18,
+            "{ranks} ranks: 6 worlds of 3 steps each\n{output}"
+        );
+    }
+}
+
+/// A bad body on one rank is a typed error on every rank, and a halo too wide for the
+/// bricks is one too.
+#[test]
+fn an_error_on_one_rank_is_an_error_on_every_rank() {
+    for ranks in [1, 2, 4] {
+        let output = mpirun(ranks, &["--errors"]).unwrap_or_else(|why| panic!("{why}"));
+        let typed = output
+            .matches("a bad body typed, a halo too wide typed")
+            .count();
+        assert_eq!(typed, ranks as usize, "{output}");
+    }
+}
