@@ -172,6 +172,7 @@ pub struct MpiStep {
     neighbours: [[Option<Rank>; 2]; 3],
     step: BrickStep,
     held: Owned,
+    centers: Vec<Vec3>,
     words: [Vec<u32>; 2],
 }
 
@@ -211,6 +212,7 @@ impl MpiStep {
             neighbours,
             step: BrickStep::new(),
             held: Owned::default(),
+            centers: Vec::new(),
             words: [Vec::new(), Vec::new()],
         })
     }
@@ -280,15 +282,31 @@ impl MpiStep {
         self.agree(self.bricks.check_halo_width(width))?;
         // The halo: what this rank holds grows axis by axis.
         let grouped = !owned.groups.is_empty();
+        // What this rank holds: its own bodies, then the halo received so far.
         self.held.clear();
-        let mut holds = owned.clone();
         for axis in 0..3 {
-            let centers: Vec<Vec3> = holds.bodies.iter().map(|body| body.center).collect();
-            let sends = self.bricks.halo_sends(self.brick, axis, width, &centers);
+            if self.neighbours[axis] == [None, None] {
+                continue;
+            }
+            self.centers.clear();
+            self.centers.extend(
+                owned
+                    .bodies
+                    .iter()
+                    .chain(&self.held.bodies)
+                    .map(|b| b.center),
+            );
+            let sends = self
+                .bricks
+                .halo_sends(self.brick, axis, width, &self.centers);
             for (side, send) in [sends.lower, sends.upper].into_iter().enumerate() {
                 self.words[side].clear();
                 for &at in send.map(|(_, indices)| indices).iter().flatten() {
-                    holds.words(at as usize, &mut self.words[side]);
+                    let at = at as usize;
+                    match at.checked_sub(owned.bodies.len()) {
+                        None => owned.words(at, &mut self.words[side]),
+                        Some(halo) => self.held.words(halo, &mut self.words[side]),
+                    }
                 }
             }
             for upward in [true, false] {
@@ -297,7 +315,6 @@ impl MpiStep {
                 report.bytes_sent += 4 * sent;
                 report.halo_bodies += received.len() / WORDS;
                 self.held.extend_from_words(&received, grouped);
-                holds.extend_from_words(&received, grouped);
             }
         }
         report.exchange = start.elapsed();
