@@ -19,9 +19,13 @@
 //!   `(r_a + |d_a|) + (r_b + |d_b|)` apart, so every partner of a brick's body lies within
 //!   twice the largest `r + |d|` of all bodies of the step (agreed across the bricks: the
 //!   largest of their [`largest_reach`]) of the brick. [`halo_width`] widens that by the
-//!   rounding of the f32 sweep (a pair it reports touching may be apart by up to
-//!   `2^-9.5 × S` beyond the radii, `S` its scale, from the parity bound of a GPU,
-//!   `16 ε S²`): `2 × largest × (1 + 2^-8)`. A width beyond half a brick on an axis cut into
+//!   rounding of the f32 sweep: a pair it reports touching may be apart by up to
+//!   `2^-9.5 × S` beyond the radii (from the parity bound of a GPU, `16 ε S²`, ε = 2⁻²³),
+//!   with the pair's scale `S = |s| + |v| + R` at most about 4 × the largest reach `L`, so by
+//!   `2^-7.5 L`; the width `2 L (1 + 2^-8)` leaves `2^-7 L`. In a periodic box that holds for
+//!   centres in the cell or near it: a centre `k` periods away adds the rounding of the f32
+//!   shift by `k` periods, within the margin while `k × period` stays below `2^17 L`. Wrap
+//!   the centres into the cell. A width beyond half a brick on an axis cut into
 //!   two or more is [`Error::ReachTooLarge`] ([`Bricks::check_halo_width`]): use fewer, wider
 //!   bricks along it, or shorter steps.
 //! * **The halo**, in three staged exchanges along x, then y, then z, as molecular-dynamics
@@ -82,9 +86,9 @@ use crate::groups::CollisionGroups;
 use crate::layout::EarliestImpact;
 use crate::options::SweepOptions;
 
-/// How much [`halo_width`] widens twice the largest reach: `2^-8`, above the `2^-9.5` by which
-/// the f32 sweep may report a pair touching beyond its radii (relative to the pair's scale,
-/// at most twice the largest reach; see the module's rules).
+/// How much [`halo_width`] widens twice the largest reach `L`: `2^-8`, so `2^-7 L`, above the
+/// `2^-9.5 S ≤ 2^-7.5 L` by which the f32 sweep may report a pair touching beyond its radii
+/// (`S` the pair's scale, at most about `4 L`; see the module's rules).
 const HALO_MARGIN: f64 = 1.0 / 256.0;
 
 /// A domain cut into bricks (see the [module](self)'s rules).
@@ -269,6 +273,27 @@ impl Bricks {
         let coordinates: [u32; 3] =
             std::array::from_fn(|axis| self.slot(axis, self.wrapped(axis, center[axis])));
         self.index(coordinates)
+    }
+
+    /// Whether `options`, a step's, are in the space of these bricks: an axis its periodic
+    /// box wraps is one the bricks wrap, with the same period, and no other.
+    ///
+    /// # Errors
+    /// [`Error::InvalidBricks`] on the first axis where they differ.
+    pub fn check_options(&self, options: &SweepOptions) -> Result<(), Error> {
+        for axis in 0..3 {
+            let period = options
+                .periodic_box
+                .filter(|periodic_box| periodic_box.wraps(axis))
+                .map(|periodic_box| f64::from(periodic_box.period()[axis]));
+            if period != self.period[axis] {
+                return Err(Error::InvalidBricks {
+                    axis,
+                    reason: "the step's periodic box is not the one the bricks were made for",
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Whether a halo `width` wide fits: [`Error::ReachTooLarge`] where it is more than half

@@ -424,6 +424,20 @@ fn bad_bricks_and_bad_brick_bodies_are_typed_errors() {
     }
     // An axis of one brick needs no bounds.
     assert!(Bricks::new([f64::NAN; 3], [f64::NAN; 3], [1, 1, 1], &options).is_ok());
+    // A step in another space than the bricks'.
+    let periodic = options.with_periodic_box(PeriodicBox::cube(60.0).unwrap());
+    let open_bricks = Bricks::new([0.0; 3], [60.0; 3], [2, 1, 1], &options).unwrap();
+    let box_bricks = Bricks::new([0.0; 3], [0.0; 3], [2, 1, 1], &periodic).unwrap();
+    assert!(open_bricks.check_options(&options).is_ok());
+    assert!(box_bricks.check_options(&periodic).is_ok());
+    for (bricks, step) in [(&open_bricks, &periodic), (&box_bricks, &options)] {
+        assert!(matches!(
+            bricks.check_options(step),
+            Err(Error::InvalidBricks { axis: 0, .. })
+        ));
+    }
+    let other_box = options.with_periodic_box(PeriodicBox::cube(50.0).unwrap());
+    assert!(box_bricks.check_options(&other_box).is_err());
 
     let bodies = uniform(4, 10.0, 15);
     let mut step = BrickStep::new();

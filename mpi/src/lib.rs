@@ -241,6 +241,17 @@ impl MpiStep {
         &self.cart
     }
 
+    /// Whether the step has collision groups: whether any rank's owned bodies carry them,
+    /// agreed by a reduction, so that a rank that owns no bodies still reads, keeps and
+    /// forwards the groups of those it receives.
+    fn grouped(&self, owned: &Owned) -> bool {
+        let mine = u32::from(!owned.groups.is_empty());
+        let mut any = 0u32;
+        self.cart
+            .all_reduce_into(&mine, &mut any, SystemOperation::max());
+        any != 0
+    }
+
     /// The error of every rank where any rank's `result` failed: this rank's own, or
     /// [`Error::OtherRank`] naming the lowest rank that failed.
     fn agree<T>(&self, result: Result<T, sweepcast::Error>) -> Result<T, Error> {
@@ -260,8 +271,9 @@ impl MpiStep {
     }
 
     /// The step's answers this rank owns (see the crate's steps), for its `owned` bodies,
-    /// against `walls` (the same on every rank), with `options` (whose periodic box is the
-    /// global one), and what the step cost here.
+    /// against `walls` (the same on every rank), with `options` (the same on every rank; its
+    /// periodic box the bricks'), and what the step cost here. The step has collision groups
+    /// where any rank's bodies have them; then every rank's bodies need them, one a body.
     ///
     /// # Errors
     /// As the crate says: on every rank where any rank failed.
@@ -273,7 +285,12 @@ impl MpiStep {
     ) -> Result<(OwnedAnswers, StepReport), Error> {
         let start = Instant::now();
         let mut report = StepReport::default();
-        let checked = check(owned, &options).map(|()| largest_reach(&owned.bodies));
+        let grouped = self.grouped(owned);
+        let checked = self
+            .bricks
+            .check_options(&options)
+            .and_then(|()| check(owned, &options, grouped))
+            .map(|()| largest_reach(&owned.bodies));
         let reach = self.agree(checked)?;
         let mut largest = 0.0;
         self.cart
@@ -281,7 +298,6 @@ impl MpiStep {
         let width = halo_width(largest);
         self.agree(self.bricks.check_halo_width(width))?;
         // The halo: what this rank holds grows axis by axis.
-        let grouped = !owned.groups.is_empty();
         // What this rank holds: its own bodies, then the halo received so far.
         self.held.clear();
         for axis in 0..3 {
@@ -388,11 +404,12 @@ impl MpiStep {
     /// index and groups, and takes the bodies that arrive; bounded by the bricks per axis.
     ///
     /// # Errors
-    /// As [`find`](Self::find)'s agreement, for a body that is not finite (its owner
-    /// unknown).
+    /// As [`find`](Self::find)'s agreement, for a body that is not valid (not finite, its
+    /// owner unknown; a negative radius), or groups not one a body where any rank's bodies
+    /// have groups.
     pub fn migrate(&mut self, owned: &mut Owned) -> Result<(), Error> {
-        self.agree(check(owned, &SweepOptions::default()))?;
-        let grouped = !owned.groups.is_empty();
+        let grouped = self.grouped(owned);
+        self.agree(check(owned, &SweepOptions::default(), grouped))?;
         let counts = self.bricks.counts();
         let here = self.bricks.coordinates(self.brick);
         let rounds = counts
@@ -456,8 +473,9 @@ impl MpiStep {
 }
 
 /// This rank's bodies checked as sweepcast checks a step's: finite, radii of 0 or more,
-/// global indices and groups one a body.
-fn check(owned: &Owned, options: &SweepOptions) -> Result<(), sweepcast::Error> {
+/// global indices one a body, and groups one a body where the step has them (`grouped`),
+/// none where it has not.
+fn check(owned: &Owned, options: &SweepOptions, grouped: bool) -> Result<(), sweepcast::Error> {
     sweepcast::low_level::validate_bodies(&owned.bodies)?;
     if let Some(periodic_box) = &options.periodic_box {
         sweepcast::low_level::validate_periodic_reach(&owned.bodies, periodic_box)?;
@@ -467,7 +485,8 @@ fn check(owned: &Owned, options: &SweepOptions) -> Result<(), sweepcast::Error> 
             reason: "global indices not one a body",
         });
     }
-    if !owned.groups.is_empty() && owned.groups.len() != owned.bodies.len() {
+    let groups = if grouped { owned.bodies.len() } else { 0 };
+    if owned.groups.len() != groups {
         return Err(sweepcast::Error::GroupsLength {
             groups: owned.groups.len(),
             bodies: owned.bodies.len(),

@@ -84,10 +84,7 @@ fn worlds() -> Vec<World> {
             Vec3::new(half, SIDE as f32, half),
         ),
     ];
-    let mut rng = Rng(2);
-    with_walls.groups = (0..3000)
-        .map(|_| CollisionGroups::new(1 << (rng.next() * 3.0) as u16, 0b011))
-        .collect();
+    with_walls.groups = groups(3000, 2);
     let mut bullet = open("a bullet pair across the faces", bodies(400, 3, 0.3, false));
     bullet
         .bodies
@@ -128,8 +125,19 @@ fn worlds() -> Vec<World> {
         },
         bullet,
         on_face,
-        open("empty bricks", bodies(2000, 7, 0.6, true)),
+        World {
+            groups: groups(2000, 8),
+            ..open("empty bricks, groups", bodies(2000, 7, 0.6, true))
+        },
     ]
+}
+
+/// `n` bodies' collision groups: each a member of one of three groups, meeting the first two.
+fn groups(n: usize, seed: u64) -> Vec<CollisionGroups> {
+    let mut rng = Rng(seed);
+    (0..n)
+        .map(|_| CollisionGroups::new(1 << (rng.next() * 3.0) as u16, 0b011))
+        .collect()
 }
 
 /// `bodies` with their centres wrapped into the periodic cube `[0, SIDE)³` (in f64, then
