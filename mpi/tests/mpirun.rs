@@ -67,3 +67,15 @@ fn an_error_on_one_rank_is_an_error_on_every_rank() {
         assert_eq!(typed, ranks as usize, "{output}");
     }
 }
+
+/// A rank that exits in the middle of the run ends the job: `mpirun` fails within its time
+/// limit, never hangs.
+#[test]
+fn a_crashed_rank_ends_the_job() {
+    for ranks in [1, 2, 4] {
+        match mpirun(ranks, &["--crash"]) {
+            Ok(output) => panic!("{ranks} ranks: the job passed with a crashed rank\n{output}"),
+            Err(why) => assert!(!why.contains("no answer within"), "{why}"),
+        }
+    }
+}

@@ -6,7 +6,9 @@
 //! step of every world agrees.
 //!
 //! `--errors`: instead, a rank's bad body and a halo too wide for the bricks must give a
-//! typed error on every rank (exit 0 when they do).
+//! typed error on every rank (exit 0 when they do). `--crash`: the last rank exits in the
+//! middle of the run while the others wait in the step's first reduction; `mpirun` must end
+//! them all (a non-zero exit, never a hang).
 
 use std::process::ExitCode;
 
@@ -362,11 +364,25 @@ fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
     bad_body && too_wide
 }
 
+/// The last rank exits before the step; the others enter it and wait for it.
+fn crash(world: &mpi::topology::SimpleCommunicator) -> bool {
+    let options = SweepOptions::default();
+    let bricks = Bricks::new([0.0; 3], [SIDE; 3], counts_for(world.size()), &options);
+    let mut step = MpiStep::new(world, bricks.expect("bricks")).expect("one rank a brick");
+    let owned = Owned::of(&step, &bodies(100, 9, 0.5, false), &[]);
+    if step.rank() == world.size() - 1 {
+        std::process::exit(3);
+    }
+    step.find(&owned, &[], options).is_ok()
+}
+
 fn main() -> ExitCode {
     let universe = mpi::initialize().expect("MPI initialises once a process");
     let world = universe.world();
     let passed = if std::env::args().any(|arg| arg == "--errors") {
         errors(&world)
+    } else if std::env::args().any(|arg| arg == "--crash") {
+        crash(&world)
     } else {
         same_answers(&world)
     };
