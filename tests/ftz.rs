@@ -972,18 +972,3 @@ fn the_periodic_walls_twin_flushed_is_ieee_on_the_faces() {
         differ[..differ.len().min(3)].join("\n")
     );
 }
-
-#[test]
-fn zz_debug() {
-    let period = 1.0f32;
-    let options = SweepOptions::DEFAULT.with_periodic_box(PeriodicBox::cube(period).unwrap());
-    let params = WallParams::new(&options, 1, 1);
-    let body = BodyRecord::from(on_faces(period)[1]);
-    let wall = WallRecord::from(&Wall::plane(f32::MIN_POSITIVE / 8.0 * Vec3::X, -Vec3::X));
-    let run = |(b, w): (&BodyRecord, &WallRecord)| {
-        let path = walls::path_in_box(b, &params);
-        (path, walls::sweep_wall_in_box(b, w, &path, &params))
-    };
-    eprintln!("ieee {:?}", run((&body, &wall)));
-    eprintln!("ftz  {:?}", flushing((&body, &wall), run));
-}
