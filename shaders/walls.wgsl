@@ -200,7 +200,8 @@ fn path_in_box(body: BodyRecord) -> Path {
                                signed >= vec3<f32>(0.0), image == vec3<f32>(-1.0));
     image += select(vec3<f32>(0.0), vec3<f32>(1.0), above);
     // The centre itself (its bits) where the image is 0.
-    let in_cell = select(center - image * period, center, image == vec3<f32>(0.0));
+    let shifted = center - image * period;
+    let in_cell = select(shifted, center, image == vec3<f32>(0.0));
     // The face ahead: the upper one moving up, the lower one moving down. A centre that
     // rounding leaves just past it crosses at t = 0. The direction from the displacement's
     // bits. Moving down, the distance is the centre in the cell; moving up from the image -1,
@@ -214,7 +215,6 @@ fn path_in_box(body: BodyRecord) -> Path {
     // The centre's own bits where the image is 0 or the face is the origin, chosen after the
     // lift, so that no float operation reads them (as `sweep_image` chooses its operands).
     let own = (image == vec3<f32>(0.0)) | from_below;
-    let shifted = center - image * period;
     let near_exponents = select(exponent_fields(shifted), exponent_fields(center), own);
     let near_lift = lift_for(max(near_exponents, exponent_fields(displacement)));
     let lifted_near = select(lift3(shifted, near_lift), lift3(center, near_lift), own);

@@ -398,6 +398,31 @@ pub struct Local<'a, B> {
     pub groups: &'a [CollisionGroups],
 }
 
+impl<B> Local<'_, B> {
+    /// Whether the global indices are one a body ([`Error::BrickBodies`] if not), and the
+    /// groups one a body where the step has them (`grouped`) and none where it has not
+    /// ([`Error::GroupsLength`] if not).
+    ///
+    /// # Errors
+    /// As above.
+    pub fn check_lengths(&self, grouped: bool) -> Result<(), Error> {
+        let bodies = self.bodies.len();
+        if self.global.len() != bodies {
+            return Err(Error::BrickBodies {
+                reason: "global indices not one a body",
+            });
+        }
+        let groups = if grouped { bodies } else { 0 };
+        if self.groups.len() != groups {
+            return Err(Error::GroupsLength {
+                groups: self.groups.len(),
+                bodies,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// The step's answers a brick owns ([`BrickStep::find`]), with global indices.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OwnedAnswers {
@@ -454,7 +479,7 @@ impl BrickStep {
     {
         let grouped = !owned.groups.is_empty() || !halo.groups.is_empty();
         for local in [&owned, &halo] {
-            check_lengths(local, grouped)?;
+            local.check_lengths(grouped)?;
         }
         // Every body once, by global index, an owned one before a halo copy of it.
         self.order.clear();
@@ -496,15 +521,16 @@ impl BrickStep {
         self.finder.set_groups(&self.groups);
         let contacts = self.finder.find_with_walls(&self.bodies, walls, options)?;
         let global = |place: u32| self.order[place as usize].0;
+        let global_partner = |partner: Partner| match partner {
+            Partner::Body { index, image } => Partner::Body {
+                index: global(index),
+                image,
+            },
+            wall @ Partner::Wall { .. } => wall,
+        };
         let to_global = |contact: &Contact| Contact {
             body: global(contact.body),
-            partner: match contact.partner {
-                Partner::Body { index, image } => Partner::Body {
-                    index: global(index),
-                    image,
-                },
-                wall @ Partner::Wall { .. } => wall,
-            },
+            partner: global_partner(contact.partner),
             impact: contact.impact,
         };
         let answers = OwnedAnswers {
@@ -524,13 +550,7 @@ impl BrickStep {
                             .copied()
                             .flatten()
                             .map(|impact| EarliestImpact {
-                                partner: match impact.partner {
-                                    Partner::Body { index, image } => Partner::Body {
-                                        index: global(index),
-                                        image,
-                                    },
-                                    wall @ Partner::Wall { .. } => wall,
-                                },
+                                partner: global_partner(impact.partner),
                                 ..impact
                             })
                     })
@@ -547,22 +567,4 @@ impl BrickStep {
         };
         Ok(answers)
     }
-}
-
-/// [`Error::BrickBodies`] where `local`'s global indices are not one a body, and
-/// [`Error::GroupsLength`] where the step has groups and `local`'s are not one a body.
-fn check_lengths<B>(local: &Local<'_, B>, grouped: bool) -> Result<(), Error> {
-    let bodies = local.bodies.len();
-    if local.global.len() != bodies {
-        return Err(Error::BrickBodies {
-            reason: "global indices not one a body",
-        });
-    }
-    if grouped && local.groups.len() != bodies {
-        return Err(Error::GroupsLength {
-            groups: local.groups.len(),
-            bodies,
-        });
-    }
-    Ok(())
 }

@@ -55,6 +55,15 @@ impl Owned {
         owned
     }
 
+    /// The bodies as a brick's step takes them.
+    fn local(&self) -> Local<'_, MovingSphere> {
+        Local {
+            bodies: &self.bodies,
+            global: &self.global,
+            groups: &self.groups,
+        }
+    }
+
     fn push(&mut self, body: MovingSphere, global: u32, groups: Option<CollisionGroups>) {
         self.bodies.push(body);
         self.global.push(global);
@@ -297,8 +306,7 @@ impl MpiStep {
             .all_reduce_into(&reach, &mut largest, SystemOperation::max());
         let width = halo_width(largest);
         self.agree(self.bricks.check_halo_width(width))?;
-        // The halo: what this rank holds grows axis by axis.
-        // What this rank holds: its own bodies, then the halo received so far.
+        // What this rank holds grows axis by axis: its own bodies, then the halo so far.
         self.held.clear();
         for axis in 0..3 {
             if self.neighbours[axis] == [None, None] {
@@ -335,17 +343,9 @@ impl MpiStep {
         }
         report.exchange = start.elapsed();
         let step_start = Instant::now();
-        let halo = Local {
-            bodies: &self.held.bodies,
-            global: &self.held.global,
-            groups: &self.held.groups,
-        };
-        let mine = Local {
-            bodies: &owned.bodies,
-            global: &owned.global,
-            groups: &owned.groups,
-        };
-        let answers = self.step.find(mine, halo, walls, options);
+        let answers = self
+            .step
+            .find(owned.local(), self.held.local(), walls, options);
         report.step = step_start.elapsed();
         let answers = self.agree(answers)?;
         Ok((answers, report))
@@ -474,23 +474,11 @@ impl MpiStep {
 
 /// This rank's bodies checked as sweepcast checks a step's: finite, radii of 0 or more,
 /// global indices one a body, and groups one a body where the step has them (`grouped`),
-/// none where it has not.
+/// none where it has not ([`Local::check_lengths`]).
 fn check(owned: &Owned, options: &SweepOptions, grouped: bool) -> Result<(), sweepcast::Error> {
     sweepcast::low_level::validate_bodies(&owned.bodies)?;
     if let Some(periodic_box) = &options.periodic_box {
         sweepcast::low_level::validate_periodic_reach(&owned.bodies, periodic_box)?;
     }
-    if owned.global.len() != owned.bodies.len() {
-        return Err(sweepcast::Error::BrickBodies {
-            reason: "global indices not one a body",
-        });
-    }
-    let groups = if grouped { owned.bodies.len() } else { 0 };
-    if owned.groups.len() != groups {
-        return Err(sweepcast::Error::GroupsLength {
-            groups: owned.groups.len(),
-            bodies: owned.bodies.len(),
-        });
-    }
-    Ok(())
+    owned.local().check_lengths(grouped)
 }

@@ -258,7 +258,8 @@ pub fn path_in_box(body: &BodyRecord, params: &WallParams) -> Path {
         );
     image += Vec3::select(above, Vec3::ONE, Vec3::ZERO);
     // The centre itself (its bits) where the image is 0.
-    let in_cell = Vec3::select(image.cmpeq(Vec3::ZERO), center, center - image * period);
+    let shifted = center - image * period;
+    let in_cell = Vec3::select(image.cmpeq(Vec3::ZERO), center, shifted);
     // The face ahead: the upper one moving up, the lower one moving down. A centre that
     // rounding leaves just past it crosses at t = 0. The direction from the displacement's
     // bits. Moving down, the distance is the centre in the cell; moving up from the image -1,
@@ -272,7 +273,6 @@ pub fn path_in_box(body: &BodyRecord, params: &WallParams) -> Path {
     // The centre's own bits where the image is 0 or the face is the origin, chosen after the
     // lift, so that no float operation reads them (as `sweep_image` chooses its operands).
     let own = image.cmpeq(Vec3::ZERO) | from_below;
-    let shifted = center - image * period;
     let near_exponents = UVec3::select(own, exponent_fields(center), exponent_fields(shifted));
     let near_lift = lift_for(near_exponents.max(exponent_fields(displacement)));
     let lifted_near = Vec3::select(own, lift3(center, near_lift), lift3(shifted, near_lift));
