@@ -121,7 +121,6 @@ use sweepcast::low_level::layout::{
 use sweepcast::parity::{self, EPSILON, GPU_BOUND};
 use sweepcast::reference::{self, Body};
 use sweepcast::{ImpactStatus, MovingSphere, Partner, SweepOptions, Wall, cpu};
-use testkit::SplitMix64;
 use tiny_skia::{Color, FillRule, PathBuilder, Pixmap, Stroke, Transform};
 use wgpu::BufferUsages as Usage;
 use wgpu::util::DeviceExt;
@@ -268,37 +267,24 @@ impl Gas {
     /// `count` bodies in cells of side [`CELL`] chosen at random, each inside its own cell (so no
     /// two overlap and none crosses a wall), moving in a random direction at up to 0.6.
     fn new(count: usize, seed: u64) -> Self {
-        let per_axis = (count as f64).cbrt().ceil() as usize;
-        let mut rng = SplitMix64::new(seed);
-        let mut cells: Vec<usize> = (0..per_axis.pow(3)).collect();
-        for k in 0..count {
-            let pick = k + rng.below((cells.len() - k) as u64) as usize;
-            cells.swap(k, pick);
-        }
-        let mut bodies = Vec::with_capacity(count);
-        let mut velocities = Vec::with_capacity(count);
-        for &cell in &cells[..count] {
-            let radius = rng.range(0.1, 0.4) as f32;
-            let index = [
-                cell % per_axis,
-                cell / per_axis % per_axis,
-                cell / per_axis.pow(2),
-            ];
-            let slack = CELL / 2.0 - f64::from(radius);
-            let center = index.map(|i| ((i as f64 + 0.5) * CELL + rng.range(-slack, slack)) as f32);
-            bodies.push(BodyRecord {
-                center,
-                radius,
+        let lattice = testkit::jittered_lattice(count, CELL, (0.1, 0.4), 0.6, seed);
+        let bodies = lattice
+            .bodies
+            .iter()
+            .map(|body| BodyRecord {
+                center: body.center.to_array(),
+                radius: body.radius,
                 displacement: [0.0; 3],
                 groups: 0,
-            });
-            let velocity = rng.in_ball(0.6, 3);
-            velocities.push([velocity.x, velocity.y, velocity.z, radius * radius * radius]);
-        }
+            })
+            .collect();
+        let velocities = (lattice.velocities.iter().zip(&lattice.bodies))
+            .map(|(v, body)| [v.x, v.y, v.z, body.radius * body.radius * body.radius])
+            .collect();
         Self {
             bodies,
             velocities,
-            side: (CELL * per_axis as f64) as f32,
+            side: lattice.side,
         }
     }
 

@@ -816,3 +816,52 @@ pub fn two_cells_an_axis(case: u32, seed: u64) -> (Vec<MovingSphere>, sweepcast:
         sweepcast::SweepOptions::default().with_periodic_box(periodic_box),
     )
 }
+
+/// A gas on a jittered lattice ([`jittered_lattice`]).
+pub struct Lattice {
+    /// The side of the cube of cells, from the origin.
+    pub side: f32,
+    /// Centres and radii (displacements 0).
+    pub bodies: Vec<MovingSphere>,
+    /// Velocities.
+    pub velocities: Vec<Vec3>,
+}
+
+/// `count` spheres in cells of side `cell` chosen at random from the smallest cube of cells
+/// that holds them, each inside its own cell (so no two overlap, and none crosses the cube's
+/// faces), of radius uniform in `radii` (below `cell / 2`), moving in a random direction at up
+/// to `speed`. Draws, per body: the radius, the centre's jitter, the velocity.
+pub fn jittered_lattice(
+    count: usize,
+    cell: f64,
+    radii: (f64, f64),
+    speed: f64,
+    seed: u64,
+) -> Lattice {
+    let per_axis = (count as f64).cbrt().ceil() as usize;
+    let mut rng = SplitMix64::new(seed);
+    let mut cells: Vec<usize> = (0..per_axis.pow(3)).collect();
+    for k in 0..count {
+        let pick = k + rng.below((cells.len() - k) as u64) as usize;
+        cells.swap(k, pick);
+    }
+    let mut bodies = Vec::with_capacity(count);
+    let mut velocities = Vec::with_capacity(count);
+    for &cell_index in &cells[..count] {
+        let radius = rng.range(radii.0, radii.1) as f32;
+        let index = [
+            cell_index % per_axis,
+            cell_index / per_axis % per_axis,
+            cell_index / per_axis.pow(2),
+        ];
+        let slack = cell / 2.0 - f64::from(radius);
+        let center = index.map(|i| ((i as f64 + 0.5) * cell + rng.range(-slack, slack)) as f32);
+        bodies.push(MovingSphere::new(center.into(), radius, Vec3::ZERO));
+        velocities.push(rng.in_ball(speed, 3));
+    }
+    Lattice {
+        side: (cell * per_axis as f64) as f32,
+        bodies,
+        velocities,
+    }
+}
