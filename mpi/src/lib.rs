@@ -14,7 +14,15 @@
 //!    each owned body's earliest contact and wall, the one process's to the bit.
 //!
 //! Between steps [`MpiStep::migrate`] sends each body that left its rank's brick to its new
-//! owner, hop by hop along the axes, until every rank owns exactly its bricks' bodies.
+//! owner, hop by hop along the axes, until every rank owns exactly its bricks' bodies
+//! ([`MpiStep::migrate_with`] carries a simulation's own values with them).
+//!
+//! A response that reads a partner's result (whether the partner's earliest contact is this
+//! body, its velocity) needs it where the partner is a halo body, which only its owner has the
+//! answers of: [`MpiStep::halo_values`] sends each owned body's values along the last step's
+//! halo routes, so that each rank has its halo bodies' values from their owners. The example
+//! `gas_across_ranks` runs a hard-sphere gas so, the same to the bit on any number of ranks
+//! as in one process.
 //!
 //! Walls are given to every rank; a crashed rank is `mpirun`'s to end.
 
@@ -89,9 +97,15 @@ impl Owned {
         into.push(self.groups.get(at).map_or(u32::MAX, |groups| groups.bits()));
     }
 
-    /// Appends the bodies of `words` ([`Owned::words`]), with groups where `grouped`.
-    fn extend_from_words(&mut self, words: &[u32], grouped: bool) {
-        for body in words.chunks_exact(WORDS) {
+    /// Appends the bodies of `words` ([`Owned::words`], each followed by `K` carried words,
+    /// which go to `carried`), with groups where `grouped`.
+    fn extend_from_words<const K: usize>(
+        &mut self,
+        words: &[u32],
+        grouped: bool,
+        carried: &mut Vec<[u32; K]>,
+    ) {
+        for body in words.chunks_exact(WORDS + K) {
             let f = |k: usize| f32::from_bits(body[k]);
             let sphere = MovingSphere::new(
                 Vec3::new(f(0), f(1), f(2)),
@@ -100,7 +114,20 @@ impl Owned {
             );
             let groups = grouped.then(|| CollisionGroups::from_bits(body[8]));
             self.push(sphere, body[7], groups);
+            carried.push(std::array::from_fn(|k| body[WORDS + k]));
         }
+    }
+
+    /// The number of bodies.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.bodies.len()
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.bodies.is_empty()
     }
 }
 
@@ -111,6 +138,8 @@ const WORDS: usize = 9;
 /// direction).
 const HALO_TAGS: mpi::Tag = 0;
 const MIGRATION_TAGS: mpi::Tag = 6;
+/// The first tag of [`MpiStep::halo_values`]' shifts.
+const VALUE_TAGS: mpi::Tag = 12;
 
 /// Why a step across ranks failed.
 #[derive(Debug)]
@@ -181,6 +210,10 @@ pub struct MpiStep {
     neighbours: [[Option<Rank>; 2]; 3],
     step: BrickStep,
     held: Owned,
+    /// The last [`find`](Self::find)'s routes: per axis, the bodies sent down and up (indices
+    /// into the owned bodies, then the halo as it grew), and the owned bodies it was given.
+    routes: [[Vec<u32>; 2]; 3],
+    found_owned: Option<usize>,
     centers: Vec<Vec3>,
     words: [Vec<u32>; 2],
 }
@@ -221,6 +254,8 @@ impl MpiStep {
             neighbours,
             step: BrickStep::new(),
             held: Owned::default(),
+            routes: Default::default(),
+            found_owned: None,
             centers: Vec::new(),
             words: [Vec::new(), Vec::new()],
         })
@@ -308,7 +343,11 @@ impl MpiStep {
         self.agree(self.bricks.check_halo_width(width))?;
         // What this rank holds grows axis by axis: its own bodies, then the halo so far.
         self.held.clear();
+        self.found_owned = Some(owned.len());
         for axis in 0..3 {
+            for route in &mut self.routes[axis] {
+                route.clear();
+            }
             if self.neighbours[axis] == [None, None] {
                 continue;
             }
@@ -325,9 +364,12 @@ impl MpiStep {
                 .halo_sends(self.brick, axis, width, &self.centers);
             for (side, send) in [sends.lower, sends.upper].into_iter().enumerate() {
                 self.words[side].clear();
-                for &at in send.map(|(_, indices)| indices).iter().flatten() {
+                if let Some((_, indices)) = send {
+                    self.routes[axis][side] = indices;
+                }
+                for &at in &self.routes[axis][side] {
                     let at = at as usize;
-                    match at.checked_sub(owned.bodies.len()) {
+                    match at.checked_sub(owned.len()) {
                         None => owned.words(at, &mut self.words[side]),
                         Some(halo) => self.held.words(halo, &mut self.words[side]),
                     }
@@ -338,7 +380,8 @@ impl MpiStep {
                 let (received, sent) = self.shift_along(axis, upward, words, HALO_TAGS);
                 report.bytes_sent += 4 * sent;
                 report.halo_bodies += received.len() / WORDS;
-                self.held.extend_from_words(&received, grouped);
+                self.held
+                    .extend_from_words::<0>(&received, grouped, &mut Vec::new());
             }
         }
         report.exchange = start.elapsed();
@@ -349,6 +392,68 @@ impl MpiStep {
         report.step = step_start.elapsed();
         let answers = self.agree(answers)?;
         Ok((answers, report))
+    }
+
+    /// The halo the last [`find`](Self::find) received: its bodies, global indices and groups,
+    /// in the order they arrived (a body that arrived twice is there twice).
+    #[must_use]
+    pub fn halo(&self) -> &Owned {
+        &self.held
+    }
+
+    /// Each halo body's `values` (one a body, `K` words each, given for the owned bodies of
+    /// the last [`find`](Self::find) in their order): the owned bodies' values sent along the
+    /// routes of that find's halo, so that each rank has its halo bodies' values, in
+    /// [`halo`](Self::halo)'s order. This is how a rank learns what its halo bodies' owners
+    /// computed from the step (their earliest contacts, their velocities): what a response
+    /// that depends on a partner's result needs.
+    ///
+    /// # Errors
+    /// On every rank where any rank's `values` are not one an owned body of its last find, or
+    /// a rank has not found yet ([`Error::Step`] with [`sweepcast::Error::BrickBodies`] there,
+    /// [`Error::OtherRank`] elsewhere).
+    pub fn halo_values<const K: usize>(
+        &mut self,
+        values: &[[u32; K]],
+    ) -> Result<Vec<[u32; K]>, Error> {
+        let checked = if self.found_owned == Some(values.len()) {
+            Ok(())
+        } else {
+            Err(sweepcast::Error::BrickBodies {
+                reason: "halo values not one an owned body of the last find",
+            })
+        };
+        self.agree(checked)?;
+        let mut held: Vec<[u32; K]> = Vec::with_capacity(self.held.len());
+        for axis in 0..3 {
+            if self.neighbours[axis] == [None, None] {
+                continue;
+            }
+            for side in 0..2 {
+                self.words[side].clear();
+                for &at in &self.routes[axis][side] {
+                    let at = at as usize;
+                    let value = match at.checked_sub(values.len()) {
+                        None => &values[at],
+                        Some(halo) => &held[halo],
+                    };
+                    self.words[side].extend_from_slice(value);
+                }
+            }
+            for upward in [true, false] {
+                let words = &self.words[usize::from(upward)];
+                let (received, _) = self.shift_along(axis, upward, words, VALUE_TAGS);
+                if K > 0 {
+                    held.extend(
+                        received
+                            .chunks_exact(K)
+                            .map(|value| std::array::from_fn(|k| value[k])),
+                    );
+                }
+            }
+        }
+        debug_assert!(K == 0 || held.len() == self.held.len());
+        Ok(held)
     }
 
     /// One shift along `axis`: `words` to the neighbour `upward` (or down) and what the
@@ -408,8 +513,33 @@ impl MpiStep {
     /// owner unknown; a negative radius), or groups not one a body where any rank's bodies
     /// have groups.
     pub fn migrate(&mut self, owned: &mut Owned) -> Result<(), Error> {
+        let mut nothing = vec![[0u32; 0]; owned.len()];
+        self.migrate_with(owned, &mut nothing)
+    }
+
+    /// [`migrate`](Self::migrate), with `carried`, one value of `K` words an owned body (a
+    /// velocity, a mass, a simulation's own state), travelling with its body: afterwards
+    /// `carried` is again one a body, in `owned`'s new order.
+    ///
+    /// # Errors
+    /// As [`migrate`](Self::migrate), and [`sweepcast::Error::BrickBodies`] where `carried`
+    /// is not one an owned body (on every rank where any rank's is not).
+    pub fn migrate_with<const K: usize>(
+        &mut self,
+        owned: &mut Owned,
+        carried: &mut Vec<[u32; K]>,
+    ) -> Result<(), Error> {
         let grouped = self.grouped(owned);
-        self.agree(check(owned, &SweepOptions::default(), grouped))?;
+        let checked = check(owned, &SweepOptions::default(), grouped).and_then(|()| {
+            if carried.len() == owned.len() {
+                Ok(())
+            } else {
+                Err(sweepcast::Error::BrickBodies {
+                    reason: "carried values not one an owned body",
+                })
+            }
+        });
+        self.agree(checked)?;
         let counts = self.bricks.counts();
         let here = self.bricks.coordinates(self.brick);
         let rounds = counts
@@ -423,25 +553,34 @@ impl MpiStep {
                     continue;
                 }
                 let mut stay = Owned::default();
+                let mut kept = Vec::with_capacity(carried.len());
                 let mut leave = [Vec::new(), Vec::new()];
-                for at in 0..owned.bodies.len() {
+                for (at, value) in carried.iter().enumerate() {
                     let owner = self
                         .bricks
                         .coordinates(self.bricks.owner(owned.bodies[at].center));
                     match self.direction(axis, here[axis], owner[axis]) {
-                        None => stay.push(
-                            owned.bodies[at],
-                            owned.global[at],
-                            owned.groups.get(at).copied(),
-                        ),
-                        Some(upward) => owned.words(at, &mut leave[usize::from(upward)]),
+                        None => {
+                            stay.push(
+                                owned.bodies[at],
+                                owned.global[at],
+                                owned.groups.get(at).copied(),
+                            );
+                            kept.push(*value);
+                        }
+                        Some(upward) => {
+                            let words = &mut leave[usize::from(upward)];
+                            owned.words(at, words);
+                            words.extend_from_slice(value);
+                        }
                     }
                 }
                 *owned = stay;
+                *carried = kept;
                 for upward in [true, false] {
                     let words = &leave[usize::from(upward)];
                     let (received, _) = self.shift_along(axis, upward, words, MIGRATION_TAGS);
-                    owned.extend_from_words(&received, grouped);
+                    owned.extend_from_words(&received, grouped, carried);
                 }
             }
         }
@@ -481,4 +620,88 @@ fn check(owned: &Owned, options: &SweepOptions, grouped: bool) -> Result<(), swe
         sweepcast::low_level::validate_periodic_reach(&owned.bodies, periodic_box)?;
     }
     owned.local().check_lengths(grouped)
+}
+
+/// Bricks per axis for `ranks` ranks, one a brick: the ranks' prime factors shared out, the
+/// largest first, each to the axis with the fewest bricks so far (x first on a tie): 2 ranks
+/// are 2 × 1 × 1, 4 are 2 × 2 × 1, 8 are 2 × 2 × 2, 6 are 3 × 2 × 1.
+///
+/// # Panics
+/// Where `ranks` is 0.
+#[must_use]
+pub fn brick_counts(ranks: usize) -> [u32; 3] {
+    assert!(ranks > 0, "at least one rank");
+    let mut factors = Vec::new();
+    let mut rest = ranks;
+    let mut divisor = 2;
+    while rest > 1 {
+        while rest.is_multiple_of(divisor) {
+            factors.push(divisor);
+            rest /= divisor;
+        }
+        divisor += 1;
+    }
+    let mut counts = [1u32; 3];
+    for &factor in factors.iter().rev() {
+        let fewest = (0..3).min_by_key(|&axis| counts[axis]).unwrap_or(0);
+        counts[fewest] *= factor as u32;
+    }
+    counts
+}
+
+/// Every rank's `text` on rank 0, in rank order (an empty string on the other ranks). A rank
+/// may send none.
+pub fn gather_text<C: Communicator>(comm: &C, text: &str) -> String {
+    let root = comm.process_at_rank(0);
+    // Each rank sends one byte more than its text, so that no buffer is empty (MPI takes no
+    // empty buffer here); rank 0 drops it.
+    let mut bytes = text.as_bytes().to_vec();
+    bytes.push(0);
+    let length = bytes.len() as mpi::Count;
+    if comm.rank() != 0 {
+        root.gather_into(&length);
+        root.gather_varcount_into(&bytes[..]);
+        return String::new();
+    }
+    let mut lengths = vec![0 as mpi::Count; comm.size() as usize];
+    root.gather_into_root(&length, &mut lengths[..]);
+    let starts: Vec<mpi::Count> = lengths
+        .iter()
+        .scan(0, |at, &length| {
+            let here = *at;
+            *at += length;
+            Some(here)
+        })
+        .collect();
+    let mut all = vec![0u8; lengths.iter().sum::<mpi::Count>() as usize];
+    {
+        let mut partition =
+            mpi::datatype::PartitionMut::new(&mut all[..], &lengths[..], &starts[..]);
+        root.gather_varcount_into_root(&bytes[..], &mut partition);
+    }
+    let mut text = String::new();
+    for (&start, &length) in starts.iter().zip(&lengths) {
+        let own = &all[start as usize..(start + length - 1) as usize];
+        text.push_str(std::str::from_utf8(own).expect("each rank sends text"));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::brick_counts;
+
+    #[test]
+    fn brick_counts_share_the_factors_out() {
+        assert_eq!(brick_counts(1), [1, 1, 1]);
+        assert_eq!(brick_counts(2), [2, 1, 1]);
+        assert_eq!(brick_counts(4), [2, 2, 1]);
+        assert_eq!(brick_counts(6), [3, 2, 1]);
+        assert_eq!(brick_counts(8), [2, 2, 2]);
+        assert_eq!(brick_counts(12), [3, 2, 2]);
+        assert_eq!(brick_counts(7), [7, 1, 1]);
+        for ranks in 1..=64 {
+            assert_eq!(brick_counts(ranks).iter().product::<u32>() as usize, ranks);
+        }
+    }
 }

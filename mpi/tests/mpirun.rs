@@ -1,8 +1,10 @@
 //! The step across ranks under `mpirun`, with 1, 2, 4 and 8 ranks (`--oversubscribe`: this
-//! machine has fewer cores). MPI initialises once a process, so each case launches the
-//! `same_answers` binary; each run has a time limit, past which the test kills it and fails
-//! (never a hung test). As root, OpenMPI needs its allow-run-as-root settings, set here.
+//! machine has fewer cores). MPI initialises once a process, so each case launches a binary
+//! of its own (`same_answers`);
+//! each run has a time limit, past which the test kills it and fails (never a hung test). As
+//! root, OpenMPI needs its allow-run-as-root settings, set here.
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -11,9 +13,14 @@ const LIMIT: Duration = Duration::from_secs(300);
 
 /// Runs `same_answers` with `args` on `ranks` ranks; its output, or why it failed.
 fn mpirun(ranks: u32, args: &[&str]) -> Result<String, String> {
+    mpirun_program(Path::new(env!("CARGO_BIN_EXE_same_answers")), ranks, args)
+}
+
+/// Runs `program` with `args` on `ranks` ranks; its output, or why it failed.
+fn mpirun_program(program: &Path, ranks: u32, args: &[&str]) -> Result<String, String> {
     let mut child = Command::new("mpirun")
         .args(["--oversubscribe", "-np", &ranks.to_string()])
-        .arg(env!("CARGO_BIN_EXE_same_answers"))
+        .arg(program)
         .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -55,14 +62,14 @@ fn ranks_give_one_process_answers_to_the_bit() {
     }
 }
 
-/// A bad body on one rank is a typed error on every rank, and a halo too wide for the
-/// bricks is one too.
+/// A bad body on one rank is a typed error on every rank, and so are a halo too wide for the
+/// bricks and, on one rank, values for the halo or the migration not one a body.
 #[test]
 fn an_error_on_one_rank_is_an_error_on_every_rank() {
     for ranks in [1, 2, 4] {
         let output = mpirun(ranks, &["--errors"]).unwrap_or_else(|why| panic!("{why}"));
         let typed = output
-            .matches("a bad body typed, a halo too wide typed")
+            .matches("a bad body typed, a halo too wide typed, values not one a body typed")
             .count();
         assert_eq!(typed, ranks as usize, "{output}");
     }

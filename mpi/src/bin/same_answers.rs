@@ -5,9 +5,10 @@
 //! bit: every contact, each body's earliest contact and earliest wall. Exits 0 when every
 //! step of every world agrees.
 //!
-//! `--errors`: instead, a rank's bad body and a halo too wide for the bricks must give a
-//! typed error on every rank (exit 0 when they do). `--crash`: the last rank exits in the
-//! middle of the run while the others wait in the step's first reduction; `mpirun` must end
+//! `--errors`: instead, a rank's bad body, a halo too wide for the bricks, and values for the
+//! halo or the migration not one a body must give a typed error on every rank (exit 0 when
+//! they do). `--crash`: the last rank exits in the middle of the run while the others wait
+//! in the step's first reduction; `mpirun` must end
 //! them all (a non-zero exit, never a hang).
 
 use std::process::ExitCode;
@@ -17,7 +18,7 @@ use sweepcast::bricks::{Bricks, OwnedAnswers};
 use sweepcast::cpu::ContactFinder;
 use sweepcast::glam::{DVec3, Vec3};
 use sweepcast::{CollisionGroups, MovingSphere, PeriodicBox, SweepOptions, Wall};
-use sweepcast_mpi::{Error, MpiStep, Owned};
+use sweepcast_mpi::{Error, MpiStep, Owned, brick_counts, gather_text};
 
 /// The domain's side, and the steps each world takes.
 const SIDE: f64 = 40.0;
@@ -224,47 +225,8 @@ fn one_process(world: &World, bodies: &[MovingSphere]) -> Vec<String> {
     lines
 }
 
-/// Every rank's `text` on rank 0 (empty elsewhere).
-fn gather(step: &MpiStep, text: &str) -> String {
-    let comm = step.communicator();
-    let root = comm.process_at_rank(0);
-    let length = text.len() as i32;
-    if comm.rank() != 0 {
-        root.gather_into(&length);
-        root.gather_varcount_into(text.as_bytes());
-        return String::new();
-    }
-    let mut lengths = vec![0i32; comm.size() as usize];
-    root.gather_into_root(&length, &mut lengths[..]);
-    let displacements: Vec<i32> = lengths
-        .iter()
-        .scan(0, |at, &length| {
-            let here = *at;
-            *at += length;
-            Some(here)
-        })
-        .collect();
-    let mut all = vec![0u8; lengths.iter().sum::<i32>() as usize];
-    {
-        let mut partition =
-            mpi::datatype::PartitionMut::new(&mut all[..], &lengths[..], &displacements[..]);
-        root.gather_varcount_into_root(text.as_bytes(), &mut partition);
-    }
-    String::from_utf8(all).expect("text")
-}
-
-fn counts_for(ranks: i32) -> [u32; 3] {
-    match ranks {
-        1 => [1, 1, 1],
-        2 => [2, 1, 1],
-        4 => [2, 2, 1],
-        8 => [2, 2, 2],
-        _ => panic!("run with 1, 2, 4 or 8 ranks"),
-    }
-}
-
 fn same_answers(universe_world: &mpi::topology::SimpleCommunicator) -> bool {
-    let counts = counts_for(universe_world.size());
+    let counts = brick_counts(universe_world.size() as usize);
     let mut all_agree = true;
     for world in worlds() {
         let bricks = Bricks::new([0.0; 3], [SIDE; 3], counts, &world.options).expect("bricks");
@@ -275,18 +237,13 @@ fn same_answers(universe_world: &mpi::topology::SimpleCommunicator) -> bool {
             let (answers, report) = step
                 .find(&owned, &world.walls, world.options)
                 .unwrap_or_else(|error| panic!("{}: {error}", world.name));
-            // A first line of its own, so that no rank sends nothing (MPI takes no empty
-            // buffer here).
-            let text: String = std::iter::once(format!("# rank {}", step.rank()))
-                .chain(lines(&answers, &owned))
+            let text: String = lines(&answers, &owned)
+                .iter()
                 .map(|line| format!("{line}\n"))
                 .collect();
-            let gathered = gather(&step, &text);
+            let gathered = gather_text(step.communicator(), &text);
             if step.rank() == 0 {
-                let mut ours: Vec<&str> = gathered
-                    .lines()
-                    .filter(|line| !line.starts_with('#'))
-                    .collect();
+                let mut ours: Vec<&str> = gathered.lines().collect();
                 let reference = one_process(&world, &bodies);
                 let mut theirs: Vec<&str> = reference.iter().map(String::as_str).collect();
                 ours.sort_unstable();
@@ -322,7 +279,7 @@ fn same_answers(universe_world: &mpi::topology::SimpleCommunicator) -> bool {
 
 /// A bad body on the last rank, then a halo too wide: typed errors on every rank.
 fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
-    let counts = counts_for(world.size());
+    let counts = brick_counts(world.size() as usize);
     let options = SweepOptions::default();
     let bricks = Bricks::new([0.0; 3], [SIDE; 3], counts, &options).expect("bricks");
     let mut step = MpiStep::new(world, bricks).expect("one rank a brick");
@@ -354,20 +311,39 @@ fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
         Ok(_) => world.size() == 1,
         _ => false,
     };
+    // Values for the halo, and values carried by the migration, one short on the last rank.
+    let mut good = Owned::of(&step, &all, &[]);
+    step.find(&good, &[], options).expect("a valid step");
+    let me = step.rank();
+    let short = vec![[0u32; 2]; good.len() - usize::from(me == last && !good.is_empty())];
+    let is_typed = |result: Result<(), Error>| match result {
+        Err(Error::Step(sweepcast::Error::BrickBodies { .. })) => me == last,
+        Err(Error::OtherRank { rank }) => rank == last && me != last,
+        _ => false,
+    };
+    let values_short = is_typed(step.halo_values(&short).map(|_| ()))
+        && is_typed(step.migrate_with(&mut good, &mut short.clone()));
+    let typed = |ok: bool| if ok { "typed" } else { "WRONG" };
     println!(
-        "{} ranks, rank {}: a bad body {}, a halo too wide {}",
+        "{} ranks, rank {}: a bad body {}, a halo too wide {}, values not one a body {}",
         world.size(),
         step.rank(),
-        if bad_body { "typed" } else { "WRONG" },
-        if too_wide { "typed" } else { "WRONG" }
+        typed(bad_body),
+        typed(too_wide),
+        typed(values_short),
     );
-    bad_body && too_wide
+    bad_body && too_wide && values_short
 }
 
 /// The last rank exits before the step; the others enter it and wait for it.
 fn crash(world: &mpi::topology::SimpleCommunicator) -> bool {
     let options = SweepOptions::default();
-    let bricks = Bricks::new([0.0; 3], [SIDE; 3], counts_for(world.size()), &options);
+    let bricks = Bricks::new(
+        [0.0; 3],
+        [SIDE; 3],
+        brick_counts(world.size() as usize),
+        &options,
+    );
     let mut step = MpiStep::new(world, bricks.expect("bricks")).expect("one rank a brick");
     let owned = Owned::of(&step, &bodies(100, 9, 0.5, false), &[]);
     if step.rank() == world.size() - 1 {
