@@ -1,10 +1,10 @@
 //! The step across ranks under `mpirun`, with 1, 2, 4 and 8 ranks (`--oversubscribe`: this
 //! machine has fewer cores). MPI initialises once a process, so each case launches a binary
-//! of its own (`same_answers`);
+//! of its own (`same_answers`, or the `gas_across_ranks` example, which `cargo test` builds);
 //! each run has a time limit, past which the test kills it and fails (never a hung test). As
 //! root, OpenMPI needs its allow-run-as-root settings, set here.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -83,6 +83,64 @@ fn a_crashed_rank_ends_the_job() {
         match mpirun(ranks, &["--crash"]) {
             Ok(output) => panic!("{ranks} ranks: the job passed with a crashed rank\n{output}"),
             Err(why) => assert!(!why.contains("no answer within"), "{why}"),
+        }
+    }
+}
+
+/// The `gas_across_ranks` example, which `cargo test` builds beside the binaries.
+fn gas_example() -> PathBuf {
+    let binaries = Path::new(env!("CARGO_BIN_EXE_same_answers"))
+        .parent()
+        .expect("the binaries' folder");
+    let example = binaries.join("examples").join("gas_across_ranks");
+    assert!(
+        example.exists(),
+        "{} is not built: run the whole `cargo test --manifest-path mpi/Cargo.toml` (it builds \
+         the examples), or `cargo build --manifest-path mpi/Cargo.toml --examples`",
+        example.display()
+    );
+    example
+}
+
+/// The example's gas, in a closed box (walls in open space) and in a slab (a periodic box on
+/// x and y, a floor and a ceiling: walls in a periodic box), both with collision groups,
+/// bodies migrating every frame: the same contacts every frame and the same final state, to
+/// the bit, on 1, 2 and 4 ranks as the one process (`--check`), and a picture.
+#[test]
+fn the_gas_across_ranks_is_the_one_process_gas_to_the_bit() {
+    let example = gas_example();
+    for scene in ["closed", "slab"] {
+        for ranks in [1, 2, 4] {
+            let picture =
+                std::env::temp_dir().join(format!("gas_across_ranks_{scene}_{ranks}.png"));
+            let _ = std::fs::remove_file(&picture);
+            let args = [
+                "--scene",
+                scene,
+                "--groups",
+                "--bodies",
+                "2000",
+                "--frames",
+                "10",
+                "--check",
+                "--out",
+                picture.to_str().expect("a path in UTF-8"),
+            ];
+            let output =
+                mpirun_program(&example, ranks, &args).unwrap_or_else(|why| panic!("{why}"));
+            eprint!("{output}");
+            assert!(
+                output.contains(
+                    "check: the same contacts and final state as one process, to the bit"
+                ),
+                "{scene}, {ranks} ranks:\n{output}"
+            );
+            let written = std::fs::metadata(&picture).map(|m| m.len()).unwrap_or(0);
+            assert!(
+                written > 0,
+                "{scene}, {ranks} ranks: no picture at {}",
+                picture.display()
+            );
         }
     }
 }
