@@ -21,8 +21,9 @@
 //! body, its velocity) needs it where the partner is a halo body, which only its owner has the
 //! answers of: [`MpiStep::halo_values`] sends each owned body's values along the last step's
 //! halo routes, so that each rank has its halo bodies' values from their owners. The example
-//! `gas_across_ranks` runs a hard-sphere gas so, the same to the bit on any number of ranks
-//! as in one process.
+//! `gas_across_ranks` runs a hard-sphere gas so, the same to the bit as in one process on
+//! each number of ranks tested (1, 2, 3, 4 and 8; the bricks' halo, at most half a brick,
+//! bounds how many ranks a box takes).
 //!
 //! Walls are given to every rank; a crashed rank is `mpirun`'s to end.
 
@@ -151,6 +152,11 @@ pub enum Error {
         /// That rank.
         rank: Rank,
     },
+    /// [`gather_text`]'s texts come to more bytes than MPI's counts hold.
+    GatherTooLarge {
+        /// The bytes, all ranks' together.
+        bytes: u64,
+    },
     /// The communicator's ranks are not as many as the bricks.
     RankCount {
         /// Ranks.
@@ -170,6 +176,11 @@ impl fmt::Display for Error {
                     "rank {rank} found an error in the step; see its own report"
                 )
             }
+            Error::GatherTooLarge { bytes } => write!(
+                f,
+                "{bytes} bytes to gather on rank 0, more than MPI's counts hold ({})",
+                mpi::Count::MAX
+            ),
             Error::RankCount { ranks, bricks } => write!(
                 f,
                 "{ranks} ranks for {bricks} bricks; run one rank a brick (mpirun -np {bricks})"
@@ -410,7 +421,7 @@ impl MpiStep {
     ///
     /// # Errors
     /// On every rank where any rank's `values` are not one an owned body of its last find, or
-    /// a rank has not found yet ([`Error::Step`] with [`sweepcast::Error::BrickBodies`] there,
+    /// a rank has not found since it was made or last migrated ([`Error::Step`] with [`sweepcast::Error::BrickBodies`] there,
     /// [`Error::OtherRank`] elsewhere).
     pub fn halo_values<const K: usize>(
         &mut self,
@@ -424,6 +435,9 @@ impl MpiStep {
             })
         };
         self.agree(checked)?;
+        if K == 0 {
+            return Ok(vec![[0; K]; self.held.len()]);
+        }
         let mut held: Vec<[u32; K]> = Vec::with_capacity(self.held.len());
         for axis in 0..3 {
             if self.neighbours[axis] == [None, None] {
@@ -443,16 +457,14 @@ impl MpiStep {
             for upward in [true, false] {
                 let words = &self.words[usize::from(upward)];
                 let (received, _) = self.shift_along(axis, upward, words, VALUE_TAGS);
-                if K > 0 {
-                    held.extend(
-                        received
-                            .chunks_exact(K)
-                            .map(|value| std::array::from_fn(|k| value[k])),
-                    );
-                }
+                held.extend(
+                    received
+                        .chunks_exact(K)
+                        .map(|value| std::array::from_fn(|k| value[k])),
+                );
             }
         }
-        debug_assert!(K == 0 || held.len() == self.held.len());
+        debug_assert_eq!(held.len(), self.held.len());
         Ok(held)
     }
 
@@ -540,6 +552,8 @@ impl MpiStep {
             }
         });
         self.agree(checked)?;
+        // The owned bodies change: the last find's halo routes are not theirs.
+        self.found_owned = None;
         let counts = self.bricks.counts();
         let here = self.bricks.coordinates(self.brick);
         let rounds = counts
@@ -651,17 +665,27 @@ pub fn brick_counts(ranks: usize) -> [u32; 3] {
 
 /// Every rank's `text` on rank 0, in rank order (an empty string on the other ranks). A rank
 /// may send none.
-pub fn gather_text<C: Communicator>(comm: &C, text: &str) -> String {
+///
+/// # Errors
+/// [`Error::GatherTooLarge`] on every rank where the texts (and a byte a rank) come to more
+/// than MPI's counts hold (`i32::MAX` bytes).
+pub fn gather_text<C: Communicator>(comm: &C, text: &str) -> Result<String, Error> {
     let root = comm.process_at_rank(0);
     // Each rank sends one byte more than its text, so that no buffer is empty (MPI takes no
     // empty buffer here); rank 0 drops it.
+    let mine = text.len() as u64 + 1;
+    let mut bytes = 0u64;
+    comm.all_reduce_into(&mine, &mut bytes, SystemOperation::sum());
+    if bytes > mpi::Count::MAX as u64 {
+        return Err(Error::GatherTooLarge { bytes });
+    }
     let mut bytes = text.as_bytes().to_vec();
     bytes.push(0);
     let length = bytes.len() as mpi::Count;
     if comm.rank() != 0 {
         root.gather_into(&length);
         root.gather_varcount_into(&bytes[..]);
-        return String::new();
+        return Ok(String::new());
     }
     let mut lengths = vec![0 as mpi::Count; comm.size() as usize];
     root.gather_into_root(&length, &mut lengths[..]);
@@ -684,7 +708,20 @@ pub fn gather_text<C: Communicator>(comm: &C, text: &str) -> String {
         let own = &all[start as usize..(start + length - 1) as usize];
         text.push_str(std::str::from_utf8(own).expect("each rank sends text"));
     }
-    text
+    Ok(text)
+}
+
+/// Makes a panic on this rank end the whole job: the panic is reported as usual, then the
+/// process exits (status 101) without finalising MPI. Unwinding would drop the `Universe`,
+/// whose `MPI_Finalize` waits for the other ranks, while they may wait in a collective for
+/// this one: a hang (seen with OpenMPI 4.1). A rank that exits without finalising is one
+/// `mpirun` ends the job for. Call it once, at the start of `main`.
+pub fn exit_on_panic() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        std::process::exit(101);
+    }));
 }
 
 #[cfg(test)]

@@ -75,14 +75,19 @@ fn an_error_on_one_rank_is_an_error_on_every_rank() {
     }
 }
 
-/// A rank that exits in the middle of the run ends the job: `mpirun` fails within its time
-/// limit, never hangs.
+/// A rank that exits, or panics, in the middle of the run ends the job: `mpirun` fails within
+/// its time limit, never hangs. (A panic that unwinds into `MPI_Finalize` while the other
+/// ranks wait in a collective hangs: `exit_on_panic` exits instead.)
 #[test]
 fn a_crashed_rank_ends_the_job() {
     for ranks in [1, 2, 4] {
-        match mpirun(ranks, &["--crash"]) {
-            Ok(output) => panic!("{ranks} ranks: the job passed with a crashed rank\n{output}"),
-            Err(why) => assert!(!why.contains("no answer within"), "{why}"),
+        for how in ["--crash", "--panic"] {
+            match mpirun(ranks, &[how]) {
+                Ok(output) => {
+                    panic!("{ranks} ranks, {how}: the job passed with a crashed rank\n{output}")
+                }
+                Err(why) => assert!(!why.contains("no answer within"), "{how}: {why}"),
+            }
         }
     }
 }
@@ -105,12 +110,13 @@ fn gas_example() -> PathBuf {
 /// The example's gas, in a closed box (walls in open space) and in a slab (a periodic box on
 /// x and y, a floor and a ceiling: walls in a periodic box), both with collision groups,
 /// bodies migrating every frame: the same contacts every frame and the same final state, to
-/// the bit, on 1, 2 and 4 ranks as the one process (`--check`), and a picture.
+/// the bit, on 1, 2, 3, 4 and 8 ranks as the one process (`--check`), and a picture. (3 ranks:
+/// three bricks on a periodic axis; 8: values relayed on z from x and y.)
 #[test]
 fn the_gas_across_ranks_is_the_one_process_gas_to_the_bit() {
     let example = gas_example();
     for scene in ["closed", "slab"] {
-        for ranks in [1, 2, 4] {
+        for ranks in [1, 2, 3, 4, 8] {
             let picture =
                 std::env::temp_dir().join(format!("gas_across_ranks_{scene}_{ranks}.png"));
             let _ = std::fs::remove_file(&picture);
@@ -119,7 +125,7 @@ fn the_gas_across_ranks_is_the_one_process_gas_to_the_bit() {
                 scene,
                 "--groups",
                 "--bodies",
-                "2000",
+                "4000",
                 "--frames",
                 "10",
                 "--check",

@@ -8,7 +8,7 @@
 //! `--errors`: instead, a rank's bad body, a halo too wide for the bricks, and values for the
 //! halo or the migration not one a body must give a typed error on every rank (exit 0 when
 //! they do). `--crash`: the last rank exits in the middle of the run while the others wait
-//! in the step's first reduction; `mpirun` must end
+//! in the step's first reduction (`--panic`: it panics there instead); `mpirun` must end
 //! them all (a non-zero exit, never a hang).
 
 use std::process::ExitCode;
@@ -241,7 +241,7 @@ fn same_answers(universe_world: &mpi::topology::SimpleCommunicator) -> bool {
                 .iter()
                 .map(|line| format!("{line}\n"))
                 .collect();
-            let gathered = gather_text(step.communicator(), &text);
+            let gathered = gather_text(step.communicator(), &text).expect("a few kB");
             if step.rank() == 0 {
                 let mut ours: Vec<&str> = gathered.lines().collect();
                 let reference = one_process(&world, &bodies);
@@ -347,17 +347,21 @@ fn crash(world: &mpi::topology::SimpleCommunicator) -> bool {
     let mut step = MpiStep::new(world, bricks.expect("bricks")).expect("one rank a brick");
     let owned = Owned::of(&step, &bodies(100, 9, 0.5, false), &[]);
     if step.rank() == world.size() - 1 {
+        if std::env::args().any(|arg| arg == "--panic") {
+            panic!("the last rank panics before the step (--panic)");
+        }
         std::process::exit(3);
     }
     step.find(&owned, &[], options).is_ok()
 }
 
 fn main() -> ExitCode {
+    sweepcast_mpi::exit_on_panic();
     let universe = mpi::initialize().expect("MPI initialises once a process");
     let world = universe.world();
     let passed = if std::env::args().any(|arg| arg == "--errors") {
         errors(&world)
-    } else if std::env::args().any(|arg| arg == "--crash") {
+    } else if std::env::args().any(|arg| arg == "--crash" || arg == "--panic") {
         crash(&world)
     } else {
         same_answers(&world)

@@ -24,6 +24,7 @@ const RADIUS: f32 = 0.5;
 const SPEED: f64 = 0.5;
 
 fn main() {
+    sweepcast_mpi::exit_on_panic();
     let universe = mpi::initialize().expect("MPI initialises once a process");
     let world = universe.world();
     let mut args = std::env::args().skip(1);
