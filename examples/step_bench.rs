@@ -33,7 +33,7 @@
 //! written between the stages where the adapter has `TIMESTAMP_QUERY_INSIDE_ENCODERS`, or
 //! else by wall clock, submitting and waiting after each stage. The same call lists the
 //! commands each stage recorded, from which the bench counts dispatches and bytes (see
-//! `Model`) and prints a cost model of both steps on an H100, per stage: a model, not a
+//! `Gpu::cost`) and prints a cost model of both steps on an H100, per stage: a model, not a
 //! measurement.
 
 mod common;
@@ -828,17 +828,18 @@ fn stage_medians(runs: &[Vec<(&'static str, Duration)>]) -> String {
 }
 
 /// The path lampshade 0.13's `KeyValueSorter::new_for_adapter` takes for counted sorts
-/// (`RadixVariant::for_adapter` in its src/sort/pipeline.rs, as `record_sort_counted`
-/// dispatches it in src/sort/key_value_sorter.rs).
+/// (`RadixVariant::for_adapter` in lampshade:src/sort/pipeline.rs, as `record_sort_counted`
+/// dispatches it in lampshade:src/sort/key_value_sorter.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SortPath {
-    /// 2 bits a pass, reduce-then-scan (src/sort/counted.rs with counted.wgsl).
+    /// 2 bits a pass, reduce-then-scan (lampshade:src/sort/counted.rs with
+    /// lampshade:counted.wgsl).
     Portable,
-    /// 4 bits a pass, reduce-then-scan (counted_wide.wgsl): NVIDIA Vulkan discrete GPUs
+    /// 4 bits a pass, reduce-then-scan (lampshade:counted_wide.wgsl): NVIDIA Vulkan discrete GPUs
     /// without subgroups enabled, Intel Vulkan.
     Wide,
     /// 8 bits a pass: one histogram of every digit, a prefix and one scatter a pass with
-    /// decoupled look-back (src/sort/eight_bit.rs): NVIDIA Vulkan with `SUBGROUP` enabled
+    /// decoupled look-back (lampshade:src/sort/eight_bit.rs): NVIDIA Vulkan with `SUBGROUP` enabled
     /// and fixed 32-wide subgroups.
     EightBit,
 }

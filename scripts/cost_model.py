@@ -36,8 +36,8 @@ Where each input number comes from:
   10000 / 100000 / 1000000 (2026-11-28, at 8749a00, before the tree left the crate): the "tree" rows (node visits, mean / max) and the
   "grid, ratio 2, one level within 4x" rows (levels, cells, entries, sweeps, steps max), the
   configuration the GPU grid uses (its level plans match grid_bench's "levels [...]").
-- Commands and steps per kernel: read from the recording code at 8749a00 (src/gpu/broad_phase.rs,
-  step.rs, contacts.rs, grid.rs: record_stages) and the shaders (broad_phase.wgsl,
+- Commands and steps per kernel: read from the recording code at 8749a00 (8749a00:src/gpu/broad_phase.rs,
+  step.rs, contacts.rs, grid.rs: record_stages) and the shaders (8749a00:shaders/broad_phase.wgsl,
   contacts.wgsl, grid.wgsl; `git show 8749a00:PATH`). Two byte counts replace the bench's assumptions: the queries
   read 48 B a node visit for the twin's visits (the bench assumes 28), and the refit climbs
   log2 N levels of 36 B (the bench counts one box a leaf). The grid is modelled as committed
@@ -110,7 +110,7 @@ def add(*ts):
 
 
 def tree_terms(row, k, corrected=True):
-    """The tree step's stages (at 8749a00: src/gpu/broad_phase.rs, step.rs, contacts.rs record_stages)."""
+    """The tree step's stages (8749a00:src/gpu/broad_phase.rs, step.rs, contacts.rs record_stages)."""
     n = row[1]
     lg = math.log2(n)
     _, _, cands, mb = TREE[row]

@@ -10,8 +10,8 @@ cycle, 0 if there is none. Python 3 standard library only.
 
 The rules:
 
-* A module is a file: `src/lib.rs` is `crate`, `src/a.rs` and `src/a/mod.rs` are `a`,
-  `src/a/b.rs` is `a::b`. Inline modules (`mod tests { ... }`, `mod avx { ... }`) belong to
+* A module is a file: `src/lib.rs` is `crate`, `src/<a>.rs` and `src/<a>/mod.rs` are `<a>`,
+  `src/<a>/<b>.rs` is `<a>::<b>`. Inline modules (`mod tests { ... }`, `mod avx { ... }`) belong to
   the file they are written in.
 * Comments (`//`, `///`, `//!`, `/* */`, so also every intra-doc link and doc example) and
   string literals are ignored. Attributes are not evaluated: a `#[cfg(...)]`-gated `use` or
@@ -19,8 +19,8 @@ The rules:
 * An import is a `use` of a path into this crate, or a path written in code that starts with
   `crate::`, `self::`, `super::`, a child module's name, or a name that a `use` in the same
   file binds to something in this crate (`use crate::cpu; ... cpu::World`).
-* A path is resolved to the deepest module file it names: `crate::cpu::step::bytes` is an
-  import of `cpu::step`. When the path names an item of a module that the module does not
+* A path is resolved to the deepest module file it names:
+  `crate::cpu::step::ContactFinder` is an import of `cpu::step`. When the path names an item of a module that the module does not
   define but brings in with a `use` (a `pub use` re-export such as `cpu::Contact`, or a
   private `use` seen through `super::`), the script follows that `use` to the module that
   defines the item; so a child that uses what its parent re-exports from a sibling imports

@@ -1,5 +1,5 @@
 // shared.wgsl: the data contract of every stage. Prepended to each stage's source (see
-// src/gpu/shader.rs); its Rust mirror, byte for byte, is src/layout.rs, and tests/shaders.rs
+// `SHARED_WGSL` in src/gpu/kernel.rs); its Rust mirror, byte for byte, is src/layout.rs, and tests/shaders.rs
 // checks every struct's size and offsets and every constant's value between the two.
 
 // One moving body: a sphere, or a circle with z = 0. 32 bytes.

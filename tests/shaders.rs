@@ -244,7 +244,7 @@ fn assert_u32_constants_match(module: &naga::Module, file: &str, mirrors: &[(&st
     }
 }
 
-/// The workgroup size of `module`'s entry point `name`.
+/// The workgroup size of `module`'s entry point named `name`.
 fn workgroup_size(module: &naga::Module, name: &str) -> [u32; 3] {
     module
         .entry_points

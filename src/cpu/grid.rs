@@ -26,6 +26,13 @@
 //!               the pair its two words name, swept again in canonical order
 //! ```
 //!
+//! Three of the shader's entry points have no function of their own here:
+//! `grid_gather_counted` is `grid_gather` that also counts the pairs it sweeps and lists its
+//! hits (here one function, [`grid_gather`], counts always); `grid_hits_dispatch` sizes the
+//! dispatch of the listed hits for `contacts.wgsl`, which the CPU does not dispatch;
+//! `grid_finish` writes the counts and validity ([`GridCounts`]), which [`earliest_by_grid`]
+//! gives in its [`GridRun`].
+//!
 //! **Why a body finds every partner.** A body is in the finest level whose size exceeds its
 //! widest extent (the rounded `hi - lo`, strictly below the level's size, so that the exact
 //! extent is too). Its sorted entry sits in the cell of its box's low corner. A partner's box
@@ -181,7 +188,7 @@ pub struct GridParams {
     pub levels: [GridLevel; GRID_MAX_LEVELS],
 }
 
-/// A sorted entry: `GridEntry` of the shader (the tree's `Leaf`), 32 bytes.
+/// A sorted entry: `GridEntry` of the shader, 32 bytes.
 #[repr(C)]
 #[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Default)]
 pub struct GridEntry {

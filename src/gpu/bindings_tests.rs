@@ -20,7 +20,8 @@ const SHADERS: [&Shader; 5] = [
     &super::frame::FRAME_SHADER,
 ];
 
-/// The `(binding, access)` of each global of `module` that its entry point `index` uses.
+/// The `(binding, access)` of each global of `module` that its entry point number `index`
+/// uses.
 fn used_bindings(
     module: &naga::Module,
     info: &naga::valid::ModuleInfo,
@@ -57,7 +58,8 @@ fn used_bindings(
     Ok(used)
 }
 
-/// What is wrong with the table of entry point `name`, given the bindings it `used`.
+/// What is wrong with the table of the entry point named `name`, given the bindings it
+/// `used`.
 fn mismatches(name: &str, table: &[(u32, Access)], used: &BTreeMap<u32, Access>) -> Vec<String> {
     let mut wrong = Vec::new();
     let mut listed = BTreeMap::new();

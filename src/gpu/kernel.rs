@@ -75,8 +75,8 @@ impl Shader {
         module(device, self.file, self.source)
     }
 
-    /// The kernel of the entry point `name` of `module` (made by [`Shader::module`]), with
-    /// the bindings the list gives it; panics where the list lacks it.
+    /// The kernel of the entry point named `name` of `module` (made by [`Shader::module`]),
+    /// with the bindings the list gives it; panics where the list lacks it.
     pub(super) fn kernel(
         &self,
         device: &wgpu::Device,
@@ -339,7 +339,7 @@ pub(super) fn new_sorter(
 
 /// The most records lampshade 0.13's 8-bit sort takes on `device`: 1,792 a workgroup of its
 /// one-sweep tiles times the workgroups of one dimension, at most 2^28 - 1 (its packed count;
-/// `element_count_limit` in its `src/sort/eight_bit.rs`). 117,438,720 on a device of 65,535
+/// `element_count_limit` in lampshade:src/sort/eight_bit.rs). 117,438,720 on a device of 65,535
 /// workgroups a dimension.
 pub(super) fn eight_bit_limit(device: &wgpu::Device) -> u64 {
     (u64::from(device.limits().max_compute_workgroups_per_dimension) * 1792).min(0x0fff_ffff)
