@@ -82,6 +82,7 @@ OUTSIDE = {
     'KeyValueSorter': 'wgpu_sort', 'RadixVariant': 'wgpu_sort',
     'RadixElementCountLimitExceeded': 'wgpu_sort', 'WriteOnly': 'wgpu (a buffer mapping)',
     'InteractionGroups': 'rapier', 'Ball': 'parry', 'VmSize': 'Linux /proc/self/status',
+    'BufferSize': 'vello',
 }
 TOPS = ('src', 'shaders', 'tests', 'examples', 'docs', 'benches', 'python', 'mpi', 'scripts',
         'testkit', 'fuzz', 'pictures', '.ci')

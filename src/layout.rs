@@ -15,6 +15,14 @@ use crate::geometry::{Impact, ImpactStatus, MovingSphere, Partner, Wall};
 use crate::groups::CollisionGroups;
 use crate::options::SweepOptions;
 
+/// The bytes of `count` records of `T`: every buffer's size and every byte total is taken
+/// from its record's type by this (as vello's `BufferSize<T>`), not written as a number.
+#[cfg(feature = "gpu")]
+#[must_use]
+pub(crate) const fn bytes_of<T>(count: u64) -> u64 {
+    size_of::<T>() as u64 * count
+}
+
 /// `BodyRecord`: one moving sphere (a circle has z = 0), 32 bytes (a WGSL `vec3<f32>` is
 /// 16-aligned).
 ///

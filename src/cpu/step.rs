@@ -75,37 +75,13 @@ pub struct ContactFinder {
     groups: Vec<CollisionGroups>,
 }
 
-/// Bytes a candidate pair holds, as [`ContactFinder::with_max_output_bytes`] counts them: the
-/// pair (8), its time of impact (4) and the room for its key (16).
-pub(crate) const OUTPUT_BYTES_PER_CANDIDATE: usize = 8 + 4 + size_of::<Key>();
-
-/// Bytes a contact holds besides its candidate's, as
-/// [`ContactFinder::with_max_output_bytes`] counts them: its bucket in the sort (2), its key
-/// in bucket order (16) and the [`Contact`] (76).
-pub(crate) const OUTPUT_BYTES_PER_CONTACT: usize = 2 + size_of::<Key>() + size_of::<Contact>();
-
-/// The limit on a step's output that [`find_contacts`] and a new [`ContactFinder`] keep:
-/// 2 GiB, some 77 million candidates with no contact or 17 million that are all contacts.
-pub(crate) const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 31;
-
-/// The highest limit on a step's output: the bytes of 2³² − 1 contacts (the step numbers
-/// them in 32 bits), or all of memory where that is less.
-pub(crate) const MAX_OUTPUT_BYTES: usize = {
-    let contacts = u32::MAX as u64 * OUTPUT_BYTES_PER_CONTACT as u64;
-    if contacts < usize::MAX as u64 {
-        contacts as usize
-    } else {
-        usize::MAX
-    }
-};
-
 /// A [`ContactFinder`]'s limit on its output, from 1 to [`MAX_OUTPUT_BYTES`](ContactFinder::MAX_OUTPUT_BYTES).
 #[derive(Copy, Clone, Debug)]
 struct MaxOutputBytes(usize);
 
 impl Default for MaxOutputBytes {
     fn default() -> Self {
-        Self(DEFAULT_MAX_OUTPUT_BYTES)
+        Self(ContactFinder::DEFAULT_MAX_OUTPUT_BYTES)
     }
 }
 
@@ -181,17 +157,26 @@ impl ContactFinder {
     pub const MAX_BODIES: usize = MAX_BODIES;
     /// The limit on a step's output that [`find_contacts`] and a new finder keep: 2 GiB, some
     /// 77 million candidates with no contact or 17 million that are all contacts.
-    pub const DEFAULT_MAX_OUTPUT_BYTES: usize = DEFAULT_MAX_OUTPUT_BYTES;
+    pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 31;
     /// The highest limit on a step's output: the bytes of 2³² − 1 contacts (the step numbers
     /// them in 32 bits), or all of memory where that is less.
-    pub const MAX_OUTPUT_BYTES: usize = MAX_OUTPUT_BYTES;
+    pub const MAX_OUTPUT_BYTES: usize = {
+        let contacts = u32::MAX as u64 * Self::OUTPUT_BYTES_PER_CONTACT as u64;
+        if contacts < usize::MAX as u64 {
+            contacts as usize
+        } else {
+            usize::MAX
+        }
+    };
     /// Bytes a candidate pair holds, as [`with_max_output_bytes`](Self::with_max_output_bytes)
     /// counts them: the pair (8), its time of impact (4) and the room for its key (16).
-    pub const OUTPUT_BYTES_PER_CANDIDATE: usize = OUTPUT_BYTES_PER_CANDIDATE;
+    pub const OUTPUT_BYTES_PER_CANDIDATE: usize =
+        size_of::<[u32; 2]>() + size_of::<f32>() + size_of::<Key>();
     /// Bytes a contact holds besides its candidate's, as
     /// [`with_max_output_bytes`](Self::with_max_output_bytes) counts them: its bucket in the
     /// sort (2), its key in bucket order (16) and the [`Contact`].
-    pub const OUTPUT_BYTES_PER_CONTACT: usize = OUTPUT_BYTES_PER_CONTACT;
+    pub const OUTPUT_BYTES_PER_CONTACT: usize =
+        size_of::<u16>() + size_of::<Key>() + size_of::<Contact>();
 
     /// A finder with no memory yet, whose steps' output may take up to
     /// [`DEFAULT_MAX_OUTPUT_BYTES`](ContactFinder::DEFAULT_MAX_OUTPUT_BYTES).
@@ -229,7 +214,7 @@ impl ContactFinder {
     /// ```
     #[must_use]
     pub fn with_max_output_bytes(mut self, bytes: usize) -> Self {
-        self.max_output_bytes = MaxOutputBytes(bytes.clamp(1, MAX_OUTPUT_BYTES));
+        self.max_output_bytes = MaxOutputBytes(bytes.clamp(1, ContactFinder::MAX_OUTPUT_BYTES));
         self
     }
 
@@ -406,7 +391,7 @@ impl ContactFinder {
             .resize_with(task_count.max(self.tasks.len()), Task::default);
         let (world, bvh, groups) = (&self.world, &self.bvh, self.groups.as_slice());
         let budget = OutputBudget::new(self.max_output_bytes.0);
-        let go_on = |pairs: usize| budget.spend(pairs, OUTPUT_BYTES_PER_CANDIDATE);
+        let go_on = |pairs: usize| budget.spend(pairs, ContactFinder::OUTPUT_BYTES_PER_CANDIDATE);
         self.tasks[..task_count]
             .par_iter_mut()
             .enumerate()
@@ -434,7 +419,7 @@ impl ContactFinder {
                     .exact_times_into(&task.pairs, &mut task.times)
                     .expect("the tree holds only the world's bodies");
                 keys_of_hits(&task.pairs, &task.times, &mut task.keys);
-                budget.spend(task.keys.len(), OUTPUT_BYTES_PER_CONTACT);
+                budget.spend(task.keys.len(), ContactFinder::OUTPUT_BYTES_PER_CONTACT);
             });
         if budget.exceeded() {
             let error = self.output_limit(task_count);
@@ -483,7 +468,7 @@ impl ContactFinder {
         let tasks = &self.tasks[..task_count];
         let candidates: usize = tasks.iter().map(|task| task.pairs.len()).sum();
         let contacts: usize = tasks.iter().map(|task| task.keys.len()).sum();
-        let candidate_bytes = candidates.saturating_mul(OUTPUT_BYTES_PER_CANDIDATE);
+        let candidate_bytes = candidates.saturating_mul(ContactFinder::OUTPUT_BYTES_PER_CANDIDATE);
         let limit_bytes = self.max_output_bytes.0;
         let (what, at_least) = if candidate_bytes > limit_bytes {
             (Counted::Candidates, candidates)
@@ -494,7 +479,7 @@ impl ContactFinder {
             what,
             at_least,
             at_least_bytes: candidate_bytes
-                .saturating_add(contacts.saturating_mul(OUTPUT_BYTES_PER_CONTACT)),
+                .saturating_add(contacts.saturating_mul(ContactFinder::OUTPUT_BYTES_PER_CONTACT)),
             limit_bytes,
         }
     }

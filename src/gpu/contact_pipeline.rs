@@ -21,19 +21,12 @@ use crate::geometry::{MovingSphere, Wall};
 use crate::groups::CollisionGroups;
 use crate::layout::{
     BodyRecord, ContactRecord, EarliestImpact, EarliestRecord, StepCounts, WallContactRecord,
+    bytes_of,
 };
 use crate::options::SweepOptions;
 use crate::validate::check_length;
 use crate::validate::{check_against, pack_bodies_with_groups};
 
-/// Bytes of a [`WallContactRecord`].
-const WALL_CONTACT_SIZE: u64 = size_of::<WallContactRecord>() as u64;
-/// Bytes of a [`ContactRecord`].
-const CONTACT_SIZE: u64 = size_of::<ContactRecord>() as u64;
-/// Bytes of the [`StepCounts`] at the head of the readback.
-const COUNTS_SIZE: u64 = size_of::<StepCounts>() as u64;
-/// Bytes of an [`EarliestRecord`].
-const EARLIEST_SIZE: u64 = size_of::<EarliestRecord>() as u64;
 /// The usage of a readback buffer.
 const READBACK: wgpu::BufferUsages =
     wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
@@ -169,12 +162,17 @@ struct ReadbackLayout {
 
 impl ReadbackLayout {
     fn new(n: u64, walls: bool) -> Self {
-        let positions = COUNTS_SIZE;
-        let walls_at = (positions + 4 * n).next_multiple_of(16);
+        let positions = bytes_of::<StepCounts>(1);
+        let walls_at = (positions + bytes_of::<u32>(n)).next_multiple_of(16);
         Self {
             positions,
             walls: walls_at,
-            size: walls_at + if walls { WALL_CONTACT_SIZE * n } else { 0 },
+            size: walls_at
+                + if walls {
+                    bytes_of::<WallContactRecord>(n)
+                } else {
+                    0
+                },
         }
     }
 }
@@ -190,7 +188,11 @@ impl ContactPipeline {
     /// 8 B a slot at one to two slots a body, not counted here; its earliest record is each
     /// body's earliest contact), each body's earliest position in the order (4); the body's
     /// upload (32) and the readback of its earliest position (4): 168.
-    pub const DEVICE_BYTES_PER_BODY: u64 = 32 + super::grid::GRID_BYTES_PER_BODY + 4 + 32 + 4;
+    pub const DEVICE_BYTES_PER_BODY: u64 = bytes_of::<BodyRecord>(1)
+        + super::grid::GRID_BYTES_PER_BODY
+        + bytes_of::<u32>(1)
+        + bytes_of::<BodyRecord>(1)
+        + bytes_of::<u32>(1);
     /// Bytes per candidate pair: none since the step runs the grid, which keeps no
     /// candidates (the tree kept the pair, 8, and its impact record, 32).
     pub const DEVICE_BYTES_PER_CANDIDATE: u64 = 0;
@@ -504,7 +506,7 @@ impl ContactPipeline {
                 return Ok(());
             }
             let n = state.packed.len() as u64;
-            let size = COUNTS_SIZE + EARLIEST_SIZE * n;
+            let size = bytes_of::<StepCounts>(1) + bytes_of::<EarliestRecord>(n);
             self.run_step(
                 state,
                 walls,
@@ -516,17 +518,18 @@ impl ContactPipeline {
                         buffers.earliest(),
                         0,
                         readback,
-                        COUNTS_SIZE,
-                        EARLIEST_SIZE * n,
+                        bytes_of::<StepCounts>(1),
+                        bytes_of::<EarliestRecord>(n),
                     );
                 },
             )?;
             let readback_start = Instant::now();
-            let decode_bytes = n * (EARLIEST_SIZE + size_of::<Option<EarliestImpact>>() as u64);
+            let decode_bytes =
+                n * (bytes_of::<EarliestRecord>(1) + size_of::<Option<EarliestImpact>>() as u64);
             let stage = ("decode earliest", decode_bytes);
             self.read(state.readback.buffer(), ..size, stage, |view| {
                 let records: &[EarliestRecord] =
-                    bytemuck::cast_slice(&view[COUNTS_SIZE as usize..]);
+                    bytemuck::cast_slice(&view[bytes_of::<StepCounts>(1) as usize..]);
                 out.par_extend(records.par_iter().map(EarliestRecord::decode));
             })?;
             state.readback_took(readback_start);
@@ -610,14 +613,20 @@ impl ContactPipeline {
                 let positions = buffers
                     .earliest_positions()
                     .expect("made with ordered contacts");
-                encoder.copy_buffer_to_buffer(positions, 0, readback, layout.positions, 4 * n);
+                encoder.copy_buffer_to_buffer(
+                    positions,
+                    0,
+                    readback,
+                    layout.positions,
+                    bytes_of::<u32>(n),
+                );
                 if let Some(walls) = buffers.walls() {
                     encoder.copy_buffer_to_buffer(
                         walls.contacts(),
                         0,
                         readback,
                         layout.walls,
-                        WALL_CONTACT_SIZE * n,
+                        bytes_of::<WallContactRecord>(n),
                     );
                 }
             },
@@ -637,13 +646,21 @@ impl ContactPipeline {
             let ordered = buffers
                 .ordered_contacts()
                 .expect("made with ordered contacts");
-            encoder.copy_buffer_to_buffer(ordered, 0, contact_readback, 0, CONTACT_SIZE * contacts);
+            encoder.copy_buffer_to_buffer(
+                ordered,
+                0,
+                contact_readback,
+                0,
+                bytes_of::<ContactRecord>(contacts),
+            );
             self.queue.submit([encoder.finish()]);
             let decode_bytes = contacts
-                * (CONTACT_SIZE + 2 * size_of::<BodyRecord>() as u64 + size_of::<Contact>() as u64);
+                * (bytes_of::<ContactRecord>(1)
+                    + 2 * size_of::<BodyRecord>() as u64
+                    + size_of::<Contact>() as u64);
             self.read(
                 contact_readback,
-                ..CONTACT_SIZE * contacts,
+                ..bytes_of::<ContactRecord>(contacts),
                 ("decode contacts", decode_bytes),
                 |view| {
                     let records: &[ContactRecord] = bytemuck::cast_slice(view);
@@ -660,10 +677,13 @@ impl ContactPipeline {
         }
         // Each contact's pair, and its bodies' positions and partners; each body's position,
         // partner and earliest contact; each body's wall record, body and wall contact.
-        let mut decode_bytes = contacts * (8 + 2 * 4 + 2 * 4)
-            + n * (4 + 4 + 4 + 4 + size_of::<Option<Earliest>>() as u64);
+        let mut decode_bytes = bytes_of::<[u32; 2 + 2 + 2]>(contacts)
+            + n * (bytes_of::<[u32; 4]>(1) + size_of::<Option<Earliest>>() as u64);
         if !walls.is_empty() {
-            decode_bytes += n * (WALL_CONTACT_SIZE + 32 + size_of::<Option<Contact>>() as u64);
+            decode_bytes += n
+                * (bytes_of::<WallContactRecord>(1)
+                    + bytes_of::<BodyRecord>(1)
+                    + size_of::<Option<Contact>>() as u64);
         }
         self.read(
             state.readback.buffer(),
@@ -673,8 +693,9 @@ impl ContactPipeline {
                 // Read once, in order, into memory of our own: the pass below reads a body's
                 // position at random, which costs far more in a mapping (on lavapipe, 4 MB
                 // of positions read at random took 47 ms from the mapping, 15 ms copied).
-                let mapped: &[u32] =
-                    bytemuck::cast_slice(&view[layout.positions as usize..][..4 * n as usize]);
+                let mapped: &[u32] = bytemuck::cast_slice(
+                    &view[layout.positions as usize..][..bytes_of::<u32>(n) as usize],
+                );
                 positions.clear();
                 positions.extend_from_slice(mapped);
                 let positions = positions.as_slice();
@@ -707,7 +728,8 @@ impl ContactPipeline {
                 ));
                 if !walls.is_empty() {
                     let records: &[WallContactRecord] = bytemuck::cast_slice(
-                        &view[layout.walls as usize..][..(WALL_CONTACT_SIZE * n) as usize],
+                        &view[layout.walls as usize..]
+                            [..(bytes_of::<WallContactRecord>(n)) as usize],
                     );
                     out_walls.par_extend(records.par_iter().zip(packed).enumerate().map(
                         |(index, (record, body))| {
@@ -756,7 +778,13 @@ impl ContactPipeline {
                 });
             if upload {
                 let bodies = state.bodies.as_ref().expect("made above");
-                encoder.copy_buffer_to_buffer(state.upload.buffer(), 0, bodies, 0, n * 32);
+                encoder.copy_buffer_to_buffer(
+                    state.upload.buffer(),
+                    0,
+                    bodies,
+                    0,
+                    bytes_of::<BodyRecord>(n),
+                );
             }
             state.stage_times.clear();
             let mut last = Instant::now();
@@ -780,14 +808,20 @@ impl ContactPipeline {
             self.stage
                 .record_stages(&mut encoder, buffers, None, &mut stage_end)?;
             let readback = state.readback.buffer();
-            encoder.copy_buffer_to_buffer(buffers.counts(), 0, readback, 0, COUNTS_SIZE);
+            encoder.copy_buffer_to_buffer(
+                buffers.counts(),
+                0,
+                readback,
+                0,
+                bytes_of::<StepCounts>(1),
+            );
             copies(buffers, &mut encoder, readback);
             self.queue.submit([encoder.finish()]);
             timer.end("record", 0, 1);
             let counts = self.read(
                 readback,
-                ..COUNTS_SIZE,
-                ("decode counts", COUNTS_SIZE),
+                ..bytes_of::<StepCounts>(1),
+                ("decode counts", bytes_of::<StepCounts>(1)),
                 bytemuck::pod_read_unaligned::<StepCounts>,
             )?;
             if counts.is_valid() {
@@ -841,7 +875,7 @@ impl ContactPipeline {
         if state
             .bodies
             .as_ref()
-            .is_none_or(|bodies| bodies.size() < 32 * n)
+            .is_none_or(|bodies| bodies.size() < bytes_of::<BodyRecord>(n))
         {
             let capacity = n.next_power_of_two().max(1024).min(self.stage.max_bodies());
             let scopes = ErrorScopes::push(&self.device);
@@ -849,7 +883,7 @@ impl ContactPipeline {
                 &self.device,
                 "step bodies",
                 wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                32 * capacity,
+                bytes_of::<BodyRecord>(capacity),
             );
             pollster::block_on(scopes.finish())?;
             state.bodies = Some(bodies);

@@ -10,7 +10,7 @@ use super::kernel::{
     most_storage_buffers, new_sorter, record_sort,
 };
 use crate::error::Error;
-use crate::layout::ContactRecord;
+use crate::layout::{ContactRecord, EarliestRecord, KeyValue, SweepDispatch, bytes_of};
 
 /// The WGSL source of the step's outputs: `shaders/shared.wgsl` followed by
 /// `shaders/contacts.wgsl`.
@@ -18,8 +18,6 @@ pub const CONTACTS_WGSL: &str = concat!(
     include_str!("../../shaders/shared.wgsl"),
     include_str!("../../shaders/contacts.wgsl")
 );
-
-const CONTACT_SIZE: u64 = size_of::<ContactRecord>() as u64;
 
 /// Bytes per contact of the ordered contacts (when asked): the contact (64) in the order of
 /// discovery and in the step's order, and two sort records (16).
@@ -120,7 +118,7 @@ pub(super) const CONTACTS_SHADER: Shader = Shader {
 };
 
 /// Bytes per body of the earliest contacts: the two keys (8) and the record (32).
-pub const EARLIEST_BYTES_PER_BODY: u64 = 8 + 32;
+pub const EARLIEST_BYTES_PER_BODY: u64 = bytes_of::<[u32; 2]>(1) + bytes_of::<EarliestRecord>(1);
 
 /// The outputs of the GPU step as a stage that records into the caller's encoder: from the
 /// swept candidates (the broad phase's pairs, the sweep's impact records and its dispatch)
@@ -327,23 +325,51 @@ impl ContactStage {
         let counted = COUNTED;
         let mut set = BufferSet::new(device);
         let mut buffer = |label, size: u64, usage| set.make(label, size, usage);
-        let earliest_keys = buffer("step earliest keys", 8 * earliest_bodies.max(1), counted);
-        let hit_count = buffer("step hit count", 4, counted);
-        let earliest = buffer("step earliest", 32 * earliest_bodies.max(1), counted);
+        let earliest_keys = buffer(
+            "step earliest keys",
+            bytes_of::<[u32; 2]>(earliest_bodies.max(1)),
+            counted,
+        );
+        let hit_count = buffer("step hit count", bytes_of::<u32>(1), counted);
+        let earliest = buffer(
+            "step earliest",
+            bytes_of::<EarliestRecord>(earliest_bodies.max(1)),
+            counted,
+        );
         let ordered = contact_capacity.map(|capacity| {
-            let contact_count = buffer("step contact count", 4, counted);
-            let contacts = buffer("step contacts", CONTACT_SIZE * capacity, storage);
+            let contact_count = buffer("step contact count", bytes_of::<u32>(1), counted);
+            let contacts = buffer(
+                "step contacts",
+                bytes_of::<ContactRecord>(capacity),
+                storage,
+            );
             let contact_dispatch = buffer(
                 "step contact dispatch",
-                32,
+                bytes_of::<SweepDispatch>(1),
                 storage | Usage::INDIRECT | Usage::COPY_SRC,
             );
             let contact_sort = [
-                buffer("step contact sort in", 8 * capacity, storage),
-                buffer("step contact sort out", 8 * capacity, storage),
+                buffer(
+                    "step contact sort in",
+                    bytes_of::<KeyValue>(capacity),
+                    storage,
+                ),
+                buffer(
+                    "step contact sort out",
+                    bytes_of::<KeyValue>(capacity),
+                    storage,
+                ),
             ];
-            let ordered = buffer("step ordered contacts", CONTACT_SIZE * capacity, counted);
-            let positions = buffer("step earliest positions", 4 * body_capacity, counted);
+            let ordered = buffer(
+                "step ordered contacts",
+                bytes_of::<ContactRecord>(capacity),
+                counted,
+            );
+            let positions = buffer(
+                "step earliest positions",
+                bytes_of::<u32>(body_capacity),
+                counted,
+            );
             let group = |kernel: &Kernel| {
                 kernel.bind(device, |binding| match binding {
                     PARAMS => inputs.params,

@@ -10,16 +10,12 @@
 //! ```
 
 use super::kernel::{Access, Bindings, Shader};
-use crate::layout::{StepParams, SweepDispatch};
 
 /// The WGSL source of the frame: `shaders/shared.wgsl` followed by `shaders/frame.wgsl`.
 pub const FRAME_WGSL: &str = concat!(
     include_str!("../../shaders/shared.wgsl"),
     include_str!("../../shaders/frame.wgsl")
 );
-
-pub(super) const PARAMS_SIZE: u64 = size_of::<StepParams>() as u64;
-pub(super) const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 
 // The shader's bindings.
 pub(super) const BODIES: u32 = 1;

@@ -14,15 +14,11 @@
 //! ```
 
 use super::buffers::{BufferSet, COUNTED};
-use super::frame::{
-    BODIES, BODY_DISPATCH, BOUNDS, DISPATCH_SIZE, FRAME_INPUT, FRAME_OUTPUT, FRAME_SHADER,
-    PARAMS_SIZE,
-};
+use super::frame::{BODIES, BODY_DISPATCH, BOUNDS, FRAME_INPUT, FRAME_OUTPUT, FRAME_SHADER};
 use super::kernel::{
     Access, Bindings, Kernel, Shader, StageEnd, Workgroups, check_binding, clear, compile_checked,
     most_storage_buffers, new_sorter, record_sort,
 };
-use super::sweep::BODY_SIZE;
 use crate::cpu::frame::BOUNDS_WORDS;
 use crate::cpu::grid::{
     GRID_BUDGET, GRID_MAX_BODIES, GRID_MAX_RESUME_PASSES, GRID_RATIO_LOG2, GRID_RESUME_PASSES,
@@ -30,7 +26,10 @@ use crate::cpu::grid::{
     WALK_WORDS, grid_words, table_bits,
 };
 use crate::error::Error;
-use crate::layout::{EarliestRecord, KeyValue, StepCounts, StepParams, SweepDispatch, SweepParams};
+use crate::layout::{
+    BodyRecord, EarliestRecord, KeyValue, StepCounts, StepParams, SweepDispatch, SweepParams,
+    bytes_of,
+};
 use crate::options::SweepOptions;
 
 /// The WGSL source of the grid: `shaders/shared.wgsl`, `shaders/sweep.wgsl` (its
@@ -45,10 +44,10 @@ pub const GRID_WGSL: &str = concat!(
 /// (16), the sorted entry (32), the own best and time words (16), the earliest record (32),
 /// and the hash table's ranges (8 a slot, one to two slots a body: counted at the capacity's
 /// power of two by [`GridBuffers::device_memory_bytes`], not here).
-pub const GRID_BYTES_PER_BODY: u64 = size_of::<KeyValue>() as u64 * 2
-    + size_of::<GridEntry>() as u64
-    + 16
-    + size_of::<EarliestRecord>() as u64;
+pub const GRID_BYTES_PER_BODY: u64 = bytes_of::<KeyValue>(2)
+    + bytes_of::<GridEntry>(1)
+    + bytes_of::<[u32; 4]>(1)
+    + bytes_of::<EarliestRecord>(1);
 
 // grid.wgsl's bindings (and sweep.wgsl's `params`).
 const SWEEP_PARAMS: u32 = 3;
@@ -375,8 +374,8 @@ impl GridStage {
         let largest_binding = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size);
-        check_binding("bodies", bodies, BODY_SIZE, largest_binding)?;
-        let n = bodies.size() / BODY_SIZE;
+        check_binding("bodies", bodies, bytes_of::<BodyRecord>(1), largest_binding)?;
+        let n = bodies.size() / bytes_of::<BodyRecord>(1);
         if n > GRID_MAX_BODIES {
             return Err(Error::TooManyBodies {
                 count: usize::try_from(n).unwrap_or(usize::MAX),
@@ -390,21 +389,33 @@ impl GridStage {
         let mut buffer = |label, size: u64, usage| set.make(label, size, usage);
         let host_input = buffer(
             "grid host input",
-            PARAMS_SIZE,
+            bytes_of::<StepParams>(1),
             Usage::COPY_SRC | Usage::COPY_DST,
         );
-        let frame_input = buffer("grid frame input", PARAMS_SIZE, storage | Usage::COPY_DST);
-        let frame_output = buffer("grid frame output", PARAMS_SIZE, storage | Usage::COPY_SRC);
-        let bounds = buffer("grid scene bounds", 4 * BOUNDS_WORDS as u64, COUNTED);
+        let frame_input = buffer(
+            "grid frame input",
+            bytes_of::<StepParams>(1),
+            storage | Usage::COPY_DST,
+        );
+        let frame_output = buffer(
+            "grid frame output",
+            bytes_of::<StepParams>(1),
+            storage | Usage::COPY_SRC,
+        );
+        let bounds = buffer(
+            "grid scene bounds",
+            bytes_of::<u32>(BOUNDS_WORDS as u64),
+            COUNTED,
+        );
         let body_dispatch = buffer(
             "grid body dispatch",
-            DISPATCH_SIZE,
+            bytes_of::<SweepDispatch>(1),
             storage | Usage::INDIRECT | Usage::COPY_SRC,
         );
-        let sort_count = buffer("grid sort count", 4, COUNTED);
+        let sort_count = buffer("grid sort count", bytes_of::<u32>(1), COUNTED);
         let step = buffer(
             "grid step params",
-            PARAMS_SIZE,
+            bytes_of::<StepParams>(1),
             Usage::UNIFORM | Usage::COPY_DST,
         );
         let sweep_params = buffer(
@@ -417,19 +428,27 @@ impl GridStage {
         let grid_in = buffer("grid input", grid_size, storage | Usage::COPY_DST);
         let grid_out = buffer("grid output", grid_size, storage | Usage::COPY_SRC);
         let saved_capacity = saved.clamp(1, most_saved_walks(largest_binding)) as u32;
-        let words = buffer("grid words", 4 * grid_words(saved_capacity) as u64, COUNTED);
+        let words = buffer(
+            "grid words",
+            bytes_of::<u32>(grid_words(saved_capacity) as u64),
+            COUNTED,
+        );
         let record = size_of::<KeyValue>() as u64;
         let sort = [
             buffer("grid sort in", record * n, storage),
             buffer("grid sort out", record * n, storage),
         ];
         let entries = buffer("grid entries", size_of::<GridEntry>() as u64 * n, storage);
-        let ranges = buffer("grid ranges", 8 << table_bits, COUNTED);
-        let time_words = buffer("grid time words", 16 * n, COUNTED);
+        let ranges = buffer(
+            "grid ranges",
+            bytes_of::<[u32; 2]>(1 << table_bits),
+            COUNTED,
+        );
+        let time_words = buffer("grid time words", bytes_of::<[u32; 4]>(n), COUNTED);
         let impact_size = size_of::<crate::layout::ImpactRecord>() as u64;
         let contacts = contacts.min(largest_binding / impact_size);
         let listed = contacts.max(1);
-        let hit_pairs = buffer("grid hit pairs", 8 * listed, storage);
+        let hit_pairs = buffer("grid hit pairs", bytes_of::<[u32; 2]>(listed), storage);
         let hit_impacts = buffer("grid hit impacts", impact_size * listed, storage);
         let hit_dispatch = buffer(
             "grid hit dispatch",
@@ -601,7 +620,13 @@ impl GridStage {
         else {
             unreachable!("one bind group an entry point");
         };
-        encoder.copy_buffer_to_buffer(&buffers.host_input, 0, &buffers.frame_input, 0, PARAMS_SIZE);
+        encoder.copy_buffer_to_buffer(
+            &buffers.host_input,
+            0,
+            &buffers.frame_input,
+            0,
+            bytes_of::<StepParams>(1),
+        );
         // Where the count is not known on the host: one invocation per body the buffer holds,
         // those past the count doing nothing.
         let whole = match count {
@@ -616,14 +641,25 @@ impl GridStage {
         let grid_size = size_of::<GridParams>() as u64;
         clear(encoder, &buffers.bounds, 0, None);
         // The counters and the saved walks' heads; the slots are written before they are read.
-        clear(encoder, &buffers.words, 0, Some(4 * RESUME_HEAD as u64));
+        clear(
+            encoder,
+            &buffers.words,
+            0,
+            Some(bytes_of::<u32>(RESUME_HEAD as u64)),
+        );
         self.scene_bounds.record(
             encoder,
             scene_bounds,
             Workgroups::Direct(whole.workgroups_x, whole.workgroups_y),
         );
         self.frame.record(encoder, frame, Workgroups::Direct(1, 1));
-        encoder.copy_buffer_to_buffer(&buffers.frame_output, 0, &buffers.step, 0, PARAMS_SIZE);
+        encoder.copy_buffer_to_buffer(
+            &buffers.frame_output,
+            0,
+            &buffers.step,
+            0,
+            bytes_of::<StepParams>(1),
+        );
         let count_field = std::mem::offset_of!(SweepDispatch, pair_count) as u64;
         encoder.copy_buffer_to_buffer(
             &buffers.body_dispatch,

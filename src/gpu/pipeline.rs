@@ -8,10 +8,10 @@ use std::time::Duration;
 use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, PendingMap, Upload, pieces};
 use super::context::GpuContext;
 use super::host_profile::{Timer, pool_threads, span};
-use super::sweep::{BODY_SIZE, PAIR_SIZE, SweepBuffers, SweepOutput, SweepStage};
+use super::sweep::{SweepBuffers, SweepOutput, SweepStage};
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
-use crate::layout::{BodyRecord, ImpactRecord, TimeOfImpact, WORKGROUP_SIZE};
+use crate::layout::{BodyRecord, ImpactRecord, TimeOfImpact, WORKGROUP_SIZE, bytes_of};
 use crate::options::SweepOptions;
 use crate::validate::{
     PACK_BLOCK, check_batch, pack_bodies_into, validate_pairs, validate_periodic_reach,
@@ -199,8 +199,20 @@ impl Buffers {
         use wgpu::BufferUsages as Usage;
         let max_bodies = stage.max_bodies();
         let usage = Usage::STORAGE | Usage::COPY_DST;
-        let bodies = GrowingBuffer::new(device, "sweep bodies", usage, BODY_SIZE, max_bodies);
-        let pairs = GrowingBuffer::new(device, "sweep pairs", usage, PAIR_SIZE, max_pairs);
+        let bodies = GrowingBuffer::new(
+            device,
+            "sweep bodies",
+            usage,
+            bytes_of::<BodyRecord>(1),
+            max_bodies,
+        );
+        let pairs = GrowingBuffer::new(
+            device,
+            "sweep pairs",
+            usage,
+            bytes_of::<[u32; 2]>(1),
+            max_pairs,
+        );
         let impacts = Outputs::new(
             device,
             stage,
@@ -303,9 +315,21 @@ impl Buffers {
 
 /// The staging buffers of a call's uploads: bodies, and the pairs' two in rotation.
 fn uploads(device: &wgpu::Device, max_bodies: u64, max_pairs: u64) -> (Upload, [Upload; 2]) {
-    let pairs = || Upload::new(device, "sweep pair upload", PAIR_SIZE, max_pairs);
+    let pairs = || {
+        Upload::new(
+            device,
+            "sweep pair upload",
+            bytes_of::<[u32; 2]>(1),
+            max_pairs,
+        )
+    };
     (
-        Upload::new(device, "sweep body upload", BODY_SIZE, max_bodies),
+        Upload::new(
+            device,
+            "sweep body upload",
+            bytes_of::<BodyRecord>(1),
+            max_bodies,
+        ),
         [pairs(), pairs()],
     )
 }
@@ -332,7 +356,7 @@ impl Decode for Impacts {
     const KIND: SweepOutput = SweepOutput::Impacts;
     // The hits' two bodies (a few bytes a pair where a tenth of the pairs hit) are not
     // counted.
-    const BYTES_PER_ITEM: u64 = PAIR_SIZE + size_of::<Option<Impact>>() as u64;
+    const BYTES_PER_ITEM: u64 = bytes_of::<[u32; 2]>(1) + size_of::<Option<Impact>>() as u64;
     fn decode(bytes: &[u8], chunk: &[[u32; 2]], displacements: &[Vec3], out: &mut Vec<Self::Item>) {
         let records: &[ImpactRecord] = bytemuck::cast_slice(bytes);
         // A hit's displacements, looked up for hits only (a tenth of the pairs here).
@@ -662,7 +686,7 @@ impl SweepPipeline {
                 let timer = Timer::start();
                 let mut encoder = self.device.create_command_encoder(&Default::default());
                 let (upload, device) = (buffers.body_upload.buffer(), buffers.bodies.buffer());
-                encoder.copy_buffer_to_buffer(upload, 0, device, 0, count * BODY_SIZE);
+                encoder.copy_buffer_to_buffer(upload, 0, device, 0, bytes_of::<BodyRecord>(count));
                 self.queue.submit([encoder.finish()]);
                 timer.end("record", 0, 1);
             }
@@ -820,16 +844,18 @@ impl SweepPipeline {
         buffers.body_upload.ensure(&self.device, body_count);
         let pack_bytes = bodies.len() * (size_of::<B>() + size_of::<BodyRecord>());
         let upload = &mut buffers.body_upload;
-        pollster::block_on(
-            upload.write_with(&self.waiter, body_count * BODY_SIZE, |view| {
+        pollster::block_on(upload.write_with(
+            &self.waiter,
+            bytes_of::<BodyRecord>(body_count),
+            |view| {
                 let pieces = pieces(view, PACK_BLOCK * size_of::<BodyRecord>());
                 span("pack", pack_bytes as u64, pool_threads(), || {
                     pack_bodies_into(bodies, pieces, |mut piece, bytes| {
                         piece.0.copy_from_slice(bytes);
                     })
                 })
-            }),
-        )?;
+            },
+        ))?;
         buffers.displacements.clear();
         if displacements {
             let bytes = bodies.len() * (size_of::<B>() + size_of::<Vec3>());
@@ -928,7 +954,7 @@ impl SweepPipeline {
         body_count: Option<u64>,
         options: &SweepOptions,
     ) -> Result<PendingMap, Error> {
-        let pair_bytes = len as u64 * PAIR_SIZE;
+        let pair_bytes = bytes_of::<[u32; 2]>(len as u64);
         let output_bytes = len as u64 * D::KIND.size();
         let timer = Timer::start();
         let mut encoder = self
@@ -938,7 +964,7 @@ impl SweepPipeline {
             });
         if let Some(body_count) = body_count {
             let (upload, bodies) = (buffers.body_upload.buffer(), buffers.bodies.buffer());
-            encoder.copy_buffer_to_buffer(upload, 0, bodies, 0, body_count * BODY_SIZE);
+            encoder.copy_buffer_to_buffer(upload, 0, bodies, 0, bytes_of::<BodyRecord>(body_count));
         }
         let upload = buffers.pair_uploads[k % 2].buffer();
         encoder.copy_buffer_to_buffer(upload, 0, buffers.pairs.buffer(), 0, pair_bytes);

@@ -5,7 +5,7 @@
 use super::buffers::{ErrorScopes, create_buffer};
 use super::kernel::{Access, Bindings, Kernel, Shader, Workgroups, check_binding};
 use crate::error::{Counted, Error};
-use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams, TimeOfImpact};
+use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams, TimeOfImpact, bytes_of};
 use crate::options::SweepOptions;
 
 /// The WGSL source of the sweep stage: `shaders/shared.wgsl` followed by `shaders/sweep.wgsl`.
@@ -13,13 +13,6 @@ pub const SWEEP_WGSL: &str = concat!(
     include_str!("../../shaders/shared.wgsl"),
     include_str!("../../shaders/sweep.wgsl")
 );
-
-pub(super) const BODY_SIZE: u64 = size_of::<BodyRecord>() as u64;
-pub(super) const PAIR_SIZE: u64 = size_of::<[u32; 2]>() as u64;
-const RECORD_SIZE: u64 = size_of::<ImpactRecord>() as u64;
-const TIME_SIZE: u64 = size_of::<TimeOfImpact>() as u64;
-const PARAMS_SIZE: u64 = size_of::<SweepParams>() as u64;
-const DISPATCH_SIZE: u64 = size_of::<SweepDispatch>() as u64;
 
 // sweep.wgsl's bindings.
 const BODIES: u32 = 0;
@@ -127,8 +120,8 @@ impl SweepOutput {
     #[must_use]
     pub const fn size(self) -> u64 {
         match self {
-            Self::Impacts => RECORD_SIZE,
-            Self::Times => TIME_SIZE,
+            Self::Impacts => bytes_of::<ImpactRecord>(1),
+            Self::Times => bytes_of::<TimeOfImpact>(1),
         }
     }
 
@@ -197,7 +190,7 @@ impl SweepStage {
     /// The most bodies one buffer of this device can bind.
     #[must_use]
     pub fn max_bodies(&self) -> u64 {
-        self.largest_binding / BODY_SIZE
+        self.largest_binding / bytes_of::<BodyRecord>(1)
     }
 
     /// The most pairs one buffer of impact records of this device can bind.
@@ -209,7 +202,7 @@ impl SweepStage {
     /// The most pairs whose pairs and `output` one binding each of this device holds.
     #[must_use]
     pub fn max_pairs_of(&self, output: SweepOutput) -> u64 {
-        self.largest_binding / output.size().max(PAIR_SIZE)
+        self.largest_binding / output.size().max(bytes_of::<[u32; 2]>(1))
     }
 
     /// Creates buffers for `body_capacity` bodies and `pair_capacity` pairs (at least one
@@ -272,12 +265,12 @@ impl SweepStage {
         let buffer = |label, size, usage| create_buffer(device, label, usage, size);
         let bodies = buffer(
             "sweep bodies",
-            body_capacity.max(1) * BODY_SIZE,
+            bytes_of::<BodyRecord>(body_capacity.max(1)),
             Usage::STORAGE | Usage::COPY_DST,
         );
         let pairs = buffer(
             "sweep pairs",
-            pair_capacity.max(1) * PAIR_SIZE,
+            bytes_of::<[u32; 2]>(pair_capacity.max(1)),
             Usage::STORAGE | Usage::COPY_DST,
         );
         let output_buffer = buffer(
@@ -336,8 +329,8 @@ impl SweepStage {
         output: SweepOutput,
     ) -> Result<SweepBuffers, Error> {
         for (name, buffer, element_size) in [
-            ("bodies", bodies, BODY_SIZE),
-            ("pairs", pairs, PAIR_SIZE),
+            ("bodies", bodies, bytes_of::<BodyRecord>(1)),
+            ("pairs", pairs, bytes_of::<[u32; 2]>(1)),
             (output.name(), output_buffer, output.size()),
         ] {
             check_binding(name, buffer, element_size, self.largest_binding)?;
@@ -366,12 +359,12 @@ impl SweepStage {
         let small = |label, size, usage| create_buffer(device, label, usage, size);
         let params = small(
             "sweep params",
-            PARAMS_SIZE,
+            bytes_of::<SweepParams>(1),
             Usage::UNIFORM | Usage::COPY_DST,
         );
         let dispatch = small(
             "sweep dispatch",
-            DISPATCH_SIZE,
+            bytes_of::<SweepDispatch>(1),
             Usage::STORAGE | Usage::INDIRECT | Usage::COPY_DST | Usage::COPY_SRC,
         );
         let group = |kernel: &Kernel| {
@@ -387,8 +380,9 @@ impl SweepStage {
         let sweep_group = group(self.kernel(output));
         let prepare_group = group(&self.prepare_indirect);
         SweepBuffers {
-            body_capacity: bodies.size() / BODY_SIZE,
-            pair_capacity: (pairs.size() / PAIR_SIZE).min(output_buffer.size() / output.size()),
+            body_capacity: bodies.size() / bytes_of::<BodyRecord>(1),
+            pair_capacity: (pairs.size() / bytes_of::<[u32; 2]>(1))
+                .min(output_buffer.size() / output.size()),
             bodies,
             pairs,
             output: output_buffer,

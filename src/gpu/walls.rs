@@ -5,10 +5,11 @@
 
 use super::buffers::{ErrorScopes, create_buffer};
 use super::kernel::{Access, Bindings, Kernel, Shader, Workgroups, check_binding};
-use super::sweep::BODY_SIZE;
 use crate::error::Error;
 use crate::geometry::Wall;
-use crate::layout::{SweepDispatch, WallContactRecord, WallParams, WallRecord};
+use crate::layout::{
+    BodyRecord, SweepDispatch, WallContactRecord, WallParams, WallRecord, bytes_of,
+};
 use crate::options::SweepOptions;
 
 /// The WGSL source of the walls stage: `shaders/shared.wgsl` followed by `shaders/walls.wgsl`.
@@ -16,10 +17,6 @@ pub const WALLS_WGSL: &str = concat!(
     include_str!("../../shaders/shared.wgsl"),
     include_str!("../../shaders/walls.wgsl")
 );
-
-const WALL_SIZE: u64 = size_of::<WallRecord>() as u64;
-const CONTACT_SIZE: u64 = size_of::<WallContactRecord>() as u64;
-const PARAMS_SIZE: u64 = size_of::<WallParams>() as u64;
 
 // walls.wgsl's bindings.
 const BODIES: u32 = 0;
@@ -119,14 +116,14 @@ impl WallStage {
     /// of this device.
     #[must_use]
     pub fn max_bodies(&self) -> u64 {
-        self.largest_binding / CONTACT_SIZE
+        self.largest_binding / bytes_of::<WallContactRecord>(1)
     }
 
     /// The most walls one binding of this device holds (each body loops over all of them:
     /// the stage is meant for a short list).
     #[must_use]
     pub fn max_walls(&self) -> u64 {
-        self.largest_binding / WALL_SIZE
+        self.largest_binding / bytes_of::<WallRecord>(1)
     }
 
     /// Creates buffers for `body_capacity` bodies and `wall_capacity` walls (at least one
@@ -160,17 +157,17 @@ impl WallStage {
         let buffer = |label, size, usage| create_buffer(device, label, usage, size);
         let bodies = buffer(
             "walls bodies",
-            body_capacity.max(1) * BODY_SIZE,
+            bytes_of::<BodyRecord>(body_capacity.max(1)),
             Usage::STORAGE | Usage::COPY_DST,
         );
         let walls = buffer(
             "walls walls",
-            wall_capacity.max(1) * WALL_SIZE,
+            bytes_of::<WallRecord>(wall_capacity.max(1)),
             Usage::STORAGE | Usage::COPY_DST,
         );
         let contacts = buffer(
             "walls contacts",
-            body_capacity.max(1) * CONTACT_SIZE,
+            bytes_of::<WallContactRecord>(body_capacity.max(1)),
             Usage::STORAGE | Usage::COPY_SRC,
         );
         pollster::block_on(scopes.finish())?;
@@ -195,9 +192,9 @@ impl WallStage {
         contacts: &wgpu::Buffer,
     ) -> Result<WallBuffers, Error> {
         for (name, buffer, element_size) in [
-            ("bodies", bodies, BODY_SIZE),
-            ("walls", walls, WALL_SIZE),
-            ("wall contacts", contacts, CONTACT_SIZE),
+            ("bodies", bodies, bytes_of::<BodyRecord>(1)),
+            ("walls", walls, bytes_of::<WallRecord>(1)),
+            ("wall contacts", contacts, bytes_of::<WallContactRecord>(1)),
         ] {
             check_binding(name, buffer, element_size, self.largest_binding)?;
         }
@@ -207,7 +204,7 @@ impl WallStage {
             device,
             "walls params",
             Usage::UNIFORM | Usage::COPY_DST,
-            PARAMS_SIZE,
+            bytes_of::<WallParams>(1),
         );
         let group = self.main.bind(device, |binding| match binding {
             BODIES => bodies,
@@ -218,8 +215,9 @@ impl WallStage {
         });
         pollster::block_on(scopes.finish())?;
         Ok(WallBuffers {
-            body_capacity: (bodies.size() / BODY_SIZE).min(contacts.size() / CONTACT_SIZE),
-            wall_capacity: walls.size() / WALL_SIZE,
+            body_capacity: (bodies.size() / bytes_of::<BodyRecord>(1))
+                .min(contacts.size() / bytes_of::<WallContactRecord>(1)),
+            wall_capacity: walls.size() / bytes_of::<WallRecord>(1),
             bodies: bodies.clone(),
             walls: walls.clone(),
             contacts: contacts.clone(),

@@ -9,6 +9,7 @@ use crate::gpu::buffers::{ErrorScopes, create_buffer};
 use crate::gpu::contacts::{ContactBuffers, ContactInputs};
 use crate::gpu::grid::GridBuffers;
 use crate::gpu::walls::WallBuffers;
+use crate::layout::{WallContactRecord, WallRecord, bytes_of};
 use crate::options::SweepOptions;
 
 impl StepStage {
@@ -153,13 +154,13 @@ impl StepStage {
                 device,
                 "step walls",
                 Usage::STORAGE | Usage::COPY_DST,
-                32 * (walls.len() as u64).next_power_of_two().max(16),
+                bytes_of::<WallRecord>((walls.len() as u64).next_power_of_two().max(16)),
             );
             let contacts = create_buffer(
                 device,
                 "step wall contacts",
                 Usage::STORAGE | Usage::COPY_SRC,
-                48 * buffers.body_capacity(),
+                bytes_of::<WallContactRecord>(buffers.body_capacity()),
             );
             pollster::block_on(scopes.finish())?;
             let bound = self

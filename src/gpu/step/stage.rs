@@ -9,9 +9,8 @@ use crate::gpu::grid::{GridBuffers, GridStage, most_saved_walks};
 use crate::gpu::kernel::{
     STORAGE_BUFFERS_PER_STAGE, StageEnd, check_count, check_limits, required_limits,
 };
-use crate::gpu::sweep::BODY_SIZE;
 use crate::gpu::walls::{WallBuffers, WallStage};
-use crate::layout::{StepCounts, SweepDispatch};
+use crate::layout::{BodyRecord, ContactRecord, StepCounts, SweepDispatch, bytes_of};
 
 /// The whole collision step as one stage recorded into the caller's encoder, from the
 /// caller's body buffer ([`BodyRecord`](crate::layout::BodyRecord)s, usage `STORAGE`) to
@@ -189,7 +188,8 @@ impl StepStage {
     /// records.
     #[must_use]
     pub fn max_bodies(&self) -> u64 {
-        (self.largest_binding / BODY_SIZE).min(crate::cpu::ContactFinder::MAX_BODIES as u64)
+        (self.largest_binding / bytes_of::<BodyRecord>(1))
+            .min(crate::cpu::ContactFinder::MAX_BODIES as u64)
     }
     /// Records one step of `buffers` into `encoder`. The body count is the `u32` at the
     /// given offset of `count` (usage `COPY_SRC`, copied in the encoder: each recorded step
@@ -399,9 +399,9 @@ impl StepStage {
         Ok(true)
     }
 
-    /// Contacts one binding of contact records (64 bytes each) holds.
+    /// Contacts one binding of contact records holds.
     pub(super) fn max_contacts(&self) -> u64 {
-        self.largest_binding / 64
+        self.largest_binding / bytes_of::<ContactRecord>(1)
     }
 }
 
