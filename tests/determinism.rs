@@ -5,8 +5,10 @@
 //! sort, link and fold, the sample sort's buckets, the batches' chunks, the grid's layers).
 //!
 //! Across the builds (with and without `parallel`), each writes a digest of all the answers
-//! to the file named by `SWEEPCAST_DIGEST`, and CI compares the files: the builds are
-//! separate binaries, so the comparison is outside the test. Within a build the answers are
+//! to the file named by `SWEEPCAST_DIGEST`, and CI compares the files with each other and
+//! with `tests/determinism.digest`, committed: the builds are separate binaries, so the
+//! comparison is outside the test, and a change that moves an answer changes the committed
+//! digest in the same commit, on purpose. Within a build the answers are
 //! checked against expectations computed independently (every pair swept one at a time, and
 //! the event loop's events with two different broad phases).
 
