@@ -450,3 +450,50 @@ impl<'a> BufferSet<'a> {
         Ok(self.all)
     }
 }
+
+/// Checks a caller's buffer for one binding of `element_size`-byte elements: usage
+/// `STORAGE`, a whole number (at least one) of elements, within the device's largest binding.
+pub(super) fn check_binding(
+    name: &'static str,
+    buffer: &wgpu::Buffer,
+    element_size: u64,
+    largest_binding: u64,
+) -> Result<(), Error> {
+    let reason = if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
+        format!("usage {:?} lacks STORAGE", buffer.usage())
+    } else if buffer.size() < element_size || !buffer.size().is_multiple_of(element_size) {
+        format!(
+            "{} bytes is not a whole number of {element_size}-byte elements",
+            buffer.size()
+        )
+    } else if buffer.size() > largest_binding {
+        format!(
+            "{} bytes exceed this device's largest storage binding of {largest_binding} bytes",
+            buffer.size()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidBuffer { name, reason })
+}
+
+/// [`crate::error::Error::InvalidBuffer`] unless `offset` is that of a `u32` within `count`, which has
+/// usage `COPY_SRC`.
+pub(super) fn check_count(count: &wgpu::Buffer, offset: u64) -> Result<(), crate::error::Error> {
+    let reason = if !count.usage().contains(wgpu::BufferUsages::COPY_SRC) {
+        format!("usage {:?} lacks COPY_SRC", count.usage())
+    } else if !offset.is_multiple_of(4)
+        || offset.checked_add(4).is_none_or(|end| end > count.size())
+    {
+        format!(
+            "offset {offset} is not that of a u32 within its {} bytes",
+            count.size()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(crate::error::Error::InvalidBuffer {
+        name: "count",
+        reason,
+    })
+}

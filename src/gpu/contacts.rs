@@ -6,9 +6,9 @@
 
 use super::buffers::{BufferSet, COUNTED};
 use super::kernel::{
-    Access, Bindings, Kernel, Shader, Workgroups, clear, compile_checked, lost_sorter,
-    most_storage_buffers, new_sorter, record_sort,
+    Access, Bindings, Kernel, Shader, Workgroups, clear, compile_checked, most_storage_buffers,
 };
+use super::sort::{lost_sorter, new_sorter, record_sort};
 use crate::error::Error;
 use crate::layout::{ContactRecord, EarliestRecord, KeyValue, SweepDispatch, bytes_of};
 

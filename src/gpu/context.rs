@@ -218,3 +218,53 @@ async fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter, Erro
             reason: format!("{error} on backends {backends:?}"),
         })
 }
+
+/// The limits every stage of the step needs: see
+/// [`StepStage::required_limits`](super::StepStage::required_limits).
+pub(super) fn required_limits() -> wgpu::Limits {
+    let mut limits = wgpu::Limits::downlevel_defaults();
+    limits.max_storage_buffers_per_shader_stage = STORAGE_BUFFERS_PER_STAGE;
+    limits.max_compute_workgroups_per_dimension = 65_535;
+    limits.max_compute_invocations_per_workgroup = 256;
+    limits.max_compute_workgroup_size_x = 256;
+    limits
+}
+
+/// Storage buffers the step's entry points bind at most (wgpu's default limit).
+pub(super) const STORAGE_BUFFERS_PER_STAGE: u32 = 8;
+
+/// [`crate::error::Error::DeviceLimit`] where `limits` are below [`StepStage::required_limits`].
+pub(super) fn check_limits(limits: &wgpu::Limits) -> Result<(), crate::error::Error> {
+    let required = required_limits();
+    for (limit, have, need) in [
+        (
+            "max_storage_buffers_per_shader_stage",
+            limits.max_storage_buffers_per_shader_stage,
+            required.max_storage_buffers_per_shader_stage,
+        ),
+        (
+            "max_compute_workgroups_per_dimension",
+            limits.max_compute_workgroups_per_dimension,
+            required.max_compute_workgroups_per_dimension,
+        ),
+        (
+            "max_compute_invocations_per_workgroup",
+            limits.max_compute_invocations_per_workgroup,
+            required.max_compute_invocations_per_workgroup,
+        ),
+        (
+            "max_compute_workgroup_size_x",
+            limits.max_compute_workgroup_size_x,
+            required.max_compute_workgroup_size_x,
+        ),
+    ] {
+        if have < need {
+            return Err(crate::error::Error::DeviceLimit {
+                limit,
+                required: u64::from(need),
+                available: u64::from(have),
+            });
+        }
+    }
+    Ok(())
+}

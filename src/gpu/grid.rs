@@ -13,12 +13,14 @@
 //!            ranges)       searches)    keep)          cross-level partners)
 //! ```
 
+use super::buffers::check_binding;
 use super::buffers::{BufferSet, COUNTED};
 use super::frame::{BODIES, BODY_DISPATCH, BOUNDS, FRAME_INPUT, FRAME_OUTPUT, FRAME_SHADER};
 use super::kernel::{
-    Access, Bindings, Kernel, Shader, StageEnd, Workgroups, check_binding, clear, compile_checked,
-    most_storage_buffers, new_sorter, record_sort,
+    Access, Bindings, Kernel, Shader, StageEnd, Workgroups, clear, compile_checked,
+    most_storage_buffers,
 };
+use super::sort::{new_sorter, record_sort};
 use crate::cpu::frame::BOUNDS_WORDS;
 use crate::cpu::grid::{
     GRID_BUDGET, GRID_MAX_BODIES, GRID_MAX_RESUME_PASSES, GRID_RATIO_LOG2, GRID_RESUME_PASSES,

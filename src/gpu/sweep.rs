@@ -2,8 +2,9 @@
 //! buffers the caller keeps. Its CPU twin is [`crate::low_level::sweep`](crate::low_level::sweep);
 //! [`SweepPipeline`](super::SweepPipeline) is the blocking convenience built on it.
 
+use super::buffers::check_binding;
 use super::buffers::{ErrorScopes, create_buffer};
-use super::kernel::{Access, Bindings, Kernel, Shader, Workgroups, check_binding};
+use super::kernel::{Access, Bindings, Kernel, Shader, Workgroups};
 use crate::error::{Counted, Error};
 use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams, TimeOfImpact, bytes_of};
 use crate::options::SweepOptions;

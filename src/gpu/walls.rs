@@ -3,8 +3,9 @@
 //! Its CPU twin is [`crate::low_level::walls`]; [`crate::cpu::earliest_wall_contacts`] gives the
 //! same answers on the CPU.
 
+use super::buffers::check_binding;
 use super::buffers::{ErrorScopes, create_buffer};
-use super::kernel::{Access, Bindings, Kernel, Shader, Workgroups, check_binding};
+use super::kernel::{Access, Bindings, Kernel, Shader, Workgroups};
 use crate::error::Error;
 use crate::geometry::Wall;
 use crate::layout::{

@@ -4,7 +4,7 @@
 
 use super::stage::{StepBuffers, StepStage};
 use crate::error::Error;
-use crate::gpu::kernel::{Observed, ObservedWorkgroups, observed};
+use crate::gpu::observe::{Observed, ObservedWorkgroups, observed};
 
 /// What a recorded dispatch runs once for, or a recorded sort sorts, in the step's own
 /// counts (see [`StepCommand`]).
@@ -82,7 +82,7 @@ impl StepStage {
     ) -> Result<Vec<(&'static str, StepCommand)>, Error> {
         let (recorded, log) = observed(|| {
             self.record_stages(encoder, buffers, count, &mut |encoder, stage| {
-                crate::gpu::kernel::observe(|| Observed::StageEnd(stage));
+                crate::gpu::observe::observe(|| Observed::StageEnd(stage));
                 stage_end(encoder, stage)
             })
         });

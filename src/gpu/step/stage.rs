@@ -4,11 +4,11 @@
 use super::capacities::StepCapacities;
 
 use crate::error::{Counted, Error};
+use crate::gpu::buffers::check_count;
 use crate::gpu::contacts::{ContactBuffers, ContactStage};
+use crate::gpu::context::{STORAGE_BUFFERS_PER_STAGE, check_limits, required_limits};
 use crate::gpu::grid::{GridBuffers, GridStage, most_saved_walks};
-use crate::gpu::kernel::{
-    STORAGE_BUFFERS_PER_STAGE, StageEnd, check_count, check_limits, required_limits,
-};
+use crate::gpu::kernel::StageEnd;
 use crate::gpu::walls::{WallBuffers, WallStage};
 use crate::layout::{BodyRecord, ContactRecord, StepCounts, SweepDispatch, bytes_of};
 
