@@ -10,9 +10,9 @@ use sweepcast::glam::DVec3;
 use sweepcast::{Partner, Wall};
 
 use crate::errors::{input_error, to_py};
+use crate::gpu::GpuStep;
 use crate::input::{self, Floats};
 use crate::output::{self, column, len_of, rows, vectors};
-use crate::step::GpuStep;
 use crate::{detach, detach_any};
 
 /// The impacts of one ``EventLoop.advance``, in time order, one row an event.

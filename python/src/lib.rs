@@ -7,9 +7,13 @@
 //! Every call that does real work releases the GIL (`Python::detach`) and catches a panic
 //! (a bug) as a `RuntimeError`, never PyO3's `PanicException`.
 
+mod contacts;
 mod errors;
 mod events;
+mod gpu;
+mod impacts;
 mod input;
+mod judge;
 mod output;
 mod step;
 mod walls;
@@ -22,7 +26,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::errors::{from_panic, input_error, to_py};
-use crate::step::GpuStep;
+use crate::gpu::GpuStep;
 
 /// `f` with the GIL released and a panic caught.
 pub(crate) fn detach_any<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
@@ -162,16 +166,16 @@ fn sweepcast_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("CONTACT", output::CONTACT)?;
     module.add("OVERLAPPING", output::OVERLAPPING)?;
     module.add_class::<walls::PyWall>()?;
-    module.add_class::<step::Contacts>()?;
-    module.add_class::<step::Impacts>()?;
-    module.add_class::<step::Judgement>()?;
+    module.add_class::<contacts::Contacts>()?;
+    module.add_class::<impacts::Impacts>()?;
+    module.add_class::<judge::Judgement>()?;
     module.add_class::<GpuStep>()?;
     module.add_class::<events::Events>()?;
     module.add_class::<events::EventLoop>()?;
     module.add_function(wrap_pyfunction!(collision_groups, module)?)?;
     module.add_function(wrap_pyfunction!(step::find_contacts, module)?)?;
     module.add_function(wrap_pyfunction!(step::sweep, module)?)?;
-    module.add_function(wrap_pyfunction!(step::reference_sweep, module)?)?;
-    module.add_function(wrap_pyfunction!(step::check_times, module)?)?;
+    module.add_function(wrap_pyfunction!(judge::reference_sweep, module)?)?;
+    module.add_function(wrap_pyfunction!(judge::check_times, module)?)?;
     Ok(())
 }
