@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Counts sweepcast's public API outside `low_level`, from rustdoc's HTML (`cargo doc
+--no-deps`): every item page (struct, enum, trait, function, constant, type, static, macro,
+module) and, on each, the inherent methods, associated constants and types, fields and
+variants (trait implementations are not counted; a trait's own methods are). A re-export's
+redirect page is not an item.
+
+Usage: python3 scripts/api_count.py [DOC_DIR] [--list]   (DOC_DIR defaults to target/doc)
+"""
+import os, re, sys
+
+args = [a for a in sys.argv[1:] if not a.startswith('--')]
+doc = os.path.join(args[0] if args else 'target/doc', 'sweepcast')
+listing = '--list' in sys.argv
+KINDS = ('struct', 'enum', 'trait', 'fn', 'constant', 'type', 'static', 'macro', 'union')
+items, members = [], []
+for directory, _, files in os.walk(doc):
+    relative = os.path.relpath(directory, doc)
+    if relative.split(os.sep)[0] == 'low_level':
+        continue
+    for name in sorted(files):
+        kind = name.split('.')[0]
+        if not name.endswith('.html') or kind not in KINDS + ('index',):
+            continue
+        text = open(os.path.join(directory, name), encoding='utf-8').read()
+        if 'http-equiv="refresh"' in text:
+            continue
+        path = '::'.join(p for p in relative.split(os.sep) if p != '.')
+        if kind == 'index':
+            if path:
+                items.append(('mod', path))
+            continue
+        item = name.split('.')[1]
+        qualified = '::'.join(p for p in (path, item) if p)
+        items.append((kind, qualified))
+        # Members: before the trait implementations (inherent impls, fields, variants, a
+        # trait's own methods).
+        own = re.split(r'id="(?:trait-implementations|synthetic-implementations|'
+                       r'blanket-implementations|implementors|foreign-impls)"', text)[0]
+        for prefix in ('method', 'tymethod', 'associatedconstant', 'associatedtype',
+                       'structfield', 'variant'):
+            for member in sorted(set(re.findall(r'id="' + prefix + r'\.(\w+)"', own))):
+                members.append((prefix, f'{qualified}::{member}'))
+if listing:
+    for kind, path in sorted(items + members, key=lambda x: x[1]):
+        print(f'{kind:20} {path}')
+print(f'public API outside low_level: {len(items) + len(members)} '
+      f'({len(items)} items, {len(members)} methods, fields, variants and associated items)')
