@@ -73,7 +73,12 @@ const PLAN_UNMATCHED: u32 = 3u;
 @group(0) @binding(5) var<storage, read> planned_earliest: array<EarliestRecord>;
 @group(0) @binding(6) var<storage, read_write> plans: array<Plan>;
 @group(0) @binding(7) var<storage, read_write> levels: array<u32>;
+// Per body, written by `mark` and only read by `shorten`: CONFLICTS where it conflicts, and
+// CUTTABLE where it could be cut to its contact at the round's start (so that `shorten` reads
+// the round's levels as they were, never one another invocation is writing).
 @group(0) @binding(8) var<storage, read_write> conflicts: array<u32>;
+const CONFLICTS: u32 = 1u;
+const CUTTABLE: u32 = 2u;
 @group(0) @binding(9) var<storage, read_write> summary: Summary;
 // Per workgroup of `commit`: the kinetic energy and the fractions advanced, summed.
 @group(0) @binding(10) var<storage, read_write> partials: array<vec2<f32>>;
@@ -205,7 +210,7 @@ fn mark(@builtin(global_invocation_id) id: vec3<u32>) {
     let own_wall = seen.kind == EARLIEST_WALL && plan.kind == PLAN_WALL
         && seen.other == plan.partner;
     if (!(seen.kind == EARLIEST_NONE || own_pair || own_wall)) {
-        conflicts[i] = 1u;
+        conflicts[i] = CONFLICTS | select(0u, CUTTABLE, cuttable(plan, level));
     }
 }
 
@@ -224,14 +229,16 @@ fn shorten(@builtin(global_invocation_id) id: vec3<u32>) {
     if (i >= frame.body_count || summary.frame_valid == 0u || summary.plan_valid == 0u) {
         return;
     }
-    if (conflicts[i] == 0u) {
+    if ((conflicts[i] & CONFLICTS) == 0u) {
         return;
     }
     let plan = plans[i];
     let seen = planned_earliest[i];
     if (!cuttable(plan, levels[i]) && seen.kind == EARLIEST_BODY) {
         let other = seen.other;
-        if (conflicts[other] != 0u && cuttable(plans[other], levels[other])) {
+        // The other's flags, as `mark` left them: not its level, which this pass may be
+        // writing.
+        if ((conflicts[other] & CUTTABLE) != 0u) {
             return;
         }
     }

@@ -43,9 +43,9 @@
 //! * the planned motions (each body's straight chord over the frame) are swept again, and a
 //!   body that meets anything but the contact its plan is built on is cut to its contact or
 //!   frozen, in rounds, until a round shortens nothing; then the motions are applied. Within
-//!   a round every body reads the round's levels from before any change (in the shader's
-//!   `shorten`, a body may see the one it meets already cut in the same pass: a race the CPU
-//!   has no need of). After the frame, centres are wrapped into the periodic cell.
+//!   a round every body reads the round's levels from before any change (as the shader's
+//!   `shorten` reads `mark`'s flags). After the frame, centres are wrapped into the periodic
+//!   cell.
 //!
 //! # Across ranks
 //!
