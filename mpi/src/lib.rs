@@ -27,6 +27,8 @@
 //!
 //! Walls are given to every rank; a crashed rank is `mpirun`'s to end.
 
+#![warn(missing_docs)]
+
 use std::fmt;
 use std::time::{Duration, Instant};
 
