@@ -17,7 +17,7 @@
 //! timestamp queries (and, unless `--no-subgroups`, the subgroups) it offers, as
 //! `step_bench` opens it. Per scene and N it prints: the median time from the submission to
 //! the counts mapped of each step (nothing else read back), their device time from
-//! timestamps (the tree's per stage as `StepStage::record_observed` reports them, the grid's
+//! timestamps (the tree's per stage as `low_level::record_step_observed` reports them, the grid's
 //! per stage by `GridStage::record_timed`), the grid's levels, device memory a body, and how
 //! many bodies' earliest records differ between the two steps (on lavapipe none may: the
 //! bench exits non-zero).
@@ -28,12 +28,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use common::{Timestamps, bad_options, machine, parse, read_mapped as read};
-use sweepcast::gpu::{
-    BodyRecord, GpuContext, GridBuffers, GridStage, StepBuffers, StepCapacities, StepCounts,
-    StepStage,
-};
+use sweepcast::gpu::{GpuContext, GridBuffers, GridStage, StepBuffers, StepCapacities, StepStage};
 use sweepcast::low_level::grid::{GridCounts, GridParams};
 use sweepcast::low_level::layout::EarliestRecord;
+use sweepcast::low_level::layout::{BodyRecord, StepCounts};
+use sweepcast::low_level::record_step_observed;
 use sweepcast::{MovingSphere, SweepOptions, wgpu};
 use testkit::Scene;
 
@@ -449,7 +448,8 @@ fn main() -> ExitCode {
                 grid_counts = counts;
                 let tree_profile = if with_tree {
                     gpu.timed(|encoder, stamp| {
-                        let _ = gpu.tree.record_observed(
+                        let _ = record_step_observed(
+                            &gpu.tree,
                             encoder,
                             &mut scenario.tree,
                             None,

@@ -193,29 +193,29 @@ fn main() -> ExitCode {
     );
 
     println!();
-    let gpu_report = parity::compare_with_oracle(
+    let gpu_report = parity::compare(
         bodies,
         pairs,
         SweepOptions::DEFAULT,
         &gpu,
-        &oracle,
+        Some(&oracle),
         GPU_BOUND,
     );
-    let cpu_report = parity::compare_with_oracle(
+    let cpu_report = parity::compare(
         bodies,
         pairs,
         SweepOptions::DEFAULT,
         &cpu_f32,
-        &oracle,
+        Some(&oracle),
         CPU_BOUND,
     );
     let times_report = |times, bound| {
-        parity::compare_times_with_oracle(
+        parity::compare(
             bodies,
             pairs,
             SweepOptions::DEFAULT,
             times,
-            &oracle,
+            Some(&oracle),
             bound,
         )
     };

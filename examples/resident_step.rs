@@ -115,12 +115,10 @@ use common::picture::{paint, text};
 use sweepcast::glam::{DVec3, Vec3};
 use sweepcast::gpu::{GpuContext, StepBuffers, StepCapacities, StepStage};
 use sweepcast::low_level::SHARED_WGSL;
-use sweepcast::low_level::layout::{
-    BodyRecord, EarliestImpact, EarliestRecord, StepCounts, WORKGROUP_SIZE,
-};
+use sweepcast::low_level::layout::{BodyRecord, EarliestRecord, StepCounts, WORKGROUP_SIZE};
 use sweepcast::parity::{self, EPSILON, GPU_BOUND};
 use sweepcast::reference::{self, Body};
-use sweepcast::{ImpactStatus, MovingSphere, Partner, SweepOptions, Wall, cpu};
+use sweepcast::{EarliestImpact, ImpactStatus, MovingSphere, Partner, SweepOptions, Wall, cpu};
 use tiny_skia::{Color, FillRule, PathBuilder, Pixmap, Stroke, Transform};
 use wgpu::BufferUsages as Usage;
 use wgpu::util::DeviceExt;

@@ -29,7 +29,7 @@
 //!   submission to the counts mapped (the recording beside it);
 //! * `ContactPipeline::find`: upload, the step with ordered contacts, readback, decoding.
 //!
-//! Their device time per stage comes from `StepStage::record_observed`: with timestamps
+//! Their device time per stage comes from `low_level::record_step_observed`: with timestamps
 //! written between the stages where the adapter has `TIMESTAMP_QUERY_INSIDE_ENCODERS`, or
 //! else by wall clock, submitting and waiting after each stage. The same call lists the
 //! commands each stage recorded, from which the bench counts dispatches and bytes (see
@@ -44,11 +44,12 @@ use std::time::{Duration, Instant};
 
 use common::{Timestamps, bad_options, machine, parse, read_mapped as read};
 use rayon::prelude::*;
-use sweepcast::gpu::{
-    BodyRecord, ContactPipeline, GpuContext, StepBuffers, StepCapacities, StepCommand, StepCounts,
-    StepDomain, StepStage,
+use sweepcast::gpu::{ContactPipeline, GpuContext, StepBuffers, StepCapacities, StepStage};
+use sweepcast::low_level::layout::{BodyRecord, StepCounts};
+use sweepcast::low_level::{
+    CONTACTS_WGSL, FRAME_WGSL, SWEEP_WGSL, StepCommand, StepDomain, WALLS_WGSL,
+    record_step_observed,
 };
-use sweepcast::low_level::{CONTACTS_WGSL, FRAME_WGSL, SWEEP_WGSL, WALLS_WGSL};
 use sweepcast::{
     Contact, Impact, ImpactStatus, MovingSphere, Partner, SweepOptions, cpu, parity, reference,
 };
@@ -384,14 +385,18 @@ impl Gpu {
         let commands = if let Some(stamps) = &self.timestamps {
             let mut stages = Vec::new();
             encoder.write_timestamp(&stamps.queries, 0);
-            let commands = self
-                .stage
-                .record_observed(&mut encoder, buffers, None, &mut |encoder, stage| {
+            let commands = record_step_observed(
+                &self.stage,
+                &mut encoder,
+                buffers,
+                None,
+                &mut |encoder, stage| {
                     stages.push(stage);
                     encoder.write_timestamp(&stamps.queries, stages.len() as u32);
                     Ok(())
-                })
-                .map_err(|error| error.to_string())?;
+                },
+            )
+            .map_err(|error| error.to_string())?;
             let written = stages.len() as u32 + 1;
             encoder.resolve_query_set(&stamps.queries, 0..written, &stamps.resolve, 0);
             let bytes = 8 * u64::from(written);
@@ -411,9 +416,12 @@ impl Gpu {
             commands
         } else {
             let mut last = Instant::now();
-            let commands = self
-                .stage
-                .record_observed(&mut encoder, buffers, None, &mut |encoder, stage| {
+            let commands = record_step_observed(
+                &self.stage,
+                &mut encoder,
+                buffers,
+                None,
+                &mut |encoder, stage| {
                     let done = std::mem::replace(
                         encoder,
                         device.create_command_encoder(&Default::default()),
@@ -424,8 +432,9 @@ impl Gpu {
                     times.push((stage, now - last));
                     last = now;
                     Ok(())
-                })
-                .map_err(|error| error.to_string())?;
+                },
+            )
+            .map_err(|error| error.to_string())?;
             queue.submit([encoder.finish()]);
             commands
         };
@@ -587,12 +596,12 @@ fn explain_difference(
             .collect::<Vec<_>>()
     };
     let judge = |found: &HashMap<[u32; 2], Impact>, range: std::ops::Range<usize>, bound| {
-        parity::compare_with_oracle(
+        parity::compare(
             bodies,
             &pairs[range.clone()],
             options,
             &answers(found, &pairs[range.clone()]),
-            &oracle[range],
+            Some(&oracle[range]),
             bound,
         )
     };

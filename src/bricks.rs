@@ -78,12 +78,12 @@
 
 use glam::Vec3;
 
+use crate::answers::EarliestImpact;
 use crate::contact_step::Contact;
 use crate::cpu::ContactFinder;
 use crate::error::Error;
 use crate::geometry::{MovingSphere, Partner, Wall};
 use crate::groups::CollisionGroups;
-use crate::layout::EarliestImpact;
 use crate::options::SweepOptions;
 
 /// How much [`halo_width`] widens twice the largest reach `L`: `2^-8`, so `2^-7 L`, above the

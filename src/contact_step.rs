@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
+use crate::answers::EarliestImpact;
 use crate::error::Error;
 use crate::geometry::Impact;
 use crate::geometry::Partner;
 use crate::geometry::{MovingSphere, Wall};
 use crate::groups::CollisionGroups;
-use crate::layout::EarliestImpact;
 use crate::options::SweepOptions;
 
 /// A whole collision step, on the CPU ([`ContactFinder`](crate::cpu::ContactFinder)) or on
@@ -224,12 +224,6 @@ impl StageTimes {
             .reduce(|a, b| a + b)
     }
 
-    /// The stages' times together.
-    #[must_use]
-    pub fn total(&self) -> Duration {
-        self.stages.iter().map(|(_, time)| *time).sum()
-    }
-
     /// Whether no stage was timed.
     #[must_use]
     pub fn is_empty(&self) -> bool {
@@ -308,14 +302,14 @@ impl Contact {
     }
 }
 
-/// A body's earliest impact in the step.
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+/// A body's earliest contact in the step, as [`Contacts`] keeps it: its index in
+/// [`Contacts::contacts`] ([`Contacts::earliest_of`] gives the contact).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Earliest {
+pub(crate) struct Earliest {
     /// The contact's index in [`Contacts::contacts`].
-    pub contact: u32,
+    pub(crate) contact: u32,
     /// The other body.
-    pub partner: u32,
+    pub(crate) partner: u32,
 }
 
 /// The contacts of one step, as [`find_contacts`](crate::cpu::find_contacts) and [`ContactFinder::find`](crate::cpu::ContactFinder::find) give them.
@@ -382,21 +376,10 @@ impl Contacts {
         &self.contacts
     }
 
-    /// The earliest contact of the whole step (the lowest pair first among equal times), or
-    /// `None` when nothing touches.
-    #[must_use]
-    pub fn earliest(&self) -> Option<&Contact> {
-        self.contacts.first()
-    }
-
-    /// Per body (by index), its earliest contact and partner, the lowest partner index first
-    /// among contacts at the same time; `None` for a body that touches nothing.
-    #[must_use]
-    pub fn earliest_per_body(&self) -> &[Option<Earliest>] {
-        &self.earliest
-    }
-
-    /// The earliest contact of `body`, or `None` (also for an index out of range).
+    /// The earliest contact of `body` with another body, the lowest partner index first among
+    /// contacts at the same time, or `None` (also for an index out of range). The step's
+    /// earliest contact of all is `contacts().first()`; a body's earliest of bodies and walls
+    /// together is [`Contacts::earliest_impacts`].
     #[must_use]
     pub fn earliest_of(&self, body: u32) -> Option<&Contact> {
         let earliest = (*self.earliest.get(body as usize)?)?;

@@ -44,8 +44,8 @@ pub enum Counted {
     SavedQueries,
     /// Steps of one body's walk in the GPU step's grid (a level, an image, a cell looked up
     /// or a body visited): [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET) a dispatch,
-    /// in at most [`StepStage::MAX_RESUME_PASSES`](crate::gpu::StepStage::MAX_RESUME_PASSES)
-    /// + 1 dispatches.
+    /// in at most 17 dispatches (16 resumes,
+    /// [`GRID_MAX_RESUME_PASSES`](crate::low_level::grid::GRID_MAX_RESUME_PASSES)).
     WalkSteps,
 }
 

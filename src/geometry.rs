@@ -68,7 +68,7 @@ pub struct MovingCircle {
 /// ];
 /// let bodies: &[MovingSphere] = bytemuck::cast_slice(&state);
 /// let contacts = cpu::find_contacts(bodies, SweepOptions::default())?;
-/// assert_eq!(contacts.earliest().map(|c| c.impact.time_of_impact), Some(0.3));
+/// assert_eq!(contacts.contacts().first().map(|c| c.impact.time_of_impact), Some(0.3));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
 #[repr(C)]
@@ -362,18 +362,6 @@ impl Impact {
     pub fn normal_2d(&self) -> Vec2 {
         self.normal.truncate()
     }
-
-    /// [`displacement_a`](Self::displacement_a) in the plane, for circles.
-    #[must_use]
-    pub fn displacement_a_2d(&self) -> Vec2 {
-        self.displacement_a.truncate()
-    }
-
-    /// [`displacement_b`](Self::displacement_b) in the plane, for circles.
-    #[must_use]
-    pub fn displacement_b_2d(&self) -> Vec2 {
-        self.displacement_b.truncate()
-    }
 }
 
 // The records a caller's `&[f32]` casts to: no padding, f32 alignment.
@@ -388,7 +376,7 @@ const _: () = assert!(size_of::<MovingSphere>() == 28 && align_of::<MovingSphere
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Partner {
-    /// Another body, met through its image `image` (see [`EarliestRecord::image`](crate::gpu::EarliestRecord::image)).
+    /// Another body, met through its image `image` (see [`EarliestRecord::image`](crate::low_level::layout::EarliestRecord::image)).
     Body {
         /// The body's index.
         index: u32,

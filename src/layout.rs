@@ -11,7 +11,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
-use crate::geometry::{Impact, ImpactStatus, MovingSphere, Partner, Wall};
+use crate::geometry::{Impact, ImpactStatus, MovingSphere, Wall};
 use crate::groups::CollisionGroups;
 use crate::options::SweepOptions;
 
@@ -311,44 +311,6 @@ pub struct EarliestRecord {
     pub _pad: u32,
 }
 
-/// What a body meets first in the step, as an [`EarliestRecord`] says it.
-#[derive(Copy, Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct EarliestImpact {
-    /// Fraction of the step at first contact (0 for an overlap at t = 0).
-    pub time_of_impact: f32,
-    /// Touching then, or overlapping at t = 0.
-    pub status: ImpactStatus,
-    /// The other body or the wall.
-    pub partner: Partner,
-}
-
-impl EarliestRecord {
-    /// What the record says, or `None` for a body that meets nothing ([`EARLIEST_NONE`], or
-    /// a record of no known kind or status).
-    #[must_use]
-    pub fn decode(&self) -> Option<EarliestImpact> {
-        let status = match self.status {
-            STATUS_CONTACT => ImpactStatus::Contact,
-            STATUS_OVERLAPPING => ImpactStatus::Overlapping,
-            _ => return None,
-        };
-        let partner = match self.kind {
-            EARLIEST_BODY => Partner::Body {
-                index: self.other,
-                image: self.image,
-            },
-            EARLIEST_WALL => Partner::Wall { index: self.other },
-            _ => return None,
-        };
-        Some(EarliestImpact {
-            time_of_impact: self.time_of_impact,
-            status,
-            partner,
-        })
-    }
-}
-
 /// `EARLIEST_NONE`: an [`EarliestRecord`] of a body that meets nothing (the all-zero record).
 pub const EARLIEST_NONE: u32 = 0;
 /// `EARLIEST_BODY`: an [`EarliestRecord`] whose body meets another body first.
@@ -374,10 +336,10 @@ pub const FLAG_SEPARATING_MISSES: u32 = 2;
 pub const WORKGROUP_SIZE: u32 = 64;
 /// `MAX_WORKGROUPS_PER_DIMENSION`: the most workgroups per dimension WebGPU guarantees.
 pub const MAX_WORKGROUPS_PER_DIMENSION: u32 = 65535;
-/// `TIME_MISS_BITS`: the bits of [`TimeOfImpact::MISS`] (+infinity) in the times-only
+/// `TIME_MISS_BITS`: the bits of [`TimeOfImpact::MISS`](crate::TimeOfImpact::MISS) (+infinity) in the times-only
 /// output.
 pub const TIME_MISS_BITS: u32 = 0x7f80_0000;
-/// `TIME_OVERLAPPING`: [`TimeOfImpact::OVERLAPPING`]'s value in the times-only output.
+/// `TIME_OVERLAPPING`: [`TimeOfImpact::OVERLAPPING`](crate::TimeOfImpact::OVERLAPPING)'s value in the times-only output.
 pub const TIME_OVERLAPPING: f32 = -1.0;
 /// `NO_TOUCH`: what `first_touch` ([`crate::low_level::sweep::first_touch`]) answers for a point
 /// that never comes within reach in the step (any value above 1 would do).
@@ -555,70 +517,5 @@ impl ImpactRecord {
             displacement_b: b * t,
             status,
         })
-    }
-}
-
-/// The time of first contact of one pair, as the times-only paths report it: a contact at a
-/// time in [0, 1], an overlap at t = 0, or a miss. 4 bytes, the layout of the GPU's
-/// times-only output (an `f32`: [`TIME_MISS_BITS`], +infinity, for a miss,
-/// [`TIME_OVERLAPPING`] for an overlap, else the time). Every bit pattern reads as one of the
-/// three (NaN as a miss), so it may be cast from a GPU buffer with bytemuck. Read it with
-/// [`TimeOfImpact::get`], [`TimeOfImpact::time`] or [`TimeOfImpact::status`].
-#[repr(transparent)]
-#[derive(Copy, Clone, Debug, PartialEq, Pod, Zeroable)]
-pub struct TimeOfImpact(pub(crate) f32);
-
-impl Default for TimeOfImpact {
-    fn default() -> Self {
-        Self::MISS
-    }
-}
-
-impl TimeOfImpact {
-    /// The bodies stay apart for the whole step.
-    pub const MISS: Self = Self(f32::from_bits(TIME_MISS_BITS));
-    /// The bodies already overlap at t = 0.
-    pub const OVERLAPPING: Self = Self(TIME_OVERLAPPING);
-
-    /// A contact at `time`, or `None` unless `time` is in [0, 1].
-    #[must_use]
-    pub fn contact(time: f32) -> Option<Self> {
-        (0.0..=1.0).contains(&time).then_some(Self(time))
-    }
-
-    /// The time and status, or `None` for a miss. An overlap reports t = 0.
-    #[must_use]
-    pub fn get(self) -> Option<(f32, ImpactStatus)> {
-        if self.0 < 0.0 {
-            Some((0.0, ImpactStatus::Overlapping))
-        } else if self.0 <= 1.0 {
-            Some((self.0, ImpactStatus::Contact))
-        } else {
-            None
-        }
-    }
-
-    /// The time of impact (0 for an overlap), or `None` for a miss.
-    #[must_use]
-    pub fn time(self) -> Option<f32> {
-        self.get().map(|(time, _)| time)
-    }
-
-    /// The status, or `None` for a miss.
-    #[must_use]
-    pub fn status(self) -> Option<ImpactStatus> {
-        self.get().map(|(_, status)| status)
-    }
-
-    /// Whether the pair touches or overlaps during the step.
-    #[must_use]
-    pub fn is_hit(self) -> bool {
-        self.0 <= 1.0
-    }
-
-    /// The raw encoding, for bit-for-bit comparisons inside the crate.
-    #[cfg(test)]
-    pub(crate) fn to_bits(self) -> u32 {
-        self.0.to_bits()
     }
 }

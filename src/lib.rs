@@ -131,6 +131,7 @@
 // check every link.
 #![cfg_attr(not(feature = "gpu"), allow(rustdoc::broken_intra_doc_links))]
 
+mod answers;
 mod arrays;
 pub mod bricks;
 mod contact_step;
@@ -161,13 +162,13 @@ pub use glam;
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use wgpu;
 
+pub use answers::{EarliestImpact, TimeOfImpact};
 pub use contact_step::{Contact, ContactStep, Contacts, StageTimes};
 pub use error::{BodyField, Counted, Error};
 pub use geometry::{
     Circle, Impact, ImpactStatus, MovingCircle, MovingSphere, Partner, Sphere, Wall,
 };
 pub use groups::CollisionGroups;
-pub use layout::{EarliestImpact, TimeOfImpact};
 pub use options::{PeriodicBox, SweepOptions};
 
 /// The README's Rust examples, compiled and run as doctests (with the `gpu` feature, which

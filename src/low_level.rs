@@ -12,14 +12,17 @@
 //!   for line, entry points included (sources `src/cpu/sweep.rs`, `walls.rs`, `frame.rs`,
 //!   `grid.rs`, `contacts.rs`).
 //! * [`layout`]: the data contract of `shaders/shared.wgsl`, every record and constant
-//!   (the records a stage's user binds are also at [`crate::gpu`]).
+//!   (its only path: the records a stage's user binds, `BodyRecord`, `EarliestRecord`,
+//!   `StepCounts`, are read and written from here, as `examples/resident_step.rs` does).
 //! * The validation the batched paths run ([`validate_bodies`], [`validate_pairs`],
 //!   [`validate_walls`], [`validate_periodic_reach`], [`validate_body`]) and its bounds
 //!   ([`MAX_MAGNITUDE`], [`MAX_PERIODS`]).
 //! * The CPU batch's tuning: [`LANES`], [`Simd`], [`SERIAL_PAIRS`].
-//! * With the `gpu` feature: the shaders' sources ([`SHARED_WGSL`], ...), the step's two
-//!   sub-stage [`ContactStage`] that [`crate::gpu::StepStage`] composes after its grid, and
-//!   its memory per item; and [`host_profile`], where a blocking GPU call's host time goes.
+//! * With the `gpu` feature: the shaders' sources ([`SHARED_WGSL`], ...), the step's
+//!   sub-stages [`WallStage`] and [`ContactStage`] that [`crate::gpu::StepStage`] composes
+//!   after its grid, and their memory per item; what a benchmark sees of a step's commands
+//!   ([`record_step_observed`]); and [`host_profile`], where a blocking GPU call's host time
+//!   goes.
 
 /// The f32 twin of `shaders/sweep.wgsl`, line for line: same names, same operations in the
 /// same order, entry points included (source `src/cpu/sweep.rs`).
@@ -77,13 +80,19 @@ pub use crate::gpu::contacts::{
 pub use crate::gpu::frame::FRAME_WGSL;
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
+pub use crate::gpu::grid::GRID_WGSL;
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::host_profile::{HostSpan, host_profile};
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::kernel::SHARED_WGSL;
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
+pub use crate::gpu::step::observed::{StepCommand, StepDomain, record_step_observed};
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::sweep::SWEEP_WGSL;
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
-pub use crate::gpu::walls::WALLS_WGSL;
+pub use crate::gpu::walls::{WALLS_WGSL, WallBuffers, WallStage};

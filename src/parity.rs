@@ -133,7 +133,7 @@
 //! # Options
 //!
 //! The judge takes the [`SweepOptions`] the answer was computed with. In a periodic box `s`
-//! is the exact nearest image (`reference::center_offset`); for centres in `[0, L)` the f32
+//! is the exact nearest image (as the oracle computes it); for centres in `[0, L)` the f32
 //! wrap adds no rounding (its shift is exact), so the rows above stand. Under the separating
 //! option (`stop_at_penetration` false) a miss is also right for a pair that touches or
 //! overlaps at t = 0 within the bound (`f(0) <= k ε S²`) and does not approach beyond the
@@ -147,8 +147,8 @@
 use crate::par::prelude::*;
 use glam::DVec3;
 
+use crate::answers::TimeOfImpact;
 use crate::geometry::{Impact, ImpactStatus, MovingSphere};
-use crate::layout::TimeOfImpact;
 use crate::options::SweepOptions;
 use crate::reference::{self, Body, ReferenceImpact};
 
@@ -415,89 +415,58 @@ impl std::fmt::Display for ParityReport {
     }
 }
 
-/// Runs the oracle on every pair (in parallel) and judges `candidates` against it with bound
-/// `bound` (in ε). `candidates` must hold one answer per pair.
-///
-/// # Panics
-/// If `candidates` and `pairs` differ in length or a pair index is out of range.
-#[must_use]
-pub fn compare<B>(
-    bodies: &[B],
-    pairs: &[[u32; 2]],
-    options: SweepOptions,
-    candidates: &[Option<Impact>],
-    bound: f64,
-) -> ParityReport
-where
-    B: Copy + Into<MovingSphere> + Sync,
-{
-    let oracle = reference::sweep_batch(bodies, pairs, options);
-    compare_with_oracle(bodies, pairs, options, candidates, &oracle, bound)
+/// An answer [`compare`] judges, one a pair: an impact (`Option<Impact>`, as
+/// [`crate::cpu::sweep_batch`] and [`crate::gpu::SweepPipeline::sweep`] give it, judged by
+/// [`check_pair`], its normal and point included) or a time alone ([`TimeOfImpact`], as
+/// [`crate::cpu::times_of_impact_into`] and [`crate::gpu::SweepPipeline::times_of_impact`]
+/// give it, judged by [`check_time`]). Sealed: these two are the answers there are.
+pub trait Answer: Sync + sealed::Judge {}
+
+impl Answer for Option<Impact> {}
+impl Answer for TimeOfImpact {}
+
+mod sealed {
+    use super::{Body, ImpactStatus, PairCheck, ReferenceImpact, SweepOptions};
+
+    /// How [`super::compare`] judges one answer.
+    pub trait Judge {
+        /// The verdict on this answer for bodies `a`, `b`, and its time and status.
+        fn judge(
+            &self,
+            a: &Body,
+            b: &Body,
+            options: SweepOptions,
+            oracle: Option<&ReferenceImpact>,
+            bound: f64,
+        ) -> (PairCheck, Option<(f32, ImpactStatus)>);
+    }
 }
 
-/// [`compare`] with the oracle's answers already computed ([`reference::sweep_batch`]).
-///
-/// # Panics
-/// If `candidates`, `oracle` and `pairs` differ in length or a pair index is out of range.
-#[must_use]
-pub fn compare_with_oracle<B>(
-    bodies: &[B],
-    pairs: &[[u32; 2]],
-    options: SweepOptions,
-    candidates: &[Option<Impact>],
-    oracle: &[Option<ReferenceImpact>],
-    bound: f64,
-) -> ParityReport
-where
-    B: Copy + Into<MovingSphere> + Sync,
-{
-    assert_eq!(pairs.len(), candidates.len(), "one answer per pair");
-    judge_batch(bodies, pairs, oracle, |k, a, b, oracle| {
-        let candidate = candidates[k].as_ref();
+impl sealed::Judge for Option<Impact> {
+    fn judge(
+        &self,
+        a: &Body,
+        b: &Body,
+        options: SweepOptions,
+        oracle: Option<&ReferenceImpact>,
+        bound: f64,
+    ) -> (PairCheck, Option<(f32, ImpactStatus)>) {
+        let candidate = self.as_ref();
         let check = check_pair(a, b, options, candidate, oracle, bound);
         (check, candidate.map(|c| (c.time_of_impact, c.status)))
-    })
+    }
 }
 
-/// [`compare`] for the fast batch's times ([`crate::cpu::times_of_impact_into`]): each judged
-/// by [`check_time`], with no normal or point to check.
-///
-/// # Panics
-/// If `times` and `pairs` differ in length or a pair index is out of range.
-#[must_use]
-pub fn compare_times<B>(
-    bodies: &[B],
-    pairs: &[[u32; 2]],
-    options: SweepOptions,
-    times: &[TimeOfImpact],
-    bound: f64,
-) -> ParityReport
-where
-    B: Copy + Into<MovingSphere> + Sync,
-{
-    let oracle = reference::sweep_batch(bodies, pairs, options);
-    compare_times_with_oracle(bodies, pairs, options, times, &oracle, bound)
-}
-
-/// [`compare_times`] with the oracle's answers already computed ([`reference::sweep_batch`]).
-///
-/// # Panics
-/// If `times`, `oracle` and `pairs` differ in length or a pair index is out of range.
-#[must_use]
-pub fn compare_times_with_oracle<B>(
-    bodies: &[B],
-    pairs: &[[u32; 2]],
-    options: SweepOptions,
-    times: &[TimeOfImpact],
-    oracle: &[Option<ReferenceImpact>],
-    bound: f64,
-) -> ParityReport
-where
-    B: Copy + Into<MovingSphere> + Sync,
-{
-    assert_eq!(pairs.len(), times.len(), "one time per pair");
-    judge_batch(bodies, pairs, oracle, |k, a, b, oracle| {
-        let time = times[k].get();
+impl sealed::Judge for TimeOfImpact {
+    fn judge(
+        &self,
+        a: &Body,
+        b: &Body,
+        options: SweepOptions,
+        oracle: Option<&ReferenceImpact>,
+        bound: f64,
+    ) -> (PairCheck, Option<(f32, ImpactStatus)>) {
+        let time = self.get();
         let (backward_error, failure) = check_time(a, b, options, time, bound);
         let check = PairCheck {
             backward_error,
@@ -505,6 +474,43 @@ where
             failure,
         };
         (check, time)
+    }
+}
+
+/// Judges `answers`, one a pair, against the f64 oracle with bound `bound` (in ε): each
+/// impact by [`check_pair`], each time by [`check_time`] (see [`Answer`]). The oracle's
+/// answers are `oracle` where given ([`reference::sweep_batch`] of the same bodies, pairs
+/// and options, for a caller that judges several answers of one batch), else computed here,
+/// in parallel. Used by the README's parity check (`examples/headless.rs`) and every parity
+/// test.
+///
+/// # Panics
+/// If `answers`, `oracle` (when given) and `pairs` differ in length, or a pair index is out
+/// of range.
+#[must_use]
+pub fn compare<B, A>(
+    bodies: &[B],
+    pairs: &[[u32; 2]],
+    options: SweepOptions,
+    answers: &[A],
+    oracle: Option<&[Option<ReferenceImpact>]>,
+    bound: f64,
+) -> ParityReport
+where
+    B: Copy + Into<MovingSphere> + Sync,
+    A: Answer,
+{
+    assert_eq!(pairs.len(), answers.len(), "one answer per pair");
+    let computed;
+    let oracle = match oracle {
+        Some(oracle) => oracle,
+        None => {
+            computed = reference::sweep_batch(bodies, pairs, options);
+            &computed
+        }
+    };
+    judge_batch(bodies, pairs, oracle, |k, a, b, oracle| {
+        sealed::Judge::judge(&answers[k], a, b, options, oracle, bound)
     })
 }
 

@@ -52,7 +52,7 @@ pub struct ReferenceImpact {
 /// of `b` (`s - L round(s / L)` on each axis that wraps; exact in f64 for f32 inputs of
 /// similar magnitude).
 #[must_use]
-pub fn center_offset(a: &Body, b: &Body, options: SweepOptions) -> DVec3 {
+pub(crate) fn center_offset(a: &Body, b: &Body, options: SweepOptions) -> DVec3 {
     let offset = b.center - a.center;
     let Some(periodic_box) = &options.periodic_box else {
         return offset;
@@ -114,7 +114,7 @@ pub fn sweep_sphere_sphere(a: &Body, b: &Body, options: SweepOptions) -> Option<
 ///
 /// Returns the fraction of `movement` travelled before contact, and the status.
 #[must_use]
-pub fn sweep_point_sphere(
+pub(crate) fn sweep_point_sphere(
     center_offset: DVec3,
     movement: DVec3,
     sum_radii: f64,

@@ -22,14 +22,15 @@
 mod common;
 
 use common::{StageRunner, cast, unwritten, unwritten_twin};
+use sweepcast::EarliestImpact;
 use sweepcast::glam::{Vec2, Vec3};
 use sweepcast::low_level::CONTACTS_WGSL;
 use sweepcast::low_level::contacts as twin;
 use sweepcast::low_level::frame::sort_by_key;
 use sweepcast::low_level::layout::{
-    BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_WALL, EarliestImpact, EarliestRecord,
-    ImpactRecord, KeyValue, STATUS_MISS, StepParams, SweepDispatch, SweepParams, WallContactRecord,
-    WallParams, WallRecord,
+    BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_WALL, EarliestRecord, ImpactRecord,
+    KeyValue, STATUS_MISS, StepParams, SweepDispatch, SweepParams, WallContactRecord, WallParams,
+    WallRecord,
 };
 use sweepcast::{MovingSphere, Partner, PeriodicBox, SweepOptions, Wall, cpu};
 use testkit::Scene;

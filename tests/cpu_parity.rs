@@ -21,6 +21,7 @@ fn check(name: &str, workload: &Workload) {
         &workload.pairs,
         SweepOptions::DEFAULT,
         &impacts,
+        None,
         CPU_BOUND,
     );
     println!("{name}: {report}");
@@ -167,14 +168,14 @@ fn parity_judge_rejects_wrong_answers() {
 
     // The batch judge of the fast path's times fails the same wrong times, counting each.
     use sweepcast::TimeOfImpact;
-    use sweepcast::parity::compare_times;
     let bodies = [a, b];
     let times_report = |times: &[TimeOfImpact]| {
-        compare_times(
+        parity::compare(
             &bodies,
             &vec![[0, 1]; times.len()],
             SweepOptions::DEFAULT,
             times,
+            None,
             CPU_BOUND,
         )
     };

@@ -38,12 +38,12 @@ fn check_fast_path(name: &str, workload: &Workload, oracle: &[Option<ReferenceIm
         &mut times,
     )
     .expect("valid");
-    let report = parity::compare_times_with_oracle(
+    let report = parity::compare(
         &workload.bodies,
         &workload.pairs,
         SweepOptions::DEFAULT,
         &times,
-        oracle,
+        Some(oracle),
         CPU_BOUND,
     );
     eprintln!("{name}, fast path: {report}");
@@ -57,12 +57,12 @@ fn extreme_inputs_get_right_answers_on_the_cpu() {
         .expect("all in range");
     assert_finite("extreme, CPU", &impacts);
     let oracle = reference::sweep_batch(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT);
-    let report = parity::compare_with_oracle(
+    let report = parity::compare(
         &workload.bodies,
         &workload.pairs,
         SweepOptions::DEFAULT,
         &impacts,
-        &oracle,
+        Some(&oracle),
         CPU_BOUND,
     );
     eprintln!("extreme, CPU twin: {report}");
@@ -97,6 +97,7 @@ fn extreme_inputs_get_right_answers_on_the_gpu() {
         &workload.pairs,
         SweepOptions::DEFAULT,
         &impacts,
+        None,
         GPU_BOUND,
     );
     eprintln!("extreme, GPU: {report}");
@@ -192,12 +193,12 @@ fn large_worlds_keep_the_bound_of_the_origin() {
         let oracle =
             reference::sweep_batch(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT);
         let judge = |path: &str, impacts: &[Option<Impact>], bound| {
-            let report = parity::compare_with_oracle(
+            let report = parity::compare(
                 &workload.bodies,
                 &workload.pairs,
                 SweepOptions::DEFAULT,
                 impacts,
-                &oracle,
+                Some(&oracle),
                 bound,
             );
             eprintln!("offset {offset:e}, {path}: {report}");

@@ -26,14 +26,16 @@ use std::hint::black_box;
 
 use glam::Vec3;
 use sweepcast::low_level::grid::{GRID_RATIO_LOG2, GRID_SINGLE_SPAN_LOG2, earliest_by_grid};
-use sweepcast::low_level::layout::TimeOfImpact;
 use sweepcast::low_level::layout::{
-    BodyRecord, EarliestImpact, ImpactRecord, StepParams, SweepDispatch, SweepParams,
+    BodyRecord, ImpactRecord, StepParams, SweepDispatch, SweepParams,
 };
 use sweepcast::low_level::layout::{STATUS_MISS, WallParams, WallRecord};
 use sweepcast::low_level::{sweep, walls};
 use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND, ParityReport};
-use sweepcast::{Impact, MovingSphere, PeriodicBox, SweepOptions, Wall, cpu, reference};
+use sweepcast::{
+    EarliestImpact, Impact, MovingSphere, PeriodicBox, SweepOptions, TimeOfImpact, Wall, cpu,
+    reference,
+};
 use testkit::{Scene, SplitMix64, Workload};
 
 /// MXCSR's flush-to-zero bit: subnormal results of SSE arithmetic become zero.
@@ -122,12 +124,12 @@ fn judge(
     bound: f64,
 ) -> ParityReport {
     let oracle = reference::sweep_batch(&workload.bodies, &workload.pairs, options);
-    parity::compare_with_oracle(
+    parity::compare(
         &workload.bodies,
         &workload.pairs,
         options,
         answers,
-        &oracle,
+        Some(&oracle),
         bound,
     )
 }
@@ -345,12 +347,12 @@ fn unprotected_time(a: &MovingSphere, b: &MovingSphere) -> TimeOfImpact {
 
 fn judge_times(workload: &Workload, times: &[TimeOfImpact]) -> ParityReport {
     let oracle = reference::sweep_batch(&workload.bodies, &workload.pairs, SweepOptions::DEFAULT);
-    parity::compare_times_with_oracle(
+    parity::compare(
         &workload.bodies,
         &workload.pairs,
         SweepOptions::DEFAULT,
         times,
-        &oracle,
+        Some(&oracle),
         GPU_BOUND,
     )
 }
@@ -828,7 +830,7 @@ fn the_periodic_walls_shader_is_its_twin_to_the_bit_on_every_suite() {
         return;
     }
     let (device, queue) = (context.device(), context.queue());
-    let stage = sweepcast::gpu::WallStage::new(device).unwrap();
+    let stage = sweepcast::low_level::WallStage::new(device).unwrap();
     let vector = |v: [f32; 3]| v.map(f32::to_bits);
     for (name, options, bodies, wall_list) in periodic_wall_suites() {
         let body_records: Vec<BodyRecord> = bodies.iter().map(|&b| b.into()).collect();

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use sweepcast::glam::Vec3;
-use sweepcast::gpu::{ContactPipeline, GpuContext};
+use sweepcast::gpu::{ContactPipeline, GpuContext, StepCapacities};
 use sweepcast::parity::{GPU_BOUND, check_pair, check_time};
 use sweepcast::reference::Body;
 use sweepcast::{Counted, Error, Impact, MovingSphere, PeriodicBox, SweepOptions, cpu};
@@ -28,6 +28,14 @@ fn pipeline(test: &str) -> Option<&'static ContactPipeline> {
         eprintln!("!!!!!!!! SKIPPED {test}: no GPU adapter (see above)");
     }
     gpu.as_ref().map(|(_, pipeline)| pipeline)
+}
+
+/// The default capacities with room for `contacts` contacts.
+fn contacts(contacts: u64) -> StepCapacities {
+    StepCapacities {
+        contacts,
+        ..StepCapacities::default()
+    }
 }
 
 /// A context of its own for a test that makes pipelines with their own settings, or `None`
@@ -128,26 +136,23 @@ fn assert_same(
             .any(|pair| time(gpu_pairs.get(pair)) != time(cpu_pairs.get(pair)))
     };
     let mut partners_differ = 0;
-    for (body, (g, c)) in gpu
-        .earliest_per_body()
-        .iter()
-        .zip(cpu.earliest_per_body())
-        .enumerate()
-    {
+    let [gpu_earliest, cpu_earliest] =
+        [gpu, cpu].map(|found| testkit::earliest_per_body(found, bodies.len()));
+    for (body, (g, c)) in gpu_earliest.iter().zip(&cpu_earliest).enumerate() {
         let body = body as u32;
-        let gpu_least = g.map(|e| {
-            let contact = &gpu.contacts()[e.contact as usize];
+        let gpu_least = g.map(|(contact, partner)| {
+            let contact = &gpu.contacts()[contact];
             assert!(
                 contact.pair().unwrap().contains(&body)
-                    && contact.pair().unwrap().contains(&e.partner)
+                    && contact.pair().unwrap().contains(&partner)
             );
-            (contact.impact.time_of_impact.to_bits(), e.partner)
+            (contact.impact.time_of_impact.to_bits(), partner)
         });
         assert_eq!(
             gpu_least, least[body as usize],
             "{label}: earliest of {body}"
         );
-        let [g_partner, c_partner] = [g, c].map(|e| e.map(|e| e.partner));
+        let [g_partner, c_partner] = [g, c].map(|e| e.map(|e| e.1));
         if g_partner != c_partner {
             partners_differ += 1;
             let pairs =
@@ -158,7 +163,8 @@ fn assert_same(
             );
         }
     }
-    let first = |contacts: &sweepcast::Contacts| contacts.earliest().map(|c| c.pair().unwrap());
+    let first =
+        |contacts: &sweepcast::Contacts| contacts.contacts().first().map(|c| c.pair().unwrap());
     if first(gpu) != first(cpu) {
         let pairs = [first(gpu), first(cpu)].map(|p| p.unwrap_or([0, 0]));
         assert!(rounding_reordered(pairs), "{label}: earliest contact");
@@ -253,7 +259,7 @@ fn an_overflow_grows_the_buffers_and_reruns_the_step() {
     };
     let small = ContactPipeline::new(&context)
         .expect("compiles")
-        .with_capacities(1, 1);
+        .with_capacities(contacts(1));
     let (bodies, options) = Scene::Uniform.bodies(3_000, 3, 5);
     let cpu = cpu::find_contacts(&bodies, options).expect("valid");
     assert!(
@@ -280,11 +286,11 @@ fn degenerate_worlds_and_bad_input() {
     let options = SweepOptions::default();
     let empty: [MovingSphere; 0] = [];
     let none = pipeline.find(&empty, options).expect("empty is fine");
-    assert!(none.contacts().is_empty() && none.earliest_per_body().is_empty());
+    assert!(none.contacts().is_empty() && none.earliest_of(0).is_none());
     let one = [MovingSphere::new(Vec3::ONE, 1.0, Vec3::X)];
     let single = pipeline.find(&one, options).expect("one body is fine");
     assert!(single.contacts().is_empty());
-    assert_eq!(single.earliest_per_body(), &[None]);
+    assert_eq!(testkit::earliest_per_body(&single, 1), [None]);
     let identical = vec![MovingSphere::new(Vec3::new(1.0, 2.0, 3.0), 0.5, Vec3::X); 300];
     compare(pipeline, "identical", &identical, options);
     let full = pipeline.find(&identical, options).expect("valid");
@@ -297,8 +303,8 @@ fn degenerate_worlds_and_bad_input() {
         .collect();
     let nothing = pipeline.find(&apart, options).expect("valid");
     assert_eq!((nothing.candidates(), nothing.contacts().len()), (0, 0));
-    assert!(nothing.earliest().is_none());
-    assert_eq!(nothing.earliest_per_body(), vec![None; 100].as_slice());
+    assert!(nothing.contacts().is_empty());
+    assert_eq!(testkit::earliest_per_body(&nothing, 100), vec![None; 100]);
     // Two bodies: the smallest tree, one internal node.
     let two = [
         MovingSphere::new(Vec3::ZERO, 1.0, Vec3::new(4.0, 0.0, 0.0)),
@@ -308,7 +314,7 @@ fn degenerate_worlds_and_bad_input() {
     // Closing 4 on a gap of 3: t = 0.75 exactly, which lavapipe gives to the bit and a GPU
     // within its bound (an H200 gives 0.75000006).
     let pair = pipeline.find(&two, options).expect("valid");
-    let earliest = pair.earliest().expect("the two meet");
+    let earliest = pair.contacts().first().expect("the two meet");
     assert_eq!(earliest.pair(), Some([0, 1]));
     let time = Some((earliest.impact.time_of_impact, earliest.impact.status));
     let (a, b) = (Body::from(two[0]), Body::from(two[1]));
@@ -367,7 +373,10 @@ fn stage_times_name_every_stage_and_change_nothing() {
     assert!(shared.stage_times().is_empty(), "not asked for");
     let staged = profiled.find(&bodies, options).expect("valid");
     assert_eq!(staged.contacts(), whole.contacts());
-    assert_eq!(staged.earliest_per_body(), whole.earliest_per_body());
+    assert_eq!(
+        testkit::earliest_per_body(&staged, bodies.len()),
+        testkit::earliest_per_body(&whole, bodies.len())
+    );
     let names: Vec<&str> = profiled
         .stage_times()
         .iter()
@@ -403,14 +412,11 @@ fn one_large_body_among_many_small_ones_finds_every_pair() {
     let context = common::gpu_context("one large body").expect("an adapter, as above");
     let fresh = ContactPipeline::new(&context)
         .expect("compiles")
-        .with_capacities(1 << 17, 1 << 17);
+        .with_capacities(contacts(1 << 17));
     let found = fresh.find(&bodies, SweepOptions::default()).expect("valid");
     assert_eq!(fresh.reruns(), 0, "room for every contact: no rerun");
-    let earliest = found.earliest_per_body()[0].expect("the large body meets them all");
-    assert_eq!(
-        earliest.partner, 1,
-        "overlaps at t = 0, the lowest partner first"
-    );
+    let earliest = testkit::earliest_per_body(&found, 1)[0].expect("the large body meets them all");
+    assert_eq!(earliest.1, 1, "overlaps at t = 0, the lowest partner first");
     assert_eq!(
         found
             .contacts()
@@ -508,12 +514,15 @@ fn any_starting_capacity_is_clamped_and_the_pipeline_works() {
         return;
     };
     let (bodies, options) = Scene::Uniform.bodies(2_000, 3, 9);
-    for (candidates, contacts, saved) in [(u64::MAX, u64::MAX, u64::MAX), (0, 0, 0)] {
-        let label = format!("capacities {candidates}, {contacts}, saved queries {saved}");
+    for (contacts, saved, resumes) in [(u64::MAX, u64::MAX, u32::MAX), (0, 0, 0)] {
+        let label = format!("capacities {contacts}, saved queries {saved}, resumes {resumes}");
         let pipeline = ContactPipeline::new(&context)
             .expect("compiles")
-            .with_capacities(candidates, contacts)
-            .with_saved_queries(saved);
+            .with_capacities(StepCapacities {
+                contacts,
+                saved_queries: saved,
+                resume_passes: resumes,
+            });
         for step in 0..2 {
             compare(
                 &pipeline,
@@ -552,7 +561,7 @@ fn counts_at_the_capacity_fit_and_one_more_reruns() {
     for (pairs, reruns) in [(1024, 0), (1025, 1)] {
         let pipeline = ContactPipeline::new(&context)
             .expect("compiles")
-            .with_capacities(1024, 1024);
+            .with_capacities(contacts(1024));
         let bodies = world(pairs);
         compare(
             &pipeline,
@@ -566,7 +575,7 @@ fn counts_at_the_capacity_fit_and_one_more_reruns() {
         assert_eq!((found.candidates(), found.contacts().len()), (pairs, pairs));
         let fresh = ContactPipeline::new(&context)
             .expect("compiles")
-            .with_capacities(1024, 1024);
+            .with_capacities(contacts(1024));
         fresh.find(&bodies, SweepOptions::default()).expect("valid");
         assert_eq!(fresh.reruns(), reruns, "{pairs} pairs in buffers of 1,024");
     }
@@ -771,7 +780,10 @@ fn each_bodys_earliest_without_sorting_is_the_ordered_steps() {
                     ordered.contacts(),
                     "{label}: find_into"
                 );
-                assert_eq!(gpu_into.earliest_per_body(), ordered.earliest_per_body());
+                assert_eq!(
+                    testkit::earliest_per_body(&gpu_into, bodies.len()),
+                    testkit::earliest_per_body(&ordered, bodies.len())
+                );
                 assert_eq!(gpu_into.earliest_walls(), ordered.earliest_walls());
                 assert_eq!(gpu_earliest_into, earliest, "{label}: find_earliest_into");
                 assert_eq!(
@@ -881,7 +893,7 @@ fn a_device_of_small_bindings_reaches_its_limits_with_few_bodies() {
     // Contacts past the starting capacity: grown, and the step run again.
     let grown = ContactPipeline::new(&context)
         .expect("compiles")
-        .with_capacities(1, 1);
+        .with_capacities(contacts(1));
     let (crowded, crowded_options) = Scene::Clustered.bodies(3_000, 3, 5);
     compare(
         &grown,

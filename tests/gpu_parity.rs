@@ -23,6 +23,7 @@ fn check(pipeline: &SweepPipeline, name: &str, workload: &Workload) -> Vec<Optio
         &workload.pairs,
         SweepOptions::DEFAULT,
         &impacts,
+        None,
         GPU_BOUND,
     );
     println!("{name}: {report}");
@@ -137,6 +138,7 @@ fn pipeline_reused_across_growing_and_shrinking_batches() {
             &workload.pairs,
             SweepOptions::DEFAULT,
             &impacts,
+            None,
             GPU_BOUND,
         );
         assert!(report.passed(), "step {step}: {report}");
@@ -244,7 +246,7 @@ fn pipeline_times_are_the_records_times() {
                 "{options:?}: pair {k}: {time:?} against the record's {impact:?}"
             );
         }
-        let report = parity::compare_times(bodies, pairs, options, &times, GPU_BOUND);
+        let report = parity::compare(bodies, pairs, options, &times, None, GPU_BOUND);
         println!("{options:?}: {report}");
         assert!(report.passed(), "{options:?}: {report}");
         assert!(
@@ -430,7 +432,7 @@ fn a_call_the_split_rule_cuts_equals_calls_on_its_pieces() {
         time_bits(&times) == time_bits(&piece_times),
         "{test}: the times differ from the pieces'"
     );
-    let report = parity::compare(bodies, pairs, options, &impacts, GPU_BOUND);
+    let report = parity::compare(bodies, pairs, options, &impacts, None, GPU_BOUND);
     println!("{test}: {dispatches} chunks of {chunk} pairs: {report}");
     assert!(report.passed(), "{report}");
 }

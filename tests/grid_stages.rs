@@ -32,7 +32,7 @@ mod common;
 
 use common::{StageRunner, cast, unwritten, unwritten_twin};
 
-use sweepcast::gpu::GRID_WGSL;
+use sweepcast::low_level::GRID_WGSL;
 use sweepcast::low_level::contacts::prepare_contacts;
 use sweepcast::low_level::frame::{BOUNDS_WORDS, INVALID_BODIES, interacts, sort_by_key};
 use sweepcast::low_level::grid::{

@@ -88,14 +88,13 @@ fn assert_contacts(
         earliest[a as usize].get_or_insert(b);
         earliest[b as usize].get_or_insert(a);
     }
-    let partners: Vec<Option<u32>> = contacts
-        .earliest_per_body()
+    let partners: Vec<Option<u32>> = testkit::earliest_per_body(contacts, n)
         .iter()
-        .map(|earliest| earliest.map(|e| e.partner))
+        .map(|earliest| earliest.map(|e| e.1))
         .collect();
     assert_eq!(partners, earliest, "{label}: earliest partners");
     assert_eq!(
-        contacts.earliest().map(|c| c.pair().unwrap()),
+        contacts.contacts().first().map(|c| c.pair().unwrap()),
         hits.first().map(|(pair, _)| *pair),
         "{label}: earliest of the step"
     );
@@ -505,7 +504,6 @@ mod gpu {
                 usage: wgpu::BufferUsages::STORAGE,
             });
             let capacities = StepCapacities {
-                candidates: 1 << 17,
                 contacts: 1 << 16,
                 ..StepCapacities::default()
             };

@@ -26,6 +26,7 @@ fn assert_right(name: &str, workload: &Workload, impacts: &[Option<Impact>]) {
         &workload.pairs,
         SweepOptions::DEFAULT,
         impacts,
+        None,
         GPU_BOUND,
     );
     assert!(report.passed(), "{name}: {report}");

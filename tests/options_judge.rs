@@ -150,17 +150,17 @@ fn the_judge_fails_wrong_answers_under_the_options() {
         TimeOfImpact::MISS,
     ];
     let options = SweepOptions::event_driven().with_periodic_box(PeriodicBox::cube(40.0).unwrap());
-    let report = parity::compare_times(&bodies, &pairs, options, &wrong, CPU_BOUND);
+    let report = parity::compare(&bodies, &pairs, options, &wrong, None, CPU_BOUND);
     assert_eq!(report.failures, 3, "{report}");
     let right_times = [
         TimeOfImpact::MISS,
         TimeOfImpact::OVERLAPPING,
         TimeOfImpact::contact(0.5).unwrap(),
     ];
-    let report = parity::compare_times(&bodies, &pairs, options, &right_times, CPU_BOUND);
+    let report = parity::compare(&bodies, &pairs, options, &right_times, None, CPU_BOUND);
     assert!(report.passed(), "{report}");
     let wrong_impacts = [Some(at_start), None, None];
-    let report = parity::compare(&bodies, &pairs, options, &wrong_impacts, CPU_BOUND);
+    let report = parity::compare(&bodies, &pairs, options, &wrong_impacts, None, CPU_BOUND);
     assert_eq!(report.failures, 3, "{report}");
     assert_eq!(report.disagreements, 3, "{report}");
 }

@@ -374,8 +374,14 @@ fn every_gpu_call_and_chunk_gets_its_own_options() {
                 world.pairs.len().div_ceil(1_000)
             );
             if round == 0 {
-                let report =
-                    parity::compare(&world.bodies, &world.pairs, *options, &answers, GPU_BOUND);
+                let report = parity::compare(
+                    &world.bodies,
+                    &world.pairs,
+                    *options,
+                    &answers,
+                    None,
+                    GPU_BOUND,
+                );
                 println!("GPU call {k}, {name}: {report}");
                 assert!(report.passed(), "{name}: {report}");
                 first.push(answers);
@@ -716,10 +722,10 @@ fn check_wrap_equals_shift(
     let (mut wrapped_times, mut shifted_times) = (Vec::new(), Vec::new());
     cpu::times_of_impact_into(bodies, pairs, options, &mut wrapped_times).unwrap();
     cpu::times_of_impact_into(&copies, &copy_pairs, plain, &mut shifted_times).unwrap();
-    let report = parity::compare(&copies, &copy_pairs, plain, &shifted, CPU_BOUND);
+    let report = parity::compare(&copies, &copy_pairs, plain, &shifted, None, CPU_BOUND);
     println!("{name}, shifted copies without a box [CPU twin]: {report}");
     assert!(report.passed(), "{name}: shifted copies: {report}");
-    let report = parity::compare_times(&copies, &copy_pairs, plain, &shifted_times, CPU_BOUND);
+    let report = parity::compare(&copies, &copy_pairs, plain, &shifted_times, None, CPU_BOUND);
     assert!(
         report.passed(),
         "{name}: shifted copies, fast batch: {report}"

@@ -7,13 +7,14 @@
 use std::path::Path;
 
 use naga::valid::{Capabilities, ValidationFlags, Validator};
+use sweepcast::TimeOfImpact;
 use sweepcast::low_level::layout::{
     BodyRecord, ContactRecord, EARLIEST_BODY, EARLIEST_NONE, EARLIEST_WALL, EarliestRecord,
     FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, KeyValue, LEAF, LIFT_LOG2,
     MAX_WORKGROUPS_PER_DIMENSION, MIN_NORMAL, MORTON_BITS, NO_TOUCH, SMALL_DIRECTION,
     STATUS_CONTACT, STATUS_MISS, STATUS_OVERLAPPING, SUBNORMAL_MARGIN, StepCounts, StepParams,
-    SweepDispatch, SweepParams, TIME_MISS_BITS, TIME_OVERLAPPING, TINY_EXPONENT, TimeOfImpact,
-    WALL_PLANE, WALL_SEGMENT, WORKGROUP_SIZE, WallContactRecord, WallParams, WallRecord,
+    SweepDispatch, SweepParams, TIME_MISS_BITS, TIME_OVERLAPPING, TINY_EXPONENT, WALL_PLANE,
+    WALL_SEGMENT, WORKGROUP_SIZE, WallContactRecord, WallParams, WallRecord,
 };
 use sweepcast::low_level::{SHARED_WGSL, SWEEP_WGSL};
 
@@ -157,7 +158,7 @@ fn the_grid_matches_its_twins_mirrors() {
         RESUME_HEAD, WALK_WORDS, WORD_CANDIDATES, WORD_CONTACTS, WORD_PENDING, WORD_RESUME_CHAIN,
         WORD_SAVED, WORD_SAVED_OVERFLOWED, WORD_UNFINISHED,
     };
-    let module = parse_and_validate("grid.wgsl", sweepcast::gpu::GRID_WGSL);
+    let module = parse_and_validate("grid.wgsl", sweepcast::low_level::GRID_WGSL);
     let mirrors = [
         rust_layout!(GridLevel: size, inverse, searches, population),
         rust_layout!(GridParams: level_count, table_bits, ratio_log2, spread_axes, corner_lo,

@@ -22,11 +22,11 @@ use std::time::Instant;
 use sweepcast::gpu::{GpuContext, SweepBuffers, SweepOutput, SweepPipeline, SweepStage};
 use sweepcast::low_level::layout::{
     BodyRecord, ImpactRecord, MAX_WORKGROUPS_PER_DIMENSION, STATUS_CONTACT, STATUS_MISS,
-    STATUS_OVERLAPPING, SweepDispatch, SweepParams, TimeOfImpact, WORKGROUP_SIZE,
+    STATUS_OVERLAPPING, SweepDispatch, SweepParams, WORKGROUP_SIZE,
 };
 use sweepcast::parity::{self, GPU_BOUND};
 use sweepcast::reference::Body;
-use sweepcast::{Counted, Error, Impact, ImpactStatus, SweepOptions};
+use sweepcast::{Counted, Error, Impact, ImpactStatus, SweepOptions, TimeOfImpact};
 use testkit::{Workload, WorkloadConfig};
 use wgpu::BufferUsages as Usage;
 use wgpu::util::DeviceExt;
@@ -256,8 +256,8 @@ fn caller_device_and_buffers_match_the_pipeline_and_the_cpu_twin() {
         );
         let twin = decode(&twin_records, &records, pairs);
 
-        let gpu_report = parity::compare(&workload.bodies, pairs, options, &gpu, GPU_BOUND);
-        let twin_report = parity::compare(&workload.bodies, pairs, options, &twin, GPU_BOUND);
+        let gpu_report = parity::compare(&workload.bodies, pairs, options, &gpu, None, GPU_BOUND);
+        let twin_report = parity::compare(&workload.bodies, pairs, options, &twin, None, GPU_BOUND);
         println!("{name}: GPU stage {gpu_report}");
         println!("{name}: CPU twin {twin_report}");
         assert!(gpu_report.passed(), "{name}: GPU stage {gpu_report}");
@@ -385,7 +385,7 @@ fn the_times_output_is_the_records_time_and_passes_the_judge() {
         );
         for (who, answers) in [("GPU times", &gpu_times), ("CPU twin", &twin_times)] {
             let report =
-                parity::compare_times(&workload.bodies, pairs, options, answers, GPU_BOUND);
+                parity::compare(&workload.bodies, pairs, options, answers, None, GPU_BOUND);
             println!("{name}: {who} {report}");
             assert!(report.passed(), "{name}: {who} {report}");
             assert!(
@@ -702,6 +702,7 @@ fn record_indirect_sweeps_the_count_the_device_wrote() {
         &workload.pairs,
         options,
         &decoded,
+        None,
         GPU_BOUND,
     );
     assert!(report.passed(), "{report}");
@@ -859,7 +860,7 @@ fn record_indirect_runs_two_dimensional_dispatches() {
     let all: Vec<ImpactRecord> = bytemuck::pod_collect_to_vec(&from_indirect);
     let pairs = &workload.pairs[tail.clone()];
     let decoded = decode(&all[tail], &records, pairs);
-    let report = parity::compare(&workload.bodies, pairs, options, &decoded, GPU_BOUND);
+    let report = parity::compare(&workload.bodies, pairs, options, &decoded, None, GPU_BOUND);
     println!("2D dispatch, last {} records: {report}", pairs.len());
     assert!(report.passed(), "{report}");
     assert!(report.candidate_hits > 0, "{report}");
@@ -906,7 +907,7 @@ fn caller_errors_stay_with_the_caller() {
         impacts == expected,
         "a sweep after the caller's error must give the right answers"
     );
-    let report = parity::compare(bodies, pairs, options, &impacts, GPU_BOUND);
+    let report = parity::compare(bodies, pairs, options, &impacts, None, GPU_BOUND);
     assert!(report.passed(), "{report}");
     let errors = caller.errors();
     assert_eq!(

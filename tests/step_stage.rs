@@ -24,12 +24,12 @@ mod common;
 
 use std::time::Instant;
 
+use sweepcast::EarliestImpact;
 use sweepcast::glam::Vec3;
 use sweepcast::gpu::{ContactPipeline, GpuContext, StepBuffers, StepCapacities, StepStage};
 use sweepcast::low_level::SHARED_WGSL;
-use sweepcast::low_level::layout::{
-    BodyRecord, ContactRecord, EarliestImpact, EarliestRecord, StepCounts,
-};
+use sweepcast::low_level::grid::GRID_MAX_RESUME_PASSES;
+use sweepcast::low_level::layout::{BodyRecord, ContactRecord, EarliestRecord, StepCounts};
 use sweepcast::{Counted, Error, MovingSphere, Partner, SweepOptions, Wall, cpu};
 use testkit::Scene;
 use wgpu::BufferUsages as Usage;
@@ -46,7 +46,6 @@ const SENTINEL: u32 = 0xdead_beef;
 /// overflow on 3,000 bodies of the fast or 100x-radii scenes, rightly invalid steps), so that
 /// a frame recorded beside others in one submission is valid without growing.
 const ROOMY: StepCapacities = StepCapacities {
-    candidates: 1 << 17,
     contacts: 1 << 16,
     saved_queries: 1024,
     resume_passes: 2,
@@ -869,7 +868,6 @@ fn an_overflow_is_invalid_until_grown_then_whole() {
     };
     let start = Instant::now();
     let least = StepCapacities {
-        candidates: 1,
         contacts: 1,
         saved_queries: 1,
         resume_passes: 1,
@@ -908,7 +906,7 @@ fn an_overflow_is_invalid_until_grown_then_whole() {
 /// a step with a walk still unfinished after the last resume has `unfinished_queries` and
 /// `valid` 0, the consumer skips it, and `grow` doubles the resumes until the step is whole and
 /// the CPU step's answer. With a budget of 1 no walk of more than 17 steps can finish within
-/// `StepStage::MAX_RESUME_PASSES`: `grow` then says so with a typed error. The full budget
+/// `low_level::grid::GRID_MAX_RESUME_PASSES`: `grow` then says so with a typed error. The full budget
 /// gives the CPU step's answer again.
 #[test]
 fn a_walk_past_its_budget_is_resumed_or_a_typed_error() {
@@ -942,11 +940,8 @@ fn a_walk_past_its_budget_is_resumed_or_a_typed_error() {
             Err(error) => break error,
         }
     };
-    assert_eq!(
-        buffers.capacities().resume_passes,
-        StepStage::MAX_RESUME_PASSES
-    );
-    let steps = StepStage::MAX_RESUME_PASSES as usize + 1;
+    assert_eq!(buffers.capacities().resume_passes, GRID_MAX_RESUME_PASSES);
+    let steps = GRID_MAX_RESUME_PASSES as usize + 1;
     assert!(
         matches!(
             error,
@@ -1041,7 +1036,7 @@ fn saved_walks_past_a_binding_are_a_typed_error() {
         .collect();
     let options = SweepOptions::default();
     let capacities = StepCapacities {
-        resume_passes: StepStage::MAX_RESUME_PASSES,
+        resume_passes: GRID_MAX_RESUME_PASSES,
         ..StepCapacities::default()
     };
     let body_buffer = caller.bodies(&bodies, bodies.len());

@@ -444,7 +444,7 @@ mod common;
 fn submit_and_read(
     context: &sweepcast::gpu::GpuContext,
     mut encoder: wgpu::CommandEncoder,
-    buffers: &sweepcast::gpu::WallBuffers,
+    buffers: &sweepcast::low_level::WallBuffers,
     count: usize,
 ) -> Vec<sweepcast::low_level::layout::WallContactRecord> {
     let size = buffers.contacts().size();
@@ -468,7 +468,7 @@ fn stage_against_twin(
     options: &[SweepOptions],
 ) {
     let (device, queue) = (context.device(), context.queue());
-    let stage = sweepcast::gpu::WallStage::new(device).unwrap();
+    let stage = sweepcast::low_level::WallStage::new(device).unwrap();
     validate_walls(walls).unwrap();
     let records: Vec<sweepcast::low_level::layout::BodyRecord> =
         bodies.iter().map(|&b| b.into()).collect();
@@ -609,7 +609,7 @@ fn the_gpu_stage_checks_its_counts_and_walls() {
         return;
     };
     let (device, queue) = (context.device(), context.queue());
-    let stage = sweepcast::gpu::WallStage::new(device).unwrap();
+    let stage = sweepcast::low_level::WallStage::new(device).unwrap();
     let buffers = stage.create_buffers(device, 4, 2).unwrap();
     let mut encoder = device.create_command_encoder(&Default::default());
     let options = SweepOptions::DEFAULT;

@@ -24,10 +24,9 @@ use std::mem::MaybeUninit;
 use glam::Vec3;
 
 use super::sweep::power_of_two_scale;
+use crate::answers::TimeOfImpact;
 use crate::geometry::Impact;
-use crate::layout::{
-    BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, MIN_NORMAL, SweepParams, TimeOfImpact,
-};
+use crate::layout::{BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, MIN_NORMAL, SweepParams};
 
 /// Pairs per block of the AVX and AVX-512 paths: two AVX registers of f32, or one 512-bit
 /// register. Sixteen rather than eight because a block's arithmetic is one long chain of

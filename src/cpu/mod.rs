@@ -24,7 +24,8 @@ pub(crate) mod world;
 pub(crate) use crate::contact_step::Contact;
 #[cfg(feature = "gpu")]
 pub(crate) use crate::contact_step::Contacts;
-pub use crate::contact_step::Earliest;
+#[cfg(feature = "gpu")]
+pub(crate) use crate::contact_step::Earliest;
 pub(crate) use lanes::Simd;
 pub use step::{ContactFinder, find_contacts};
 #[cfg(feature = "gpu")]
@@ -34,8 +35,8 @@ pub use world::World;
 
 use std::cell::Cell;
 
+use crate::answers::TimeOfImpact;
 use crate::error::Error;
-use crate::layout::TimeOfImpact;
 
 use crate::geometry::{Impact, MovingCircle, MovingSphere, Sphere, Wall};
 use crate::layout::{BodyRecord, SweepParams, WallContactRecord, WallParams, WallRecord};

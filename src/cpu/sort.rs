@@ -5,7 +5,7 @@
 use crate::par::{self, prelude::*};
 
 use super::scatter::scatter_to_places;
-use crate::layout::TimeOfImpact;
+use crate::answers::TimeOfImpact;
 
 /// A contact's place in the contacts' order, as one integer: the bits of its time of impact
 /// (never negative, so that they order it), then its pair; the lowest 32 bits are 0.

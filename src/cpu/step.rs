@@ -18,11 +18,12 @@ use super::memory::bytes;
 use super::sort::{Key, Sorting, Task, key, pair_of, sort_keys};
 use super::sweep::nearest_image;
 use super::{World, wall_contacts_into, wall_records_into};
+use crate::answers::{EarliestImpact, TimeOfImpact};
 use crate::contact_step::{Contact, Contacts, Earliest, StageTimes};
 use crate::error::{Counted, Error};
 use crate::geometry::{MovingSphere, Wall};
 use crate::groups::CollisionGroups;
-use crate::layout::{EarliestImpact, FLAG_PERIODIC, TimeOfImpact, WallRecord};
+use crate::layout::{FLAG_PERIODIC, WallRecord};
 use crate::options::SweepOptions;
 use crate::validate::check_length;
 
@@ -49,10 +50,10 @@ const _: () = assert!(TASK_BODIES.is_multiple_of(PACKET) && MIN_TASK_BODIES.is_m
 /// let mut finder = cpu::ContactFinder::new();
 /// let contacts = finder.find(&bodies, SweepOptions::default())?;
 /// assert_eq!(contacts.contacts().len(), 1);
-/// let first = contacts.earliest().expect("bodies 0 and 1 meet");
+/// let first = contacts.contacts().first().expect("bodies 0 and 1 meet");
 /// assert_eq!(first.pair(), Some([0, 1]));
 /// assert_eq!(first.impact.time_of_impact, 0.3);
-/// assert_eq!(contacts.earliest_per_body()[1].map(|e| e.partner), Some(0));
+/// assert_eq!(contacts.earliest_of(1).and_then(|c| c.pair()), Some([0, 1]));
 /// assert!(contacts.earliest_of(2).is_none());
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
@@ -237,12 +238,6 @@ impl ContactFinder {
         std::mem::replace(&mut self.groups, groups)
     }
 
-    /// The collision groups of the next steps ([`set_groups`](Self::set_groups)).
-    #[must_use]
-    pub fn groups(&self) -> &[CollisionGroups] {
-        &self.groups
-    }
-
     /// The limit on each step's output, in bytes ([`with_max_output_bytes`](Self::with_max_output_bytes)).
     #[must_use]
     pub fn max_output_bytes(&self) -> usize {
@@ -329,7 +324,7 @@ impl ContactFinder {
     /// ];
     /// let mut finder = cpu::ContactFinder::new();
     /// let contacts = finder.find_with_walls(&balls, &table, SweepOptions::default())?;
-    /// assert_eq!(contacts.earliest().map(|c| c.impact.time_of_impact), Some(1.0 / 6.0));
+    /// assert_eq!(contacts.contacts().first().map(|c| c.impact.time_of_impact), Some(1.0 / 6.0));
     /// assert_eq!(contacts.earliest_walls()[0].and_then(|w| w.wall()), Some(1)); // x = 20, at 0.75
     /// assert!(contacts.earliest_walls()[1].is_none());
     /// # Ok::<(), sweepcast::Error>(())
@@ -709,8 +704,8 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
 /// let pairs: Vec<[u32; 2]> = contacts.contacts().iter().filter_map(|c| c.pair()).collect();
 /// assert_eq!(pairs, [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]);
 /// assert!(contacts.contacts().iter().all(|c| c.impact.time_of_impact == 0.5));
-/// assert_eq!(contacts.earliest().and_then(|c| c.pair()), Some([0, 1]));
-/// assert_eq!(contacts.earliest_per_body()[3].map(|e| e.partner), Some(2));
+/// assert_eq!(contacts.contacts().first().and_then(|c| c.pair()), Some([0, 1]));
+/// assert_eq!(contacts.earliest_of(3).and_then(|c| c.pair()), Some([2, 3]));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
 pub fn find_contacts<B>(bodies: &[B], options: SweepOptions) -> Result<Contacts, Error>

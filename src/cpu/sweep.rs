@@ -5,10 +5,11 @@
 
 use glam::{UVec3, Vec3};
 
+use crate::answers::TimeOfImpact;
 use crate::layout::{
     BodyRecord, FLAG_PERIODIC, FLAG_SEPARATING_MISSES, ImpactRecord, LIFT_LOG2, MIN_NORMAL,
     NO_TOUCH, SMALL_DIRECTION, STATUS_CONTACT, STATUS_MISS, STATUS_OVERLAPPING, SweepDispatch,
-    SweepParams, TIME_MISS_BITS, TIME_OVERLAPPING, TINY_EXPONENT, TimeOfImpact, WORKGROUP_SIZE,
+    SweepParams, TIME_MISS_BITS, TIME_OVERLAPPING, TINY_EXPONENT, WORKGROUP_SIZE,
 };
 
 pub(crate) fn miss() -> ImpactRecord {

@@ -4,9 +4,10 @@
 use crate::par::prelude::*;
 
 use super::lanes::{self, LANES};
+use crate::answers::TimeOfImpact;
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
-use crate::layout::{BodyRecord, SweepParams, TimeOfImpact};
+use crate::layout::{BodyRecord, SweepParams};
 use crate::options::SweepOptions;
 use crate::validate::{pack_bodies, validate_pairs, validate_periodic_reach};
 

@@ -15,13 +15,13 @@ use super::context::GpuContext;
 use super::host_profile::{Timer, pool_threads, span};
 use super::pipeline::DEFAULT_POLL_TIMEOUT;
 use super::step::{StepBuffers, StepCapacities, StepStage};
+use crate::answers::EarliestImpact;
 use crate::cpu::{Contact, Contacts, Earliest, wall_contacts_into, wall_records_into};
 use crate::error::Error;
 use crate::geometry::{MovingSphere, Wall};
 use crate::groups::CollisionGroups;
 use crate::layout::{
-    BodyRecord, ContactRecord, EarliestImpact, EarliestRecord, StepCounts, WallContactRecord,
-    bytes_of,
+    BodyRecord, ContactRecord, EarliestRecord, StepCounts, WallContactRecord, bytes_of,
 };
 use crate::options::SweepOptions;
 use crate::validate::check_length;
@@ -63,7 +63,7 @@ const READBACK: wgpu::BufferUsages =
 /// [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET) steps a dispatch (Mesa's software
 /// adapters end an invocation after 65,535 loop iterations, silently); one that runs out is
 /// saved and resumed in the next dispatch, and the pipeline grows the resumes (up to
-/// [`StepStage::MAX_RESUME_PASSES`](crate::gpu::StepStage::MAX_RESUME_PASSES)) and the slots
+/// 16, [`GRID_MAX_RESUME_PASSES`](crate::low_level::grid::GRID_MAX_RESUME_PASSES)) and the slots
 /// as it grows its buffers. A walk longer than that (some hundreds of thousands of bodies
 /// piled in one place) is [`Error::CapacityExceeded`] for
 /// [`Counted::WalkSteps`](crate::Counted::WalkSteps), never a partial answer.
@@ -90,7 +90,7 @@ const READBACK: wgpu::BufferUsages =
 /// ];
 /// let contacts = pipeline.find(&bodies, SweepOptions::default())?;
 /// assert_eq!(contacts.contacts().len(), 1);
-/// assert_eq!(contacts.earliest().and_then(|c| c.pair()), Some([0, 1]));
+/// assert_eq!(contacts.contacts().first().and_then(|c| c.pair()), Some([0, 1]));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
 pub struct ContactPipeline {
@@ -118,8 +118,7 @@ struct State {
     buffers: Option<StepBuffers>,
     /// The capacities the next buffers are made for.
     capacities: StepCapacities,
-    /// Whether the caller chose them ([`ContactPipeline::with_capacities`],
-    /// [`ContactPipeline::with_saved_queries`]); else the first buffers fit the bodies
+    /// Whether the caller chose them ([`ContactPipeline::with_capacities`]); else the first buffers fit the bodies
     /// ([`StepCapacities::for_bodies`]).
     capacities_chosen: bool,
     /// The counts, each body's earliest position and its earliest wall; the ordered contacts.
@@ -184,7 +183,7 @@ crate::contact_step::contact_step_by_inherent!(&ContactPipeline, ContactPipeline
 
 impl ContactPipeline {
     /// Bytes per body the pipeline holds on the device: the body (32), the grid's buffers
-    /// ([`GRID_BYTES_PER_BODY`](crate::gpu::GRID_BYTES_PER_BODY), 96, and its table's ranges,
+    /// (96, and its table's ranges,
     /// 8 B a slot at one to two slots a body, not counted here; its earliest record is each
     /// body's earliest contact), each body's earliest position in the order (4); the body's
     /// upload (32) and the readback of its earliest position (4): 168.
@@ -193,9 +192,6 @@ impl ContactPipeline {
         + bytes_of::<u32>(1)
         + bytes_of::<BodyRecord>(1)
         + bytes_of::<u32>(1);
-    /// Bytes per candidate pair: none since the step runs the grid, which keeps no
-    /// candidates (the tree kept the pair, 8, and its impact record, 32).
-    pub const DEVICE_BYTES_PER_CANDIDATE: u64 = 0;
     /// Bytes per contact: the hit the grid lists (its pair, 8, and impact record, 32), the
     /// ordered contacts' buffers
     /// ([`ORDERED_BYTES_PER_CONTACT`](crate::low_level::ORDERED_BYTES_PER_CONTACT), 144) and the
@@ -249,35 +245,25 @@ impl ContactPipeline {
         })
     }
 
-    /// Starts the contact buffers at this capacity instead of one that fits a typical scene
-    /// of the step's bodies ([`StepCapacities::for_bodies`]; rounded up to a power of two of
-    /// at least 1,024): smaller to hold less memory (tests use the least to force the
-    /// overflow and rerun of [`ContactPipeline::find`]), larger to avoid the reruns of the
-    /// first steps of a dense world. `candidates` is ignored since the step runs the grid
-    /// (it has no candidate buffer).
+    /// Starts the step's buffers at these capacities instead of ones that fit a typical scene
+    /// of the step's bodies ([`StepCapacities::for_bodies`]; the contacts rounded up to a
+    /// power of two of at least 1,024): smaller to hold less memory (tests use the least to
+    /// force the overflow and rerun of [`ContactPipeline::find`]), larger to avoid the reruns
+    /// of the first steps of a dense world. Used by the tests of the reruns
+    /// (`tests/gpu_contacts.rs`) and `examples/step_bench.rs`.
     ///
-    /// Any value is accepted: each is clamped to what one storage binding of the device holds
-    /// (as the buffers' growth is), and 0 counts as 1.
+    /// Any value is accepted: the contacts and saved walks are clamped to what one storage
+    /// binding of the device holds (as the buffers' growth is), 0 counting as 1, and the
+    /// resumes to at most 16 (a step past them is [`Error::CapacityExceeded`]).
     #[must_use]
-    pub fn with_capacities(self, candidates: u64, contacts: u64) -> Self {
+    pub fn with_capacities(self, capacities: StepCapacities) -> Self {
         {
             let mut state = self.lock();
-            state.capacities.candidates = candidates.max(1);
-            state.capacities.contacts = contacts.max(1);
-            state.capacities_chosen = true;
-            state.buffers = None;
-        }
-        self
-    }
-
-    /// The walks past their budget each chain of the grid's walks may save for a resume at
-    /// first ([`StepCapacities::saved_queries`]; 1,024 by default, doubled where a step
-    /// needs more).
-    #[must_use]
-    pub fn with_saved_queries(self, capacity: u64) -> Self {
-        {
-            let mut state = self.lock();
-            state.capacities.saved_queries = capacity.max(1);
+            state.capacities = StepCapacities {
+                contacts: capacities.contacts.max(1),
+                saved_queries: capacities.saved_queries.max(1),
+                resume_passes: capacities.resume_passes,
+            };
             state.capacities_chosen = true;
             state.buffers = None;
         }
@@ -347,7 +333,7 @@ impl ContactPipeline {
     }
 
     /// Bytes of device memory the pipeline holds now (its buffers at their present
-    /// capacities: see [`Self::DEVICE_BYTES_PER_BODY`], [`Self::DEVICE_BYTES_PER_CANDIDATE`] and
+    /// capacities: see [`Self::DEVICE_BYTES_PER_BODY`] and
     /// [`Self::DEVICE_BYTES_PER_CONTACT`]), besides the sorter's own workspace.
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {

@@ -787,7 +787,7 @@ impl GridBuffers {
     /// The steps a walk takes before it is saved for a resume: the budget set, at most
     /// [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET) (0 for it).
     #[must_use]
-    pub fn walk_budget(&self) -> u32 {
+    pub(crate) fn walk_budget(&self) -> u32 {
         if self.budget == 0 {
             GRID_BUDGET
         } else {
@@ -806,18 +806,18 @@ impl GridBuffers {
 
     /// The resumes recorded after each chain of walks.
     #[must_use]
-    pub fn resume_passes(&self) -> u32 {
+    pub(crate) fn resume_passes(&self) -> u32 {
         self.resume_passes
     }
 
     /// The walks past their budget each chain may save.
     #[must_use]
-    pub fn saved_capacity(&self) -> u32 {
+    pub(crate) fn saved_capacity(&self) -> u32 {
         self.saved_capacity
     }
 
     /// Sets the options of the next steps.
-    pub fn set_options(&mut self, queue: &wgpu::Queue, options: SweepOptions) {
+    pub(crate) fn set_options(&mut self, queue: &wgpu::Queue, options: SweepOptions) {
         self.options = options;
         self.write_input(queue);
     }
@@ -852,7 +852,7 @@ impl GridBuffers {
 
     /// Bodies the body buffer holds.
     #[must_use]
-    pub fn body_capacity(&self) -> u64 {
+    pub(crate) fn body_capacity(&self) -> u64 {
         self.body_capacity
     }
 
@@ -864,7 +864,7 @@ impl GridBuffers {
 
     /// The options of the next steps.
     #[must_use]
-    pub fn options(&self) -> SweepOptions {
+    pub(crate) fn options(&self) -> SweepOptions {
         self.options
     }
 

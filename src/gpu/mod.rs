@@ -5,13 +5,12 @@
 //!   [`SweepBuffers`] the caller keeps; its f32 twin is [`crate::low_level::sweep`].
 //! * [`SweepPipeline`] runs the stage on the caller's slices and blocks until the answers are
 //!   back.
-//! * [`WallStage`] records `shaders/walls.wgsl`, each body's earliest impact on static
-//!   walls, on [`WallBuffers`]; its f32 twin is [`crate::low_level::walls`].
 //! * [`StepStage`] records the whole step from the caller's body buffer into the caller's
 //!   encoder, on [`StepBuffers`]: the local frame made on the device (`shaders/frame.wgsl`,
 //!   `src/gpu/frame.rs`, twin [`crate::low_level::frame`]); the [`GridStage`], in which each
 //!   body finds, sweeps and keeps its earliest contact (`shaders/grid.wgsl`, twin
-//!   [`crate::low_level::grid`]); the walls stage merged into those records; and, when asked,
+//!   [`crate::low_level::grid`]); the walls stage ([`crate::low_level::WallStage`],
+//!   `shaders/walls.wgsl`, twin [`crate::low_level::walls`]) merged into those records; and, when asked,
 //!   the ordered contacts from the hits the grid lists (`shaders/contacts.wgsl`,
 //!   `src/gpu/contacts.rs`, twin [`crate::low_level::contacts`]). Its composition,
 //!   `src/gpu/step/mod.rs`, follows the twins' entry points in order.
@@ -28,30 +27,24 @@ mod contact_pipeline;
 pub(crate) mod contacts;
 mod context;
 pub(crate) mod frame;
-mod grid;
+pub(crate) mod grid;
 pub(crate) mod host_profile;
 pub(crate) mod kernel;
 mod observe;
 mod pipeline;
 mod sort;
-mod step;
+pub(crate) mod step;
 pub(crate) mod sweep;
 pub(crate) mod walls;
 
 pub use contact_pipeline::ContactPipeline;
 pub(crate) use contacts::{ContactBuffers, ContactStage};
 pub use context::GpuContext;
-pub use grid::{GRID_BYTES_PER_BODY, GRID_WGSL, GridBuffers, GridStage};
+pub use grid::{GridBuffers, GridStage};
 pub use pipeline::SweepPipeline;
-pub use step::{StepBuffers, StepCapacities, StepCommand, StepDomain, StepStage};
+pub use step::{StepBuffers, StepCapacities, StepStage};
 pub use sweep::{SweepBuffers, SweepOutput, SweepStage};
-pub use walls::{WallBuffers, WallStage};
-
-/// The records a stage's user reads and writes in its own buffers (the rest of the data
-/// contract is in [`crate::low_level::layout`]).
-pub use crate::layout::{
-    BodyRecord, EarliestRecord, ImpactRecord, StepCounts, WallContactRecord, WallRecord,
-};
+pub(crate) use walls::{WallBuffers, WallStage};
 
 // Shared across a simulation's threads.
 const _: () = {

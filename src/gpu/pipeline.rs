@@ -9,9 +9,10 @@ use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, PendingMap, Uploa
 use super::context::GpuContext;
 use super::host_profile::{Timer, pool_threads, span};
 use super::sweep::{SweepBuffers, SweepOutput, SweepStage};
+use crate::answers::TimeOfImpact;
 use crate::error::Error;
 use crate::geometry::{Impact, MovingSphere};
-use crate::layout::{BodyRecord, ImpactRecord, TimeOfImpact, WORKGROUP_SIZE, bytes_of};
+use crate::layout::{BodyRecord, ImpactRecord, WORKGROUP_SIZE, bytes_of};
 use crate::options::SweepOptions;
 use crate::validate::{
     PACK_BLOCK, check_batch, pack_bodies_into, validate_pairs, validate_periodic_reach,

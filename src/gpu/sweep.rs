@@ -5,8 +5,9 @@
 use super::buffers::check_binding;
 use super::buffers::{ErrorScopes, create_buffer};
 use super::kernel::{Access, Bindings, Kernel, Shader, Workgroups};
+use crate::answers::TimeOfImpact;
 use crate::error::{Counted, Error};
-use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams, TimeOfImpact, bytes_of};
+use crate::layout::{BodyRecord, ImpactRecord, SweepDispatch, SweepParams, bytes_of};
 use crate::options::SweepOptions;
 
 /// The WGSL source of the sweep stage: `shaders/shared.wgsl` followed by `shaders/sweep.wgsl`.
@@ -560,7 +561,7 @@ impl SweepBuffers {
 
     /// Bytes of device memory of these buffers.
     #[must_use]
-    pub fn device_memory_bytes(&self) -> u64 {
+    pub(crate) fn device_memory_bytes(&self) -> u64 {
         [
             &self.bodies,
             &self.pairs,

@@ -55,7 +55,8 @@ pub(super) const WALLS_SHADER: Shader = Shader {
 ///
 /// # Example
 /// ```no_run
-/// use sweepcast::gpu::{GpuContext, WallStage};
+/// use sweepcast::gpu::GpuContext;
+/// use sweepcast::low_level::WallStage;
 /// use sweepcast::low_level::layout::BodyRecord;
 /// use sweepcast::{glam::Vec3, MovingSphere, SweepOptions, Wall};
 ///

@@ -865,3 +865,26 @@ pub fn jittered_lattice(
         velocities,
     }
 }
+
+/// Each of `bodies` bodies' earliest contact with another body, as
+/// [`Contacts::earliest_of`](sweepcast::Contacts::earliest_of) gives it: the contact's index
+/// in [`Contacts::contacts`](sweepcast::Contacts::contacts) and the partner; `None` for a body
+/// that touches no other.
+#[must_use]
+pub fn earliest_per_body(
+    contacts: &sweepcast::Contacts,
+    bodies: usize,
+) -> Vec<Option<(usize, u32)>> {
+    let all = contacts.contacts();
+    (0..bodies as u32)
+        .map(|body| {
+            let contact = contacts.earliest_of(body)?;
+            // The contact is an element of `all`: its index from the addresses.
+            let index = (std::ptr::from_ref(contact) as usize - all.as_ptr() as usize)
+                / std::mem::size_of::<sweepcast::Contact>();
+            let [a, b] = contact.pair().expect("a contact of two bodies");
+            assert!(index < all.len() && (a == body || b == body));
+            Some((index, if a == body { b } else { a }))
+        })
+        .collect()
+}

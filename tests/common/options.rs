@@ -115,17 +115,17 @@ where
     let mut reports = vec![
         (
             "CPU twin",
-            parity::compare(bodies, pairs, options, &twin, CPU_BOUND),
+            parity::compare(bodies, pairs, options, &twin, None, CPU_BOUND),
         ),
         (
             "fast batch",
-            parity::compare_times(bodies, pairs, options, &fast, CPU_BOUND),
+            parity::compare(bodies, pairs, options, &fast, None, CPU_BOUND),
         ),
     ];
     if let Some(gpu) = &gpu {
         reports.push((
             "GPU",
-            parity::compare(bodies, pairs, options, gpu, GPU_BOUND),
+            parity::compare(bodies, pairs, options, gpu, None, GPU_BOUND),
         ));
     }
     for (path, report) in &reports {

@@ -219,7 +219,7 @@ impl StepBuffers {
 
     /// Sets the body count of the steps recorded without a count buffer (written with
     /// `queue`, taking effect at the next submission). A count above the body capacity gives
-    /// steps whose [`StepCounts::valid`](crate::gpu::StepCounts::valid) is 0.
+    /// steps whose [`StepCounts::valid`](crate::low_level::layout::StepCounts::valid) is 0.
     pub fn set_body_count(&mut self, queue: &wgpu::Queue, body_count: u32) {
         self.grid.set_any_body_count(queue, body_count);
         self.write(queue);
@@ -240,7 +240,7 @@ impl StepBuffers {
 
     /// Whether the buffers were made with ordered contacts.
     #[must_use]
-    pub fn has_ordered_contacts(&self) -> bool {
+    pub(crate) fn has_ordered_contacts(&self) -> bool {
         self.ordered.is_some()
     }
 
@@ -264,11 +264,11 @@ impl StepBuffers {
 
     /// The options of the steps recorded now.
     #[must_use]
-    pub fn options(&self) -> SweepOptions {
+    pub(crate) fn options(&self) -> SweepOptions {
         self.grid.options()
     }
 
-    /// The step's [`StepCounts`](crate::gpu::StepCounts) (`STORAGE | COPY_SRC | COPY_DST`, 48 bytes), written by
+    /// The step's [`StepCounts`](crate::low_level::layout::StepCounts) (`STORAGE | COPY_SRC | COPY_DST`, 48 bytes), written by
     /// each step: a consumer pass binds it (read-only) and skips a step whose `valid` is 0.
     #[must_use]
     pub fn counts(&self) -> &wgpu::Buffer {
@@ -287,7 +287,7 @@ impl StepBuffers {
 
     /// The contacts in the step's order (by time, then pair), as
     /// [`ContactRecord`](crate::low_level::layout::ContactRecord)s (`STORAGE | COPY_SRC`): the first
-    /// [`StepCounts::contacts`](crate::gpu::StepCounts::contacts) hold them. `None` unless the buffers were made with ordered
+    /// [`StepCounts::contacts`](crate::low_level::layout::StepCounts::contacts) hold them. `None` unless the buffers were made with ordered
     /// contacts.
     #[must_use]
     pub fn ordered_contacts(&self) -> Option<&wgpu::Buffer> {

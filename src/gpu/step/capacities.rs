@@ -3,13 +3,10 @@
 /// What a [`StepBuffers`](super::StepBuffers) holds besides the bodies: the ordered contacts,
 /// when asked, and the walks past their budget that the grid saves and resumes.
 /// [`StepStage::grow`](super::StepStage::grow) raises them from a step's
-/// [`StepCounts`](crate::gpu::StepCounts). `candidates` was the capacity of the tree the step
-/// ran before the grid, kept so that code which names it still compiles: the grid has no
-/// candidate buffer, and ignores it.
+/// [`StepCounts`](crate::low_level::layout::StepCounts); [`ContactPipeline::with_capacities`](crate::gpu::ContactPipeline::with_capacities)
+/// starts from them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct StepCapacities {
-    /// Unused since the grid (it has no candidate buffer).
-    pub candidates: u64,
     /// Ordered contacts (the listed hit, 40 bytes; the contact, 64 bytes, twice; two sort
     /// records), when asked.
     pub contacts: u64,
@@ -20,16 +17,14 @@ pub struct StepCapacities {
     /// Resumes recorded after each chain of walks (each one dispatch, of one invocation a
     /// saved walk; one is two dispatches a step more); a walk still past its budget after the
     /// last makes the step invalid (`unfinished_queries`), and `grow` doubles them, up to
-    /// [`StepStage::MAX_RESUME_PASSES`](super::StepStage::MAX_RESUME_PASSES).
+    /// 16 ([`GRID_MAX_RESUME_PASSES`](crate::low_level::grid::GRID_MAX_RESUME_PASSES)).
     pub resume_passes: u32,
 }
 
 impl Default for StepCapacities {
-    /// 16,384 contacts, 1,024 saved walks a chain, one resume (and the unused candidates as
-    /// they were, 16,384).
+    /// 16,384 contacts, 1,024 saved walks a chain, one resume.
     fn default() -> Self {
         Self {
-            candidates: 1 << 14,
             contacts: 1 << 14,
             saved_queries: u64::from(crate::cpu::grid::GRID_SAVED_WALKS),
             resume_passes: crate::cpu::grid::GRID_RESUME_PASSES,
@@ -45,7 +40,6 @@ impl StepCapacities {
     pub fn for_bodies(bodies: u64) -> Self {
         let default = Self::default();
         Self {
-            candidates: default.candidates.max(bodies.saturating_mul(4)),
             contacts: default.contacts.max(bodies.saturating_mul(2)),
             ..default
         }
@@ -53,9 +47,8 @@ impl StepCapacities {
 
     /// Each capacity the larger of the two.
     #[must_use]
-    pub fn max(self, other: Self) -> Self {
+    pub(crate) fn max(self, other: Self) -> Self {
         Self {
-            candidates: self.candidates.max(other.candidates),
             contacts: self.contacts.max(other.contacts),
             saved_queries: self.saved_queries.max(other.saved_queries),
             resume_passes: self.resume_passes.max(other.resume_passes),

@@ -14,9 +14,8 @@
 
 mod buffers;
 mod capacities;
-mod observed;
+pub(crate) mod observed;
 mod stage;
 
 pub use capacities::StepCapacities;
-pub use observed::{StepCommand, StepDomain};
 pub use stage::{StepBuffers, StepStage};

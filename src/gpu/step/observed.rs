@@ -1,13 +1,13 @@
 //! What a benchmark sees of the commands a step records: wgpu cannot list an encoder's
 //! commands, so the step's recording helpers say what they record
-//! ([`StepStage::record_observed`]).
+//! ([`record_step_observed`]).
 
 use super::stage::{StepBuffers, StepStage};
 use crate::error::Error;
 use crate::gpu::observe::{Observed, ObservedWorkgroups, observed};
 
 /// What a recorded dispatch runs once for, or a recorded sort sorts, in the step's own
-/// counts (see [`StepCommand`]).
+/// counts (see [`StepCommand`]). Used by `examples/step_bench.rs`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum StepDomain {
@@ -26,7 +26,7 @@ pub enum StepDomain {
     Workgroups(u32, u32),
 }
 
-/// One command a step recorded, as [`StepStage::record_observed`] reports it: wgpu cannot
+/// One command a step recorded, as [`record_step_observed`] reports it: wgpu cannot
 /// list the commands of an encoder, so the step's recording helpers say what they record.
 /// A benchmark counts dispatches, and with the step's counts the bytes they move, from
 /// these. The step's copies of single words between its small buffers are not listed.
@@ -63,68 +63,66 @@ pub enum StepCommand {
     },
 }
 
-impl StepStage {
-    /// [`StepStage::record`] for a benchmark: calls `stage_end` after each stage's passes
-    /// with the stage's name (the grid's `bounds`, `sort`, `cells`, `gather`, `levels`; then
-    /// `walls` when there are walls; with ordered contacts `contacts`), where
-    /// the benchmark may write a timestamp, or finish the encoder (replacing it with a new
-    /// one), submit and wait. Returns every command the step recorded, with the name of its
-    /// stage (see [`StepCommand`]).
-    ///
-    /// # Errors
-    /// As [`StepStage::record`], and any error of `stage_end`.
-    pub fn record_observed(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        buffers: &mut StepBuffers,
-        count: Option<(&wgpu::Buffer, u64)>,
-        stage_end: &mut dyn FnMut(&mut wgpu::CommandEncoder, &'static str) -> Result<(), Error>,
-    ) -> Result<Vec<(&'static str, StepCommand)>, Error> {
-        let (recorded, log) = observed(|| {
-            self.record_stages(encoder, buffers, count, &mut |encoder, stage| {
-                crate::gpu::observe::observe(|| Observed::StageEnd(stage));
-                stage_end(encoder, stage)
-            })
-        });
-        recorded?;
-        let mut commands = Vec::with_capacity(log.len());
-        let mut stage_start = 0;
-        for observed in log {
-            let command = match observed {
-                Observed::StageEnd(stage) => {
-                    for (named, _) in &mut commands[stage_start..] {
-                        *named = stage;
-                    }
-                    stage_start = commands.len();
-                    continue;
+/// [`StepStage::record`] for a benchmark (`examples/step_bench.rs` and
+/// `examples/grid_bench.rs`): calls `stage_end` after each stage's passes with the stage's
+/// name (the grid's `bounds`, `sort`, `cells`, `gather`, `levels`; then `walls` when there
+/// are walls; with ordered contacts `contacts`), where the benchmark may write a timestamp,
+/// or finish the encoder (replacing it with a new one), submit and wait. Returns every
+/// command the step recorded, with the name of its stage (see [`StepCommand`]).
+///
+/// # Errors
+/// As [`StepStage::record`], and any error of `stage_end`.
+pub fn record_step_observed(
+    stage: &StepStage,
+    encoder: &mut wgpu::CommandEncoder,
+    buffers: &mut StepBuffers,
+    count: Option<(&wgpu::Buffer, u64)>,
+    stage_end: &mut dyn FnMut(&mut wgpu::CommandEncoder, &'static str) -> Result<(), Error>,
+) -> Result<Vec<(&'static str, StepCommand)>, Error> {
+    let (recorded, log) = observed(|| {
+        stage.record_stages(encoder, buffers, count, &mut |encoder, stage| {
+            crate::gpu::observe::observe(|| Observed::StageEnd(stage));
+            stage_end(encoder, stage)
+        })
+    });
+    recorded?;
+    let mut commands = Vec::with_capacity(log.len());
+    let mut stage_start = 0;
+    for observed in log {
+        let command = match observed {
+            Observed::StageEnd(stage) => {
+                for (named, _) in &mut commands[stage_start..] {
+                    *named = stage;
                 }
-                Observed::Dispatch {
-                    shader,
-                    entry_point,
-                    workgroups,
-                } => StepCommand::Dispatch {
-                    shader,
-                    entry_point,
-                    domain: match workgroups {
-                        ObservedWorkgroups::Direct(x, y) => StepDomain::Workgroups(x, y),
-                        ObservedWorkgroups::Indirect(buffer) => buffers.domain_of(&buffer),
-                    },
+                stage_start = commands.len();
+                continue;
+            }
+            Observed::Dispatch {
+                shader,
+                entry_point,
+                workgroups,
+            } => StepCommand::Dispatch {
+                shader,
+                entry_point,
+                domain: match workgroups {
+                    ObservedWorkgroups::Direct(x, y) => StepDomain::Workgroups(x, y),
+                    ObservedWorkgroups::Indirect(buffer) => buffers.domain_of(&buffer),
                 },
-                Observed::Sort {
-                    count,
-                    capacity,
-                    key_bits,
-                } => StepCommand::Sort {
-                    items: buffers.domain_of(&count),
-                    capacity,
-                    key_bits,
-                },
-                Observed::Clear { bytes } => StepCommand::Clear { bytes },
-            };
-            commands.push(("", command));
-        }
-        Ok(commands)
+            },
+            Observed::Sort {
+                count,
+                capacity,
+                key_bits,
+            } => StepCommand::Sort {
+                items: buffers.domain_of(&count),
+                capacity,
+                key_bits,
+            },
+            Observed::Clear { bytes } => StepCommand::Clear { bytes },
+        };
+        commands.push(("", command));
     }
+    Ok(commands)
 }
 
 impl StepBuffers {

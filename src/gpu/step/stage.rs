@@ -38,7 +38,8 @@ use crate::layout::{BodyRecord, ContactRecord, StepCounts, SweepDispatch, bytes_
 /// of walks). `unfinished_queries` is 1 where one was still running after the last resume,
 /// and `saved_queries_overflowed` where one found no slot to be saved in
 /// ([`StepCapacities::saved_queries`]); [`StepStage::grow`] then doubles the resumes or the
-/// slots, and past [`StepStage::MAX_RESUME_PASSES`] returns [`Error::CapacityExceeded`] with
+/// slots, and past 16 resumes
+/// ([`GRID_MAX_RESUME_PASSES`](crate::low_level::grid::GRID_MAX_RESUME_PASSES)) returns [`Error::CapacityExceeded`] with
 /// [`Counted::WalkSteps`](crate::Counted::WalkSteps): take shorter steps.
 /// `candidates_overflowed` stays 0 (no candidate buffer).
 ///
@@ -127,7 +128,7 @@ impl StepStage {
     /// walk then takes at most 17 budgets ([`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET)
     /// steps each) before the step is [`Error::CapacityExceeded`] for
     /// [`Counted::WalkSteps`](crate::Counted::WalkSteps).
-    pub const MAX_RESUME_PASSES: u32 = crate::cpu::grid::GRID_MAX_RESUME_PASSES;
+    pub(crate) const MAX_RESUME_PASSES: u32 = crate::cpu::grid::GRID_MAX_RESUME_PASSES;
 
     /// Compiles every stage of the step on `device`. The radix sorter takes its portable
     /// path; [`StepStage::for_adapter`] lets it choose the adapter's fast one.
@@ -220,7 +221,7 @@ impl StepStage {
     }
 
     /// [`StepStage::record`], calling `stage_end` after each stage's passes with the
-    /// stage's name, as [`StepStage::record_observed`] says.
+    /// stage's name, as [`record_step_observed`](crate::low_level::record_step_observed) says.
     pub(crate) fn record_stages(
         &self,
         encoder: &mut wgpu::CommandEncoder,
