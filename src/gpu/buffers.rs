@@ -9,6 +9,7 @@ use futures_intrusive::channel::shared::OneshotReceiver;
 use super::context::LossRecord;
 use super::host_profile::{Timer, pool_threads, span};
 use crate::error::Error;
+use crate::layout::bytes_of;
 use crate::par::prelude::*;
 
 /// Smallest capacity of a [`GrowingBuffer`], in elements: below it growth by doubling is not
@@ -410,6 +411,42 @@ impl ErrorScopes {
     }
 }
 
+/// A buffer of a few records for each item (a body, a contact), declared once: a stage makes
+/// it for a count with [`BufferSet::per_item`], and its bytes per item are the sum of the
+/// declarations ([`bytes_per_item`]), so that a per-item total is the buffers that exist.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct PerItem {
+    label: &'static str,
+    bytes: u64,
+    usage: wgpu::BufferUsages,
+}
+
+impl PerItem {
+    /// `records` records of `T` an item, in the buffer named `label`.
+    pub(crate) const fn of<T>(
+        label: &'static str,
+        records: u64,
+        usage: wgpu::BufferUsages,
+    ) -> Self {
+        Self {
+            label,
+            bytes: bytes_of::<T>(records),
+            usage,
+        }
+    }
+}
+
+/// The bytes an item takes in `buffers`.
+pub(crate) const fn bytes_per_item(buffers: &[PerItem]) -> u64 {
+    let mut total = 0;
+    let mut i = 0;
+    while i < buffers.len() {
+        total += buffers[i].bytes;
+        i += 1;
+    }
+    total
+}
+
 /// The buffers of one stage's buffers struct, made in error scopes of their own and kept
 /// for the count of device memory.
 pub(crate) struct BufferSet<'a> {
@@ -442,6 +479,11 @@ impl<'a> BufferSet<'a> {
         let buffer = create_buffer(self.device, label, usage, size.max(4));
         self.all.push(buffer.clone());
         buffer
+    }
+
+    /// The buffer `buffer` declares, for `count` items.
+    pub(crate) fn per_item(&mut self, buffer: PerItem, count: u64) -> wgpu::Buffer {
+        self.make(buffer.label, buffer.bytes * count, buffer.usage)
     }
 
     /// Every buffer made, once the device has said whether it could make them.

@@ -195,9 +195,10 @@ impl ContactPipeline {
     /// Bytes per contact: the hit the grid lists (its pair, 8, and impact record, 32), the
     /// ordered contacts' buffers
     /// ([`ORDERED_BYTES_PER_CONTACT`](crate::low_level::ORDERED_BYTES_PER_CONTACT), 144) and the
-    /// readback (64).
-    pub const DEVICE_BYTES_PER_CONTACT: u64 =
-        8 + 32 + super::contacts::ORDERED_BYTES_PER_CONTACT + 64;
+    /// readback of the contact record (64): 248.
+    pub const DEVICE_BYTES_PER_CONTACT: u64 = super::grid::GRID_BYTES_PER_HIT
+        + super::contacts::ORDERED_BYTES_PER_CONTACT
+        + bytes_of::<ContactRecord>(1);
 
     /// Compiles the step's shaders on the context's device.
     ///
@@ -642,8 +643,8 @@ impl ContactPipeline {
             self.queue.submit([encoder.finish()]);
             let decode_bytes = contacts
                 * (bytes_of::<ContactRecord>(1)
-                    + 2 * size_of::<BodyRecord>() as u64
-                    + size_of::<Contact>() as u64);
+                    + bytes_of::<BodyRecord>(2)
+                    + bytes_of::<Contact>(1));
             self.read(
                 contact_readback,
                 ..bytes_of::<ContactRecord>(contacts),

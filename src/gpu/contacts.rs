@@ -4,7 +4,7 @@
 //! the step's order (compaction and three stable radix sorts). Its f32 twin, one function per
 //! entry point, is [`crate::low_level::contacts`](crate::low_level::contacts).
 
-use super::buffers::{BufferSet, COUNTED};
+use super::buffers::{BufferSet, COUNTED, PerItem, bytes_per_item};
 use super::kernel::{
     Access, Bindings, Kernel, Shader, Workgroups, clear, compile_checked, most_storage_buffers,
 };
@@ -19,9 +19,19 @@ pub const CONTACTS_WGSL: &str = concat!(
     include_str!("../../shaders/contacts.wgsl")
 );
 
+/// The ordered contacts' buffers of a record or two a contact, as
+/// [`ContactStage::create_buffers`] makes them (when asked).
+const ORDERED_PER_CONTACT: [PerItem; 4] = [
+    PerItem::of::<ContactRecord>("step contacts", 1, wgpu::BufferUsages::STORAGE),
+    PerItem::of::<KeyValue>("step contact sort in", 1, wgpu::BufferUsages::STORAGE),
+    PerItem::of::<KeyValue>("step contact sort out", 1, wgpu::BufferUsages::STORAGE),
+    PerItem::of::<ContactRecord>("step ordered contacts", 1, COUNTED),
+];
+
 /// Bytes per contact of the ordered contacts (when asked): the contact (64) in the order of
-/// discovery and in the step's order, and two sort records (16).
-pub const ORDERED_BYTES_PER_CONTACT: u64 = 64 + 64 + 16;
+/// discovery and in the step's order, and two sort records (16); the sum of the buffers the
+/// stage makes a contact.
+pub const ORDERED_BYTES_PER_CONTACT: u64 = bytes_per_item(&ORDERED_PER_CONTACT);
 
 // The shader's bindings.
 const PARAMS: u32 = 0;
@@ -117,8 +127,16 @@ pub(super) const CONTACTS_SHADER: Shader = Shader {
     ],
 };
 
-/// Bytes per body of the earliest contacts: the two keys (8) and the record (32).
-pub const EARLIEST_BYTES_PER_BODY: u64 = bytes_of::<[u32; 2]>(1) + bytes_of::<EarliestRecord>(1);
+/// The earliest contacts' buffers of a record a body, as [`ContactStage::create_buffers`]
+/// makes them.
+const EARLIEST_PER_BODY: [PerItem; 2] = [
+    PerItem::of::<[u32; 2]>("step earliest keys", 1, COUNTED),
+    PerItem::of::<EarliestRecord>("step earliest", 1, COUNTED),
+];
+
+/// Bytes per body of the earliest contacts: the two keys (8) and the record (32), the sum of
+/// the buffers the stage makes a body.
+pub const EARLIEST_BYTES_PER_BODY: u64 = bytes_per_item(&EARLIEST_PER_BODY);
 
 /// The outputs of the GPU step as a stage that records into the caller's encoder: from the
 /// swept candidates (the broad phase's pairs, the sweep's impact records and its dispatch)
@@ -166,6 +184,20 @@ pub struct ContactInputs<'a> {
     pub impacts: &'a wgpu::Buffer,
     /// The sweep's dispatch.
     pub sweep_dispatch: &'a wgpu::Buffer,
+}
+
+impl<'a> ContactInputs<'a> {
+    /// The input bound at `binding`, one of the five every pass of the stage shares.
+    fn get(&self, binding: u32) -> &'a wgpu::Buffer {
+        match binding {
+            PARAMS => self.params,
+            BODIES => self.bodies,
+            PAIRS => self.pairs,
+            IMPACTS => self.impacts,
+            SWEEP_DISPATCH => self.sweep_dispatch,
+            _ => unreachable!("binding {binding} is not an input"),
+        }
+    }
 }
 
 /// The buffers of one [`ContactStage`]: each body's earliest contact and the hit count, and
@@ -303,7 +335,7 @@ impl ContactStage {
         let largest = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size);
-        let contacts = largest / size_of::<crate::layout::ContactRecord>() as u64;
+        let contacts = largest / bytes_of::<crate::layout::ContactRecord>(1);
         new_sorter(device, queue, self.adapter.as_ref(), contacts)
     }
 
@@ -324,84 +356,56 @@ impl ContactStage {
         let storage = Usage::STORAGE;
         let counted = COUNTED;
         let mut set = BufferSet::new(device);
+        let [earliest_keys, earliest] =
+            EARLIEST_PER_BODY.map(|buffer| set.per_item(buffer, earliest_bodies.max(1)));
+        let ordered_buffers = contact_capacity
+            .map(|capacity| ORDERED_PER_CONTACT.map(|buffer| set.per_item(buffer, capacity)));
         let mut buffer = |label, size: u64, usage| set.make(label, size, usage);
-        let earliest_keys = buffer(
-            "step earliest keys",
-            bytes_of::<[u32; 2]>(earliest_bodies.max(1)),
-            counted,
-        );
         let hit_count = buffer("step hit count", bytes_of::<u32>(1), counted);
-        let earliest = buffer(
-            "step earliest",
-            bytes_of::<EarliestRecord>(earliest_bodies.max(1)),
-            counted,
-        );
-        let ordered = contact_capacity.map(|capacity| {
-            let contact_count = buffer("step contact count", bytes_of::<u32>(1), counted);
-            let contacts = buffer(
-                "step contacts",
-                bytes_of::<ContactRecord>(capacity),
-                storage,
-            );
-            let contact_dispatch = buffer(
-                "step contact dispatch",
-                bytes_of::<SweepDispatch>(1),
-                storage | Usage::INDIRECT | Usage::COPY_SRC,
-            );
-            let contact_sort = [
-                buffer(
-                    "step contact sort in",
-                    bytes_of::<KeyValue>(capacity),
-                    storage,
-                ),
-                buffer(
-                    "step contact sort out",
-                    bytes_of::<KeyValue>(capacity),
-                    storage,
-                ),
-            ];
-            let ordered = buffer(
-                "step ordered contacts",
-                bytes_of::<ContactRecord>(capacity),
-                counted,
-            );
-            let positions = buffer(
-                "step earliest positions",
-                bytes_of::<u32>(body_capacity),
-                counted,
-            );
-            let group = |kernel: &Kernel| {
-                kernel.bind(device, |binding| match binding {
-                    PARAMS => inputs.params,
-                    BODIES => inputs.bodies,
-                    PAIRS => inputs.pairs,
-                    IMPACTS => inputs.impacts,
-                    SWEEP_DISPATCH => inputs.sweep_dispatch,
-                    CONTACT_COUNT => &contact_count,
-                    CONTACTS => &contacts,
-                    CONTACT_DISPATCH | CONTACTS_DISPATCHED => &contact_dispatch,
-                    SORT_IN => &contact_sort[0],
-                    SORT_OUT => &contact_sort[1],
-                    ORDERED => &ordered,
-                    POSITIONS => &positions,
-                    _ => unreachable!("no binding {binding} among the ordered contacts'"),
-                })
-            };
-            OrderedBuffers {
-                sorter: sorter.take(),
-                capacity,
-                compact_group: group(&self.compact),
-                prepare_group: group(&self.prepare_contacts),
-                key_by_second_group: group(&self.key_by_second),
-                key_by_later_group: group(&self.key_by_first),
-                order_group: group(&self.order_contacts),
-                contact_count,
-                contact_dispatch,
-                contact_sort,
-                ordered,
-                positions,
-            }
-        });
+        let ordered = contact_capacity
+            .zip(ordered_buffers)
+            .map(|(capacity, made)| {
+                let [contacts, contact_sort_in, contact_sort_out, ordered] = made;
+                let contact_count = buffer("step contact count", bytes_of::<u32>(1), counted);
+                let contact_dispatch = buffer(
+                    "step contact dispatch",
+                    bytes_of::<SweepDispatch>(1),
+                    storage | Usage::INDIRECT | Usage::COPY_SRC,
+                );
+                let contact_sort = [contact_sort_in, contact_sort_out];
+                let positions = buffer(
+                    "step earliest positions",
+                    bytes_of::<u32>(body_capacity),
+                    counted,
+                );
+                let group = |kernel: &Kernel| {
+                    kernel.bind(device, |binding| match binding {
+                        PARAMS | BODIES | PAIRS | IMPACTS | SWEEP_DISPATCH => inputs.get(binding),
+                        CONTACT_COUNT => &contact_count,
+                        CONTACTS => &contacts,
+                        CONTACT_DISPATCH | CONTACTS_DISPATCHED => &contact_dispatch,
+                        SORT_IN => &contact_sort[0],
+                        SORT_OUT => &contact_sort[1],
+                        ORDERED => &ordered,
+                        POSITIONS => &positions,
+                        _ => unreachable!("no binding {binding} among the ordered contacts'"),
+                    })
+                };
+                OrderedBuffers {
+                    sorter: sorter.take(),
+                    capacity,
+                    compact_group: group(&self.compact),
+                    prepare_group: group(&self.prepare_contacts),
+                    key_by_second_group: group(&self.key_by_second),
+                    key_by_later_group: group(&self.key_by_first),
+                    order_group: group(&self.order_contacts),
+                    contact_count,
+                    contact_dispatch,
+                    contact_sort,
+                    ordered,
+                    positions,
+                }
+            });
         let earliest_groups = [
             &self.earliest_times,
             &self.earliest_partners,
@@ -409,11 +413,7 @@ impl ContactStage {
         ]
         .map(|kernel| {
             kernel.bind(device, |binding| match binding {
-                PARAMS => inputs.params,
-                BODIES => inputs.bodies,
-                PAIRS => inputs.pairs,
-                IMPACTS => inputs.impacts,
-                SWEEP_DISPATCH => inputs.sweep_dispatch,
+                PARAMS | BODIES | PAIRS | IMPACTS | SWEEP_DISPATCH => inputs.get(binding),
                 EARLIEST_KEYS => &earliest_keys,
                 HIT_COUNT => &hit_count,
                 EARLIEST => &earliest,

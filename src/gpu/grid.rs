@@ -14,7 +14,7 @@
 //! ```
 
 use super::buffers::check_binding;
-use super::buffers::{BufferSet, COUNTED};
+use super::buffers::{BufferSet, COUNTED, PerItem, bytes_per_item};
 use super::frame::{BODIES, BODY_DISPATCH, BOUNDS, FRAME_INPUT, FRAME_OUTPUT, FRAME_SHADER};
 use super::kernel::{
     Access, Bindings, Kernel, Shader, StageEnd, Workgroups, clear, compile_checked,
@@ -42,14 +42,31 @@ pub const GRID_WGSL: &str = concat!(
     include_str!("../../shaders/grid.wgsl")
 );
 
-/// Bytes per body of the grid's own buffers, beyond the caller's bodies: two sort records
-/// (16), the sorted entry (32), the own best and time words (16), the earliest record (32),
-/// and the hash table's ranges (8 a slot, one to two slots a body: counted at the capacity's
-/// power of two by [`GridBuffers::device_memory_bytes`], not here).
-pub const GRID_BYTES_PER_BODY: u64 = bytes_of::<KeyValue>(2)
-    + bytes_of::<GridEntry>(1)
-    + bytes_of::<[u32; 4]>(1)
-    + bytes_of::<EarliestRecord>(1);
+/// The grid's buffers of a few records a body, as [`GridStage::create_buffers_with`] makes
+/// them: the sort's records in and out, the sorted entries, each body's own best and time
+/// words, and each body's earliest record.
+const PER_BODY: [PerItem; 5] = [
+    PerItem::of::<KeyValue>("grid sort in", 1, wgpu::BufferUsages::STORAGE),
+    PerItem::of::<KeyValue>("grid sort out", 1, wgpu::BufferUsages::STORAGE),
+    PerItem::of::<GridEntry>("grid entries", 1, wgpu::BufferUsages::STORAGE),
+    PerItem::of::<[u32; 4]>("grid time words", 1, COUNTED),
+    PerItem::of::<EarliestRecord>("grid earliest", 1, COUNTED),
+];
+
+/// The counted gather's list of hits, a pair and its impact record a hit, as
+/// [`GridStage::create_buffers_with`] makes it.
+const PER_HIT: [PerItem; 2] = [
+    PerItem::of::<[u32; 2]>("grid hit pairs", 1, wgpu::BufferUsages::STORAGE),
+    PerItem::of::<crate::layout::ImpactRecord>("grid hit impacts", 1, wgpu::BufferUsages::STORAGE),
+];
+
+/// Bytes per hit the counted gather lists (40): those of `PER_HIT`.
+pub(crate) const GRID_BYTES_PER_HIT: u64 = bytes_per_item(&PER_HIT);
+
+/// Bytes per body of the grid's own buffers, beyond the caller's bodies: those of
+/// `PER_BODY` (96), not the hash table's ranges (8 a slot, one to two slots a body: counted
+/// at the capacity's power of two by [`GridBuffers::device_memory_bytes`]).
+pub(crate) const GRID_BYTES_PER_BODY: u64 = bytes_per_item(&PER_BODY);
 
 // grid.wgsl's bindings (and sweep.wgsl's `params`).
 const SWEEP_PARAMS: u32 = 3;
@@ -388,6 +405,12 @@ impl GridStage {
         use wgpu::BufferUsages as Usage;
         let storage = Usage::STORAGE;
         let mut set = BufferSet::new(device);
+        let [sort_in, sort_out, entries, time_words, earliest] =
+            PER_BODY.map(|buffer| set.per_item(buffer, n));
+        // The hits the counted gather lists, within one binding of the larger record.
+        let impact_size = bytes_of::<crate::layout::ImpactRecord>(1);
+        let contacts = contacts.min(largest_binding / impact_size);
+        let [hit_pairs, hit_impacts] = PER_HIT.map(|buffer| set.per_item(buffer, contacts.max(1)));
         let mut buffer = |label, size: u64, usage| set.make(label, size, usage);
         let host_input = buffer(
             "grid host input",
@@ -422,10 +445,10 @@ impl GridStage {
         );
         let sweep_params = buffer(
             "grid sweep params",
-            size_of::<SweepParams>() as u64,
+            bytes_of::<SweepParams>(1),
             Usage::UNIFORM | Usage::COPY_DST,
         );
-        let grid_size = size_of::<GridParams>() as u64;
+        let grid_size = bytes_of::<GridParams>(1);
         let grid = buffer("grid params", grid_size, Usage::UNIFORM | Usage::COPY_DST);
         let grid_in = buffer("grid input", grid_size, storage | Usage::COPY_DST);
         let grid_out = buffer("grid output", grid_size, storage | Usage::COPY_SRC);
@@ -435,40 +458,24 @@ impl GridStage {
             bytes_of::<u32>(grid_words(saved_capacity) as u64),
             COUNTED,
         );
-        let record = size_of::<KeyValue>() as u64;
-        let sort = [
-            buffer("grid sort in", record * n, storage),
-            buffer("grid sort out", record * n, storage),
-        ];
-        let entries = buffer("grid entries", size_of::<GridEntry>() as u64 * n, storage);
+        let sort = [sort_in, sort_out];
         let ranges = buffer(
             "grid ranges",
             bytes_of::<[u32; 2]>(1 << table_bits),
             COUNTED,
         );
-        let time_words = buffer("grid time words", bytes_of::<[u32; 4]>(n), COUNTED);
-        let impact_size = size_of::<crate::layout::ImpactRecord>() as u64;
-        let contacts = contacts.min(largest_binding / impact_size);
-        let listed = contacts.max(1);
-        let hit_pairs = buffer("grid hit pairs", bytes_of::<[u32; 2]>(listed), storage);
-        let hit_impacts = buffer("grid hit impacts", impact_size * listed, storage);
         let hit_dispatch = buffer(
             "grid hit dispatch",
-            size_of::<SweepDispatch>() as u64,
+            bytes_of::<SweepDispatch>(1),
             storage | Usage::INDIRECT,
         );
         let resume_dispatch = buffer(
             "grid resume dispatch",
-            size_of::<SweepDispatch>() as u64,
+            bytes_of::<SweepDispatch>(1),
             storage | Usage::INDIRECT,
         );
-        let earliest = buffer(
-            "grid earliest",
-            size_of::<EarliestRecord>() as u64 * n,
-            COUNTED,
-        );
-        let counts = buffer("grid counts", size_of::<GridCounts>() as u64, COUNTED);
-        let step_counts = buffer("grid step counts", size_of::<StepCounts>() as u64, COUNTED);
+        let counts = buffer("grid counts", bytes_of::<GridCounts>(1), COUNTED);
+        let step_counts = buffer("grid step counts", bytes_of::<StepCounts>(1), COUNTED);
         let all = set.finish()?;
         let bind = |kernel: &Kernel| {
             kernel.bind(device, |binding| match binding {
@@ -640,7 +647,7 @@ impl GridStage {
             None => SweepDispatch::new(buffers.body_count.min(buffers.body_capacity as u32)),
         };
         let per_body = || Workgroups::Indirect(&buffers.body_dispatch);
-        let grid_size = size_of::<GridParams>() as u64;
+        let grid_size = bytes_of::<GridParams>(1);
         clear(encoder, &buffers.bounds, 0, None);
         // The counters and the saved walks' heads; the slots are written before they are read.
         clear(

@@ -377,7 +377,7 @@ struct Times;
 impl Decode for Times {
     type Item = TimeOfImpact;
     const KIND: SweepOutput = SweepOutput::Times;
-    const BYTES_PER_ITEM: u64 = size_of::<TimeOfImpact>() as u64;
+    const BYTES_PER_ITEM: u64 = bytes_of::<TimeOfImpact>(1);
     fn decode(bytes: &[u8], _: &[[u32; 2]], _: &[Vec3], out: &mut Vec<Self::Item>) {
         let times: &[TimeOfImpact] = bytemuck::cast_slice(bytes);
         // One thread copies 256 KiB faster than the pool starts (measured: 10,000 times took
