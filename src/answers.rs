@@ -17,6 +17,9 @@ use crate::layout::{
 /// [`TIME_OVERLAPPING`](crate::low_level::layout::TIME_OVERLAPPING) for an overlap, else the time). Every bit pattern reads as one of the
 /// three (NaN as a miss), so it may be cast from a GPU buffer with bytemuck. Read it with
 /// [`TimeOfImpact::get`], [`TimeOfImpact::time`] or [`TimeOfImpact::status`].
+///
+/// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/arrays.rs`,
+/// `python/src/step.rs`.
 #[repr(transparent)]
 #[derive(Copy, Clone, Debug, PartialEq, Pod, Zeroable)]
 pub struct TimeOfImpact(pub(crate) f32);
@@ -79,6 +82,9 @@ impl TimeOfImpact {
 /// What a body meets first in the step, as the GPU step's
 /// [`EarliestRecord`](crate::low_level::layout::EarliestRecord) says it ([`Contacts::earliest_impacts`](crate::Contacts::earliest_impacts)
 /// gives it on both steps).
+///
+/// Used by: `docs/step.md` (`Contacts::earliest_impacts`), `examples/resident_step.rs` (its check
+/// against the CPU step), `mpi/examples/gas_across_ranks.rs`.
 #[derive(Copy, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct EarliestImpact {

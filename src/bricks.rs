@@ -75,6 +75,9 @@
 //! assert_eq!(answers.earliest[0].map(|e| e.time_of_impact), Some(0.5));
 //! # Ok::<(), sweepcast::Error>(())
 //! ```
+//!
+//! Used by: the README's "Beyond one machine", `docs/scale_out.md`, and `sweepcast-mpi`'s exchange
+//! (`mpi/src/lib.rs`), which `mpi/examples/gas_across_ranks.rs` runs.
 
 use glam::Vec3;
 
@@ -92,6 +95,8 @@ use crate::options::SweepOptions;
 const HALO_MARGIN: f64 = 1.0 / 256.0;
 
 /// A domain cut into bricks (see the [module](self)'s rules).
+///
+/// Used by: `docs/scale_out.md`, `mpi/examples/gas_across_ranks.rs`, `mpi/src/lib.rs`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bricks {
     counts: [u32; 3],
@@ -105,6 +110,8 @@ pub struct Bricks {
 /// and the one above, each with the indices (into the centres given) of the bodies it gets;
 /// `None` where there is no neighbour (the domain's edge in open space, or an axis a
 /// periodic box wraps with one brick, whose images the box's nearest image finds).
+///
+/// Used by: `mpi/src/lib.rs` (the halo exchange, axis by axis).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HaloSends {
     /// The brick below, and what it gets.
@@ -365,6 +372,8 @@ impl Bricks {
 
 /// The largest `radius + |displacement|` of `bodies` (in f64; 0 for none): a brick's share of
 /// the step's reach. The step's is the largest over all bricks.
+///
+/// Used by: `mpi/src/lib.rs` (each rank's share of the reach), the [module](self)'s example.
 #[must_use]
 pub fn largest_reach<B>(bodies: &[B]) -> f64
 where
@@ -381,6 +390,8 @@ where
 
 /// The halo's width for a step whose largest `radius + |displacement|` over all bodies is
 /// `largest` (see the module's rules): `2 × largest × (1 + 2^-8)`.
+///
+/// Used by: `mpi/src/lib.rs` (the halo's width, each step), the [module](self)'s example.
 #[must_use]
 pub fn halo_width(largest: f64) -> f64 {
     2.0 * largest * (1.0 + HALO_MARGIN)
@@ -388,6 +399,8 @@ pub fn halo_width(largest: f64) -> f64 {
 
 /// Bodies a brick holds, each with its global index and, where the step has collision
 /// groups, its groups (empty where it has none).
+///
+/// Used by: `mpi/src/lib.rs` (a rank's owned bodies and its halo), the [module](self)'s example.
 #[derive(Copy, Clone, Debug)]
 pub struct Local<'a, B> {
     /// The bodies.
@@ -424,6 +437,8 @@ impl<B> Local<'_, B> {
 }
 
 /// The step's answers a brick owns ([`BrickStep::find`]), with global indices.
+///
+/// Used by: `mpi/src/lib.rs` (what `MpiStep::find` returns), `mpi/examples/gas_across_ranks.rs`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OwnedAnswers {
     /// Every contact between two bodies whose lower global index the brick owns, as one
@@ -441,6 +456,8 @@ pub struct OwnedAnswers {
 
 /// A brick's step, made once and run every step: its bodies in global order, swept by a
 /// [`ContactFinder`], the answers it owns given back with global indices.
+///
+/// Used by: `docs/scale_out.md`, `mpi/src/lib.rs` (each rank's step), the [module](self)'s example.
 #[derive(Debug, Default)]
 pub struct BrickStep {
     finder: ContactFinder,

@@ -39,6 +39,9 @@ use crate::options::SweepOptions;
 /// ];
 /// assert_eq!(closing_pairs(&mut cpu::ContactFinder::new(), &bodies), 1);
 /// ```
+///
+/// Used by: `examples/gas.rs` (either step as the event loop's broad phase), `python/src/events.rs`
+/// (`broad_phase="cpu"` or a `GpuStep`).
 pub trait ContactStep {
     /// The contacts of the step of `bodies` among `walls` with `options`, into `out` (its
     /// memory reused).
@@ -202,6 +205,8 @@ pub(crate) use contact_step_by_inherent;
 /// The wall-clock time of each stage of a step, in the order they ran, as both steps report
 /// it ([`ContactFinder::stage_times`](crate::cpu::ContactFinder::stage_times),
 /// [`ContactPipeline::stage_times`](crate::gpu::ContactPipeline::stage_times)).
+///
+/// Used by: `docs/step.md` ("On the CPU"), `examples/bullets.rs`, `examples/step_bench.rs`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StageTimes {
     stages: Vec<(&'static str, Duration)>,
@@ -243,6 +248,9 @@ impl StageTimes {
 
 /// A body met something during the step: another body or a wall. The one shape of an answer
 /// of both steps ([`Contacts::contacts`] for pairs, [`Contacts::earliest_walls`] for walls).
+///
+/// Used by: the README's quick start (the CPU step: `Contact::pair`), `examples/step_bench.rs`,
+/// `python/src/contacts.rs`.
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Contact {
@@ -313,6 +321,9 @@ pub(crate) struct Earliest {
 }
 
 /// The contacts of one step, as [`find_contacts`](crate::cpu::find_contacts) and [`ContactFinder::find`](crate::cpu::ContactFinder::find) give them.
+///
+/// Used by: the README's quick start (the CPU and GPU steps), `docs/step.md`,
+/// `examples/bullets.rs`.
 #[derive(Clone, Debug, Default)]
 pub struct Contacts {
     pub(crate) contacts: Vec<Contact>,

@@ -29,6 +29,9 @@ impl std::fmt::Display for BodyField {
 }
 
 /// What an [`Error::CapacityExceeded`] or [`Error::OutputLimit`] counted.
+///
+/// Used by: `docs/step.md` (a walk past its budget: `Error::CapacityExceeded` for
+/// `Counted::WalkSteps`), `docs/guarantees.md`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Counted {
@@ -79,6 +82,9 @@ impl std::fmt::Display for Counted {
 }
 
 /// Everything that can go wrong in sweepcast. Every message says what to do about it.
+///
+/// Used by: the README's quick start (every fallible call), `docs/guarantees.md` (each bad input
+/// and its error), `python/src/errors.rs`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

@@ -10,6 +10,8 @@ use glam::{DVec2, DVec3, Vec2, Vec3};
 ///
 /// `#[repr(C)]` and [`bytemuck::Pod`]: a caller's `&[f32]` of `[center.x, center.y, radius]` records casts to a
 /// slice of these with `bytemuck::cast_slice`, without copying.
+///
+/// Used by: `examples/tunneling.rs` (its rocks, in `examples/tunnel/mod.rs`).
 #[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -24,6 +26,8 @@ pub struct Circle {
 ///
 /// `#[repr(C)]` and [`bytemuck::Pod`]: a caller's `&[f32]` of `[center.x, center.y, center.z,
 /// radius]` records casts to a slice of these with `bytemuck::cast_slice`, without copying.
+///
+/// Used by: the example of `cpu::sweep_sphere_sphere`.
 #[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -39,6 +43,9 @@ pub struct Sphere {
 /// `#[repr(C)]` and [`bytemuck::Pod`]: a caller's `&[f32]` of `[center.x, center.y, radius,
 /// displacement.x, displacement.y]` records casts to a slice of these with
 /// `bytemuck::cast_slice`, without copying.
+///
+/// Used by: the README's quick start (one pair) and "Collision groups", `examples/bullets.rs`,
+/// `examples/tunneling.rs`.
 #[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -71,6 +78,9 @@ pub struct MovingCircle {
 /// assert_eq!(contacts.contacts().first().map(|c| c.impact.time_of_impact), Some(0.3));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
+///
+/// Used by: the README's quick start (the CPU and GPU steps), `examples/gas.rs`,
+/// `mpi/examples/gas_across_ranks.rs`.
 #[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -223,6 +233,9 @@ impl From<MovingCircle> for MovingSphere {
 /// assert_eq!(room[2], Wall::plane(Vec3::ZERO, Vec3::Y)); // the face y = 0, facing +y
 /// # let _ = (cushion, floor);
 /// ```
+///
+/// Used by: the README's quick start (the event loop), `docs/guide.md` ("Walls: segments and
+/// planes"), `examples/pool_break.rs` (its cushions, in `examples/pool/mod.rs`).
 #[derive(Copy, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Wall {
@@ -295,6 +308,9 @@ impl Wall {
 }
 
 /// Whether a pair first touches during the step or already overlaps at its start.
+///
+/// Used by: the README's quick start (one pair), `examples/resident_step.rs`,
+/// `python/src/output.rs`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
@@ -311,6 +327,9 @@ pub enum ImpactStatus {
 /// Where and when a pair of moving bodies first touches.
 ///
 /// For circles every vector has z = 0.
+///
+/// Used by: the README's quick start (one pair: `cpu::sweep_circle_circle`), `examples/compare.rs`,
+/// `examples/arrays.rs`.
 #[derive(Copy, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Impact {
@@ -373,6 +392,9 @@ const _: () = assert!(size_of::<MovingSphere>() == 28 && align_of::<MovingSphere
 /// What a body met: another body (and, in a periodic box, which image of it) or a wall; the
 /// other side of a [`Contact`](crate::Contact), an [`Event`](crate::events::Event) and an
 /// [`EarliestImpact`](crate::EarliestImpact).
+///
+/// Used by: `examples/resident_step.rs`, `mpi/examples/gas_across_ranks.rs`,
+/// `python/src/contacts.rs`.
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Partner {

@@ -43,6 +43,9 @@
 /// assert_eq!(pairs, [[0, 2]]); // the bullets' own meeting is not even a candidate
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
+///
+/// Used by: the README's "Collision groups", `examples/bullets.rs`,
+/// `mpi/examples/gas_across_ranks.rs` (its dust, `--groups`).
 #[repr(transparent)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, bytemuck::Pod, bytemuck::Zeroable)]

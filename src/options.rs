@@ -28,6 +28,9 @@ use crate::limits::MAX_MAGNITUDE;
 /// assert!((impact.time_of_impact - 0.5).abs() < 1e-6);
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
+///
+/// Used by: the README's quick start (one pair, the CPU and GPU steps), `docs/guide.md` ("Options:
+/// event-driven simulations and periodic worlds"), `examples/headless.rs`.
 #[derive(Copy, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SweepOptions {
@@ -114,6 +117,9 @@ impl SweepOptions {
 /// With the `serde` feature it is written as its periods per axis, `null` (`None`) where the
 /// axis does not wrap (JSON has no infinity), and read back through [`PeriodicBox::new`], so
 /// that an invalid box is an error of the deserializer, not a box.
+///
+/// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds"),
+/// `examples/gas.rs` (in `examples/hard_spheres/mod.rs`), `mpi/examples/gas_across_ranks.rs`.
 #[derive(Copy, Clone, Debug, PartialEq)]
 #[cfg_attr(
     feature = "serde",

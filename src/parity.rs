@@ -143,6 +143,9 @@
 //! Every test holds every pair to these bounds. The measured largest backward error on
 //! millions of random and adversarial pairs is below 0.4 ε on the CPU and on Mesa's
 //! software adapters.
+//!
+//! Used by: `examples/headless.rs` (its parity verdict), `examples/step_bench.rs`,
+//! `python/src/judge.rs` (`check_times`).
 
 use crate::par::prelude::*;
 use glam::DVec3;
@@ -153,12 +156,20 @@ use crate::options::SweepOptions;
 use crate::reference::{self, Body, ReferenceImpact};
 
 /// `f32::EPSILON` as f64: the unit every bound is given in.
+///
+/// Used by: `examples/resident_step.rs` (its check's tolerances), `python/src/lib.rs`
+/// (`sweepcast.EPSILON`).
 pub const EPSILON: f64 = f32::EPSILON as f64;
 /// The spacing of f32 below `f32::MIN_POSITIVE` (the smallest subnormal, 2^-149).
 const SUBNORMAL_SPACING: f64 = f32::from_bits(1) as f64;
 /// Bound on the backward error of the f32 CPU sweep, in units of [`EPSILON`].
+///
+/// Used by: `examples/headless.rs`, `examples/step_bench.rs`, `python/src/lib.rs`
+/// (`sweepcast.CPU_BOUND`).
 pub const CPU_BOUND: f64 = 8.0;
 /// Bound on the backward error of the WGSL sweep, in units of [`EPSILON`].
+///
+/// Used by: `examples/headless.rs`, `examples/step_bench.rs`, `examples/resident_step.rs`.
 pub const GPU_BOUND: f64 = 16.0;
 
 /// The exact (f64) relative geometry of a pair.
@@ -268,6 +279,8 @@ fn disagrees(time: Option<(f32, ImpactStatus)>, reference: Option<&ReferenceImpa
 /// # Returns
 /// The backward error of a contact in units of [`EPSILON`] (0 otherwise), and why the answer
 /// fails the bound, if it does.
+///
+/// Used by: `examples/resident_step.rs` (`--check`), `python/src/judge.rs` (`check_times`).
 #[must_use]
 pub fn check_time(
     a: &Body,
@@ -364,6 +377,8 @@ fn contact_frame_failure(
 }
 
 /// What a batch's answers look like beside the oracle.
+///
+/// Used by: `examples/headless.rs` (its parity verdict), `examples/step_bench.rs`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParityReport {
     /// Pairs judged.
@@ -420,6 +435,8 @@ impl std::fmt::Display for ParityReport {
 /// [`check_pair`], its normal and point included) or a time alone ([`TimeOfImpact`], as
 /// [`crate::cpu::times_of_impact_into`] and [`crate::gpu::SweepPipeline::times_of_impact`]
 /// give it, judged by [`check_time`]). Sealed: these two are the answers there are.
+///
+/// Used by: `examples/headless.rs`, which judges impacts and times alike with [`compare`].
 pub trait Answer: Sync + sealed::Judge {}
 
 impl Answer for Option<Impact> {}

@@ -13,6 +13,9 @@ use crate::geometry::{ImpactStatus, MovingSphere, Wall};
 use crate::options::SweepOptions;
 
 /// A moving body in f64.
+///
+/// Used by: `examples/tunneling.rs` (in `examples/tunnel/mod.rs`), `examples/resident_step.rs`,
+/// `python/src/judge.rs`.
 #[derive(Copy, Clone, Debug, PartialEq, Default)]
 pub struct Body {
     /// Centre at t = 0.
@@ -36,6 +39,9 @@ impl<B: Into<MovingSphere>> From<B> for Body {
 }
 
 /// The oracle's answer for a pair.
+///
+/// Used by: `examples/headless.rs` (the oracle's answers), `examples/tunneling.rs` (in
+/// `examples/tunnel/mod.rs`), `python/src/judge.rs` (`reference_sweep`).
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct ReferenceImpact {
     /// Fraction of the step in [0, 1] at which the bodies first touch.
@@ -79,6 +85,9 @@ pub(crate) fn center_offset(a: &Body, b: &Body, options: SweepOptions) -> DVec3 
 /// `None` when the bodies never come within the sum of their radii during the step; otherwise
 /// the first time they touch (touching exactly at t = 1, or tangentially, is a hit), or t = 0
 /// with [`ImpactStatus::Overlapping`] if they already overlap.
+///
+/// Used by: `python/src/judge.rs` (`reference_sweep`), `examples/resident_step.rs`,
+/// `examples/tunneling.rs` (in `examples/tunnel/mod.rs`).
 #[must_use]
 pub fn sweep_sphere_sphere(a: &Body, b: &Body, options: SweepOptions) -> Option<ReferenceImpact> {
     let relative_position = center_offset(a, b, options);
@@ -204,6 +213,8 @@ pub(crate) fn sweep_point_sphere(
 /// the separating option if it is not moving towards it then). The earliest over the
 /// pieces is the answer, with the point and normal of the image that touched; a touch after
 /// t = 0 is an [`ImpactStatus::Contact`].
+///
+/// Used by: `examples/tunneling.rs` (its plates, in `examples/tunnel/mod.rs`).
 #[must_use]
 pub fn sweep_sphere_wall(
     body: &Body,
@@ -428,6 +439,8 @@ pub fn overlap_sphere_sphere(a: &Body, b: &Body) -> bool {
 /// # Panics
 /// If a pair index is out of range: the oracle trusts its input (see
 /// [`crate::low_level::validate_pairs`]).
+///
+/// Used by: `examples/headless.rs`, `examples/compare.rs`, `examples/step_bench.rs`.
 #[must_use]
 pub fn sweep_batch<B>(
     bodies: &[B],

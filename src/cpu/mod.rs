@@ -6,6 +6,8 @@
 //!
 //! See also [`crate::reference`] for the f64 oracle and [`crate::gpu`] for the same sweep
 //! on the GPU.
+//!
+//! Used by: the README's quick start, `docs/guide.md`, `docs/step.md` ("On the CPU").
 
 mod bvh;
 pub(crate) mod contacts;
@@ -72,6 +74,9 @@ use crate::options::SweepOptions;
 /// ```
 ///
 /// See also [`crate::reference::sweep_sphere_sphere`], the f64 oracle of the same test.
+///
+/// Used by: `docs/guide.md` (the separating option), `examples/fast_path.rs`,
+/// `examples/tunneling.rs` (its rocks, in `examples/tunnel/mod.rs`).
 #[must_use]
 pub fn sweep_sphere_sphere<A, B>(a: &A, b: &B, options: SweepOptions) -> Option<Impact>
 where
@@ -95,6 +100,8 @@ where
 /// let impact = cpu::sweep_circle_circle(&a, &b, SweepOptions::default()).expect("they collide");
 /// assert!((impact.time_of_impact - 0.3).abs() < 1e-6);
 /// ```
+///
+/// Used by: the README's quick start (one pair).
 #[must_use]
 pub fn sweep_circle_circle(
     a: &MovingCircle,
@@ -145,6 +152,9 @@ pub fn sweep_circle_circle(
 ///
 /// See also [`crate::reference::sweep_sphere_wall`], the f64 oracle of the same test, and
 /// [`walls::main`], the twin of the shader's entry point this calls.
+///
+/// Used by: `docs/guide.md` ("Walls: segments and planes"), `examples/tunneling.rs` (its plates, in
+/// `examples/tunnel/mod.rs`).
 #[must_use]
 pub fn sweep_sphere_wall<B>(body: &B, wall: &Wall, options: SweepOptions) -> Option<Impact>
 where
@@ -186,6 +196,8 @@ where
 /// assert!(contacts[1].is_none());
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
+///
+/// Used by: `docs/guide.md` ("Walls: segments and planes").
 pub fn earliest_wall_contacts<B>(
     bodies: &[B],
     walls: &[Wall],
@@ -247,6 +259,9 @@ where
 /// The same typed errors as the GPU path, before any work is done:
 /// [`Error::NonFinite`], [`Error::TooLarge`], [`Error::NegativeRadius`],
 /// [`Error::PeriodicBoxTooSmall`], [`Error::PairIndexOutOfRange`].
+///
+/// Used by: `docs/guide.md` ("Batches of candidate pairs"), `python/src/step.rs` (`sweep` with
+/// `full=True`).
 pub fn sweep_batch<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
@@ -265,6 +280,8 @@ where
 ///
 /// # Errors
 /// As [`sweep_batch`]; `impacts` is left empty on error.
+///
+/// Used by: `examples/headless.rs`, `examples/fast_path.rs`, `examples/compare.rs`.
 pub fn sweep_batch_into<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
@@ -327,6 +344,9 @@ where
 /// assert_eq!(times[2].get(), None);
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
+///
+/// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/headless.rs`,
+/// `examples/fast_path.rs`.
 pub fn times_of_impact_into<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],

@@ -57,6 +57,8 @@ const _: () = assert!(TASK_BODIES.is_multiple_of(PACKET) && MIN_TASK_BODIES.is_m
 /// assert!(contacts.earliest_of(2).is_none());
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
+///
+/// Used by: the README's "Collision groups", `examples/bullets.rs`, `examples/gas.rs` (`--cpu`).
 #[derive(Clone, Debug, Default)]
 pub struct ContactFinder {
     world: World,
@@ -708,6 +710,9 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
 /// assert_eq!(contacts.earliest_of(3).and_then(|c| c.pair()), Some([2, 3]));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
+///
+/// Used by: the README's quick start (the CPU and GPU steps), `examples/resident_step.rs`
+/// (`--check`).
 pub fn find_contacts<B>(bodies: &[B], options: SweepOptions) -> Result<Contacts, Error>
 where
     B: Copy + Into<MovingSphere>,

@@ -56,6 +56,9 @@ pub const SERIAL_PAIRS: usize = 16_384;
 /// assert_eq!(impacts[0].map(|impact| impact.time_of_impact), Some(0.3));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
+///
+/// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/small_batches.rs`,
+/// `examples/fast_path.rs`.
 #[derive(Clone, Debug)]
 pub struct World {
     bodies: Vec<BodyRecord>,

@@ -23,6 +23,8 @@ pub(crate) const MAX_MAGNITUDE: f64 = f64::from_bits((1023 + 122) << 52);
 pub(crate) const MIN_LENGTH: f64 = f64::from_bits((1023 - 126) << 52);
 
 /// A body of an event loop, in f64.
+///
+/// Used by: the README's quick start (the event loop), `examples/pool_break.rs`, `examples/gas.rs`.
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct EventBody {
@@ -75,6 +77,9 @@ impl EventBody {
 
 /// One resolved impact of a step: a body met another body or a wall, in the same words as a
 /// step's [`Contact`](crate::Contact) (the body and its [`Partner`]), in f64.
+///
+/// Used by: the README's quick start (the event loop), `examples/pool_break.rs`,
+/// `python/src/events.rs`.
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Event {
@@ -147,6 +152,9 @@ impl Motion {
 /// A body's state at the moment of an event: what the loop hands to the callback of
 /// [`EventLoop::advance`](super::EventLoop::advance). The loop moves only the bodies an event involves (each keeps the
 /// time it was last moved to); this view gives any body where it is at the event's time.
+///
+/// Used by: `examples/pool_break.rs` (each ball's path and the smallest gap, in
+/// `examples/pool/mod.rs`), `python/src/events.rs`.
 #[derive(Copy, Clone, Debug)]
 pub struct Moment<'a> {
     pub(super) motions: &'a [Motion],

@@ -17,6 +17,8 @@ const WORK_PER_BODY: u64 = 32;
 /// of spheres (centred on the bodies, at rest, each grown by the skin and a hair for f32's
 /// rounding) that touch or overlap; only those pairs are swept until a body leaves its skin.
 /// A broad phase may give more pairs than that (every pair, say): never fewer.
+///
+/// Used by: `examples/gas.rs` (in `examples/hard_spheres/mod.rs`), `python/src/events.rs`.
 pub trait BroadPhase {
     /// Writes into `pairs` every pair of `spheres` that touch or overlap and whose collision
     /// groups interact (each once, in any order), with `options`' periodic box. `groups` is
@@ -136,6 +138,9 @@ impl<'a> BroadPhase for Box<dyn BroadPhase + 'a> {
 }
 
 /// Every pair: no broad phase, for a few hundred bodies or fewer.
+///
+/// Used by: the README's quick start (the event loop: `EventLoop::advance` sweeps every pair),
+/// `docs/guide.md` ("Simulations: the event loop"), `python/src/events.rs` (`broad_phase="all"`).
 #[derive(Copy, Clone, Debug, Default)]
 pub struct AllPairs;
 

@@ -319,6 +319,9 @@ impl SkinGrid {
 /// assert_eq!(pairs, [[0, 1]]);
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
+///
+/// Used by: `docs/guide.md` ("Simulations: the event loop"), `examples/arrays.rs`,
+/// `python/src/events.rs` (the default broad phase).
 #[derive(Clone, Debug, Default)]
 pub struct Cells {
     axes: [Axis; 3],

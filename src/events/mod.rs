@@ -71,6 +71,9 @@
 //! assert_eq!(seen[0].impulse, DVec3::new(-2.0, 0.0, 0.0));
 //! # Ok::<(), sweepcast::Error>(())
 //! ```
+//!
+//! Used by: the README's quick start (the event loop), `docs/guide.md` ("Simulations: the event
+//! loop"), `examples/pool_break.rs`, `examples/gas.rs`.
 
 // This file is the loop itself (`EventLoop`, its settings, and the steps: `advance_with`).
 // The loop's operations are split by what they do: each body's plan (its next event, the
@@ -128,6 +131,8 @@ const DEFAULT_MAX_PARTNERS: u64 = 1 << 27;
 /// The event loop's memory, kept from step to step: the bodies as it knows them (each at its
 /// own time), each body's next event and the queue of them, the skins and the pairs. See the
 /// [module](self).
+///
+/// Used by: the README's quick start (the event loop), `examples/pool_break.rs`, `examples/gas.rs`.
 #[derive(Clone, Debug)]
 pub struct EventLoop {
     periodic_box: Option<PeriodicBox>,

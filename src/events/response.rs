@@ -8,6 +8,9 @@ use crate::error::Error;
 
 /// What happens at an impact: the velocities (or anything else of the bodies) after it. The
 /// loop calls it with the bodies touching, at the impact's time.
+///
+/// Used by: `examples/gas.rs` (the collision virial, in `examples/hard_spheres/mod.rs`),
+/// `docs/guide.md` ("Simulations: the event loop").
 pub trait Response {
     /// Two bodies touch; `normal` points from `a`'s centre towards `b`'s.
     fn pair(&mut self, a: &mut EventBody, b: &mut EventBody, normal: DVec3);
@@ -20,6 +23,9 @@ pub trait Response {
 /// conserved; walls are of infinite mass. Bodies that are not approaching are left alone.
 /// Two bodies of infinite mass, or a moving body of infinite mass against a wall, are left
 /// approaching: the loop then returns [`Error::UnresolvedImpact`].
+///
+/// Used by: the README's quick start (the event loop), `examples/pool_break.rs`,
+/// `python/src/events.rs`.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Elastic {
     restitution: f64,

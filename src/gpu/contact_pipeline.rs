@@ -93,6 +93,8 @@ const READBACK: wgpu::BufferUsages =
 /// assert_eq!(contacts.contacts().first().and_then(|c| c.pair()), Some([0, 1]));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
+///
+/// Used by: the README's quick start (the GPU step), `examples/bullets.rs`, `examples/gas.rs`.
 pub struct ContactPipeline {
     device: wgpu::Device,
     queue: wgpu::Queue,

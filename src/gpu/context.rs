@@ -26,6 +26,8 @@ use crate::error::Error;
 ///
 /// Pipelines and stages hold clones of the device and queue (wgpu handles are reference
 /// counted), so they may outlive the `GpuContext` they were made from.
+///
+/// Used by: the README's quick start (the GPU step), `docs/guide.md`, `examples/resident_step.rs`.
 #[derive(Debug)]
 pub struct GpuContext {
     adapter: wgpu::Adapter,

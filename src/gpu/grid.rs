@@ -193,6 +193,9 @@ pub(super) const GRID_SHADER: Shader = Shader {
 /// the next dispatch, [`GridBuffers::set_resume_passes`] times (one by default). One still
 /// running after the last raises `unfinished` in the step's [`GridCounts`], one that found no
 /// slot `saved_overflowed`, and the step is not `valid`: never a silent partial answer.
+///
+/// Used by: `docs/step.md` ("The grid step: each body's earliest contact in one pass"),
+/// `examples/grid_bench.rs`.
 #[derive(Debug, Clone)]
 pub struct GridStage {
     scene_bounds: Kernel,
@@ -214,6 +217,9 @@ pub struct GridStage {
 }
 
 /// The buffers of one [`GridStage`] over the caller's bodies.
+///
+/// Used by: `docs/step.md` ("The grid step: each body's earliest contact in one pass"),
+/// `examples/grid_bench.rs`.
 pub struct GridBuffers {
     body_capacity: u64,
     body_count: u32,

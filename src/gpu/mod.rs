@@ -19,6 +19,9 @@
 //!
 //! Each stage's source is `shaders/shared.wgsl` (the data contract, mirrored by
 //! [`crate::low_level::layout`]) followed by the stage's own file.
+//!
+//! Used by: the README's quick start (the GPU step), `docs/guide.md` ("On your own device: the
+//! stage API"), `docs/step.md`.
 
 #[cfg(test)]
 mod bindings_tests;

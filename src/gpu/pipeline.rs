@@ -82,6 +82,9 @@ pub(crate) const DEFAULT_POLL_TIMEOUT: Duration = Duration::from_secs(60);
 /// assert!(impacts[0].is_some());
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
+///
+/// Used by: `docs/guide.md` ("Batches of candidate pairs"), `examples/headless.rs`,
+/// `python/src/gpu.rs`.
 #[derive(Debug)]
 pub struct SweepPipeline {
     device: wgpu::Device,

@@ -96,6 +96,8 @@ pub(super) const SWEEP_SHADER: Shader = Shader {
 /// queue.submit([encoder.finish()]);
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
+///
+/// Used by: `docs/guide.md` ("On your own device: the stage API"), `examples/stage_outputs.rs`.
 #[derive(Debug, Clone)]
 pub struct SweepStage {
     main: Kernel,
@@ -107,6 +109,8 @@ pub struct SweepStage {
 
 /// What a [`SweepStage`] writes for each pair: the buffers' choice, made when they are
 /// created or bound.
+///
+/// Used by: `examples/stage_outputs.rs`, `examples/headless.rs` (the kernel alone, each output).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SweepOutput {
     /// An [`ImpactRecord`] a pair, 32 bytes: time, contact point, normal, status (the
@@ -147,6 +151,8 @@ impl SweepOutput {
 /// The buffers of one [`SweepStage`]: bodies, pairs and the output (the stage's or the
 /// caller's), the stage's uniform and dispatch buffers, and the bind groups over them.
 /// Cheap to clone (wgpu handles are reference counted).
+///
+/// Used by: `docs/guide.md` ("On your own device: the stage API"), `examples/stage_outputs.rs`.
 #[derive(Debug, Clone)]
 pub struct SweepBuffers {
     bodies: wgpu::Buffer,

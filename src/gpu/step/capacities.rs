@@ -5,6 +5,8 @@
 /// [`StepStage::grow`](super::StepStage::grow) raises them from a step's
 /// [`StepCounts`](crate::low_level::layout::StepCounts); [`ContactPipeline::with_capacities`](crate::gpu::ContactPipeline::with_capacities)
 /// starts from them.
+///
+/// Used by: `docs/step.md` ("Resident on the device: the step stage"), `examples/resident_step.rs`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct StepCapacities {
     /// Ordered contacts (the listed hit, 40 bytes; the contact, 64 bytes, twice; two sort

@@ -95,6 +95,8 @@ pub struct StepStage {
 /// its radix sorter's state: lampshade's sorter records with `&mut self` and keeps its
 /// workspace from step to step), the ordered contacts' when asked, and the walls. Made once
 /// by [`StepStage::create_buffers`]; [`StepStage::grow`] replaces what outgrew its capacity.
+///
+/// Used by: `docs/step.md` ("Resident on the device: the step stage"), `examples/resident_step.rs`.
 pub struct StepBuffers {
     pub(super) grid: GridBuffers,
     /// With walls, their merge into the grid's earliest records.
