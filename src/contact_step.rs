@@ -21,6 +21,10 @@ use crate::options::SweepOptions;
 /// Both calls write into the caller's memory, so that a simulation that calls them every
 /// step allocates nothing once it has grown.
 ///
+/// Sealed: the crate's steps implement it (`ContactFinder`, `ContactPipeline`, a shared
+/// reference to it, and a mutable reference to any of them), with what the event loop asks
+/// of a step besides these two calls kept private.
+///
 /// # Example
 /// ```
 /// use sweepcast::glam::Vec3;
@@ -42,7 +46,7 @@ use crate::options::SweepOptions;
 ///
 /// Used by: `examples/gas.rs` (either step as the event loop's broad phase), `python/src/events.rs`
 /// (`broad_phase="cpu"` or a `GpuStep`).
-pub trait ContactStep {
+pub trait ContactStep: sealed::EventStep {
     /// The contacts of the step of `bodies` among `walls` with `options`, into `out` (its
     /// memory reused).
     ///
@@ -69,52 +73,68 @@ pub trait ContactStep {
         options: SweepOptions,
         out: &mut Vec<Option<EarliestImpact>>,
     ) -> Result<(), Error>;
+}
 
-    /// Sets the collision groups of the steps from now on (one a body, or empty: every pair
-    /// interacts; see [`CollisionGroups`]), returning those set before so that a caller that
-    /// borrows the step (the event loop) can put them back.
-    fn replace_groups(&mut self, groups: Vec<CollisionGroups>) -> Vec<CollisionGroups>;
+mod sealed {
+    use super::{CollisionGroups, ContactStep, Contacts, Error, MovingSphere, SweepOptions};
 
-    /// [`find_into`](Self::find_into) with the step's output held to about `max_bytes`
-    /// (candidates and contacts, as
-    /// [`ContactFinder::with_max_output_bytes`](crate::cpu::ContactFinder::with_max_output_bytes)
-    /// counts them): [`Error::OutputLimit`] soon after it is passed, so that a caller that
-    /// wants only a few contacts (the event loop's partner limit) does not wait for many.
-    /// By default the engine's own limits apply (the GPU step's are its device's).
-    ///
-    /// # Errors
-    /// As [`find_into`](Self::find_into), and [`Error::OutputLimit`].
-    fn find_within_into(
-        &mut self,
-        bodies: &[MovingSphere],
-        options: SweepOptions,
-        max_bytes: usize,
-        out: &mut Contacts,
-    ) -> Result<(), Error> {
-        let _ = max_bytes;
-        self.find_into(bodies, &[], options, out)
-    }
+    /// What the event loop asks of a step used as its broad phase, besides [`ContactStep`]'s
+    /// calls: sealed, so that only the crate's two steps (and references to them) implement
+    /// [`ContactStep`], and these stay out of the public API.
+    pub trait EventStep {
+        /// Sets the collision groups of the steps from now on (one a body, or empty: every pair
+        /// interacts; see [`CollisionGroups`]), returning those set before so that a caller that
+        /// borrows the step (the event loop) can put them back.
+        fn replace_groups(&mut self, groups: Vec<CollisionGroups>) -> Vec<CollisionGroups>;
 
-    /// The pairs of bodies among the step's contacts (no walls), into `pairs`, with the
-    /// output held as [`find_within_into`](Self::find_within_into) holds it; returns how many
-    /// candidate pairs the broad phase gave. What the event loop asks of a step used as its
-    /// broad phase. By default through `find_within_into` into a new [`Contacts`]; the CPU
-    /// step reads its own, so that it keeps their memory from call to call.
-    ///
-    /// # Errors
-    /// As [`find_within_into`](Self::find_within_into).
-    fn contact_pairs_within(
-        &mut self,
-        bodies: &[MovingSphere],
-        options: SweepOptions,
-        max_bytes: usize,
-        pairs: &mut Vec<[u32; 2]>,
-    ) -> Result<usize, Error> {
-        let mut contacts = Contacts::default();
-        self.find_within_into(bodies, options, max_bytes, &mut contacts)?;
-        Ok(contacts.pairs_into(pairs))
+        /// [`find_into`](ContactStep::find_into) with the step's output held to about
+        /// `max_bytes` (candidates and contacts, as
+        /// [`ContactFinder::with_max_output_bytes`](crate::cpu::ContactFinder::with_max_output_bytes)
+        /// counts them): [`Error::OutputLimit`] soon after it is passed, so that a caller that
+        /// wants only a few contacts (the event loop's partner limit) does not wait for many.
+        /// By default the engine's own limits apply (the GPU step's are its device's).
+        ///
+        /// # Errors
+        /// As [`find_into`](ContactStep::find_into), and [`Error::OutputLimit`].
+        fn find_within_into(
+            &mut self,
+            bodies: &[MovingSphere],
+            options: SweepOptions,
+            max_bytes: usize,
+            out: &mut Contacts,
+        ) -> Result<(), Error>
+        where
+            Self: ContactStep,
+        {
+            let _ = max_bytes;
+            self.find_into(bodies, &[], options, out)
+        }
+
+        /// The pairs of bodies among the step's contacts (no walls), into `pairs`, with the
+        /// output held as [`find_within_into`](EventStep::find_within_into) holds it; returns how
+        /// many candidate pairs the broad phase gave. What the event loop asks of a step used
+        /// as its broad phase. By default through `find_within_into` into a new [`Contacts`];
+        /// the CPU step reads its own, so that it keeps their memory from call to call.
+        ///
+        /// # Errors
+        /// As [`find_within_into`](EventStep::find_within_into).
+        fn contact_pairs_within(
+            &mut self,
+            bodies: &[MovingSphere],
+            options: SweepOptions,
+            max_bytes: usize,
+            pairs: &mut Vec<[u32; 2]>,
+        ) -> Result<usize, Error>
+        where
+            Self: ContactStep,
+        {
+            let mut contacts = Contacts::default();
+            self.find_within_into(bodies, options, max_bytes, &mut contacts)?;
+            Ok(contacts.pairs_into(pairs))
+        }
     }
 }
+pub(crate) use sealed::EventStep;
 
 /// A step behind a mutable reference.
 impl<S: ContactStep + ?Sized> ContactStep for &mut S {
@@ -137,7 +157,9 @@ impl<S: ContactStep + ?Sized> ContactStep for &mut S {
     ) -> Result<(), Error> {
         (**self).find_earliest_into(bodies, walls, options, out)
     }
+}
 
+impl<S: ContactStep + ?Sized> EventStep for &mut S {
     fn replace_groups(&mut self, groups: Vec<CollisionGroups>) -> Vec<CollisionGroups> {
         (**self).replace_groups(groups)
     }
@@ -189,6 +211,9 @@ macro_rules! contact_step_by_inherent {
                 <$engine>::find_earliest_into(self, bodies, walls, options, out)
             }
 
+        }
+
+        impl $crate::contact_step::EventStep for $ty {
             fn replace_groups(
                 &mut self,
                 groups: Vec<$crate::CollisionGroups>,

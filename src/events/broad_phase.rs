@@ -213,7 +213,7 @@ fn interacting_pairs(groups: &[CollisionGroups]) -> u64 {
 /// Either whole step ([`ContactFinder`](crate::cpu::ContactFinder),
 /// [`ContactPipeline`](crate::gpu::ContactPipeline) or a shared reference to it, or a
 /// mutable reference to any [`ContactStep`]): the pairs of its contacts. The step runs with
-/// the spheres' groups ([`ContactStep::replace_groups`]); its own are put back after it.
+/// the spheres' groups; its own are put back after it.
 impl<S: ContactStep + ?Sized> BroadPhase for S {
     fn touching_pairs(
         &mut self,
@@ -227,7 +227,7 @@ impl<S: ContactStep + ?Sized> BroadPhase for S {
     }
 
     /// With the step's output held to what `max_pairs` touching pairs take (each a
-    /// candidate and a contact, [`ContactStep::contact_pairs_within`]): on the CPU step,
+    /// candidate and a contact): on the CPU step,
     /// [`Error::OutputLimit`] soon after it is passed.
     fn touching_pairs_within(
         &mut self,
