@@ -445,49 +445,45 @@ impl Answer for TimeOfImpact {}
 mod sealed {
     use super::{Body, ImpactStatus, PairCheck, ReferenceImpact, SweepOptions};
 
+    /// One pair as [`super::compare`] judges it: the bodies, the options, the oracle's
+    /// answer and the bound.
+    pub struct Pair<'a> {
+        pub a: &'a Body,
+        pub b: &'a Body,
+        pub options: SweepOptions,
+        pub oracle: Option<&'a ReferenceImpact>,
+        pub bound: f64,
+    }
+
     /// How [`super::compare`] judges one answer.
     pub trait Judge {
-        /// The verdict on this answer for bodies `a`, `b`, and its time and status.
-        fn judge(
-            &self,
-            a: &Body,
-            b: &Body,
-            options: SweepOptions,
-            oracle: Option<&ReferenceImpact>,
-            bound: f64,
-        ) -> (PairCheck, Option<(f32, ImpactStatus)>);
+        /// The verdict on this answer for `pair`, and its time and status.
+        fn judge(&self, pair: &Pair<'_>) -> (PairCheck, Option<(f32, ImpactStatus)>);
     }
 }
 
 impl sealed::Judge for Option<Impact> {
-    fn judge(
-        &self,
-        a: &Body,
-        b: &Body,
-        options: SweepOptions,
-        oracle: Option<&ReferenceImpact>,
-        bound: f64,
-    ) -> (PairCheck, Option<(f32, ImpactStatus)>) {
+    fn judge(&self, pair: &sealed::Pair<'_>) -> (PairCheck, Option<(f32, ImpactStatus)>) {
         let candidate = self.as_ref();
-        let check = check_pair(a, b, options, candidate, oracle, bound);
+        let check = check_pair(
+            pair.a,
+            pair.b,
+            pair.options,
+            candidate,
+            pair.oracle,
+            pair.bound,
+        );
         (check, candidate.map(|c| (c.time_of_impact, c.status)))
     }
 }
 
 impl sealed::Judge for TimeOfImpact {
-    fn judge(
-        &self,
-        a: &Body,
-        b: &Body,
-        options: SweepOptions,
-        oracle: Option<&ReferenceImpact>,
-        bound: f64,
-    ) -> (PairCheck, Option<(f32, ImpactStatus)>) {
+    fn judge(&self, pair: &sealed::Pair<'_>) -> (PairCheck, Option<(f32, ImpactStatus)>) {
         let time = self.get();
-        let (backward_error, failure) = check_time(a, b, options, time, bound);
+        let (backward_error, failure) = check_time(pair.a, pair.b, pair.options, time, pair.bound);
         let check = PairCheck {
             backward_error,
-            disagrees: disagrees(time, oracle),
+            disagrees: disagrees(time, pair.oracle),
             failure,
         };
         (check, time)
@@ -527,7 +523,14 @@ where
         }
     };
     judge_batch(bodies, pairs, oracle, |k, a, b, oracle| {
-        sealed::Judge::judge(&answers[k], a, b, options, oracle, bound)
+        let pair = sealed::Pair {
+            a,
+            b,
+            options,
+            oracle,
+            bound,
+        };
+        sealed::Judge::judge(&answers[k], &pair)
     })
 }
 
