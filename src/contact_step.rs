@@ -76,45 +76,43 @@ pub trait ContactStep: sealed::EventStep {
 }
 
 mod sealed {
-    use super::{CollisionGroups, ContactStep, Contacts, Error, MovingSphere, SweepOptions};
+    #[cfg(feature = "gpu")]
+    use super::ContactStep;
+    use super::{CollisionGroups, Contacts, Error, MovingSphere, SweepOptions};
 
-    /// What the event loop asks of a step used as its broad phase, besides [`ContactStep`]'s
-    /// calls: sealed, so that only the crate's two steps (and references to them) implement
-    /// [`ContactStep`], and these stay out of the public API.
+    /// What the event loop asks of a step used as its broad phase, besides the calls of
+    /// [`ContactStep`](crate::ContactStep): sealed, so that only the crate's two steps (and
+    /// references to them) implement the trait, and these stay out of the public API.
     pub trait EventStep {
         /// Sets the collision groups of the steps from now on (one a body, or empty: every pair
         /// interacts; see [`CollisionGroups`]), returning those set before so that a caller that
         /// borrows the step (the event loop) can put them back.
         fn replace_groups(&mut self, groups: Vec<CollisionGroups>) -> Vec<CollisionGroups>;
 
-        /// [`find_into`](ContactStep::find_into) with the step's output held to about
+        /// [`find_into`](crate::ContactStep::find_into) with the step's output held to about
         /// `max_bytes` (candidates and contacts, as
         /// [`ContactFinder::with_max_output_bytes`](crate::cpu::ContactFinder::with_max_output_bytes)
         /// counts them): [`Error::OutputLimit`] soon after it is passed, so that a caller that
         /// wants only a few contacts (the event loop's partner limit) does not wait for many.
-        /// By default the engine's own limits apply (the GPU step's are its device's).
+        /// Without a limit of its own, the engine's limits apply (the GPU step's are its
+        /// device's).
         ///
         /// # Errors
-        /// As [`find_into`](ContactStep::find_into), and [`Error::OutputLimit`].
+        /// As [`find_into`](crate::ContactStep::find_into), and [`Error::OutputLimit`].
         fn find_within_into(
             &mut self,
             bodies: &[MovingSphere],
             options: SweepOptions,
             max_bytes: usize,
             out: &mut Contacts,
-        ) -> Result<(), Error>
-        where
-            Self: ContactStep,
-        {
-            let _ = max_bytes;
-            self.find_into(bodies, &[], options, out)
-        }
+        ) -> Result<(), Error>;
 
         /// The pairs of bodies among the step's contacts (no walls), into `pairs`, with the
         /// output held as [`find_within_into`](EventStep::find_within_into) holds it; returns how
         /// many candidate pairs the broad phase gave. What the event loop asks of a step used
-        /// as its broad phase. By default through `find_within_into` into a new [`Contacts`];
-        /// the CPU step reads its own, so that it keeps their memory from call to call.
+        /// as its broad phase. The GPU step's goes through `find_within_into` into a new
+        /// [`Contacts`]; the CPU step reads its own, so that it keeps their memory from call
+        /// to call.
         ///
         /// # Errors
         /// As [`find_within_into`](EventStep::find_within_into).
@@ -124,17 +122,43 @@ mod sealed {
             options: SweepOptions,
             max_bytes: usize,
             pairs: &mut Vec<[u32; 2]>,
-        ) -> Result<usize, Error>
-        where
-            Self: ContactStep,
-        {
-            let mut contacts = Contacts::default();
-            self.find_within_into(bodies, options, max_bytes, &mut contacts)?;
-            Ok(contacts.pairs_into(pairs))
-        }
+        ) -> Result<usize, Error>;
+    }
+
+    /// [`EventStep::find_within_into`] for a step with no output limit of its own: the
+    /// engine's limits apply (the GPU step's are its device's; the CPU step has its own).
+    #[cfg(feature = "gpu")]
+    pub fn find_within_into<S: ContactStep + ?Sized>(
+        step: &mut S,
+        bodies: &[MovingSphere],
+        options: SweepOptions,
+        out: &mut Contacts,
+    ) -> Result<(), Error> {
+        step.find_into(bodies, &[], options, out)
+    }
+
+    /// [`EventStep::contact_pairs_within`] through [`find_within_into`] into a new
+    /// [`Contacts`].
+    #[cfg(feature = "gpu")]
+    pub fn contact_pairs_within<S: ContactStep + ?Sized>(
+        step: &mut S,
+        bodies: &[MovingSphere],
+        options: SweepOptions,
+        max_bytes: usize,
+        pairs: &mut Vec<[u32; 2]>,
+    ) -> Result<usize, Error> {
+        let mut contacts = Contacts::default();
+        step.find_within_into(bodies, options, max_bytes, &mut contacts)?;
+        Ok(contacts.pairs_into(pairs))
     }
 }
 pub(crate) use sealed::EventStep;
+#[cfg(feature = "gpu")]
+pub(crate) use sealed::{contact_pairs_within, find_within_into};
+
+// Code may choose the engine at run time (`Box<dyn ContactStep>`): the trait stays dyn
+// compatible (cargo-semver-checks caught a sealed version that was not).
+const _: Option<&dyn ContactStep> = None;
 
 /// A step behind a mutable reference.
 impl<S: ContactStep + ?Sized> ContactStep for &mut S {
@@ -189,7 +213,30 @@ impl<S: ContactStep + ?Sized> EventStep for &mut S {
 /// of `$engine` (the two steps' calls have the trait's signatures), with any more of the
 /// trait's methods given after, in braces.
 macro_rules! contact_step_by_inherent {
-    ($ty:ty, $engine:ty $(, { $($more:tt)* })?) => {
+    ($ty:ty, $engine:ty) => {
+        $crate::contact_step::contact_step_by_inherent!($ty, $engine, {
+            fn find_within_into(
+                &mut self,
+                bodies: &[$crate::MovingSphere],
+                options: $crate::SweepOptions,
+                _max_bytes: usize,
+                out: &mut $crate::Contacts,
+            ) -> Result<(), $crate::Error> {
+                $crate::contact_step::find_within_into(self, bodies, options, out)
+            }
+
+            fn contact_pairs_within(
+                &mut self,
+                bodies: &[$crate::MovingSphere],
+                options: $crate::SweepOptions,
+                max_bytes: usize,
+                pairs: &mut Vec<[u32; 2]>,
+            ) -> Result<usize, $crate::Error> {
+                $crate::contact_step::contact_pairs_within(self, bodies, options, max_bytes, pairs)
+            }
+        });
+    };
+    ($ty:ty, $engine:ty, { $($more:tt)* }) => {
         impl $crate::ContactStep for $ty {
             fn find_into(
                 &mut self,
@@ -221,7 +268,7 @@ macro_rules! contact_step_by_inherent {
                 <$engine>::swap_groups(self, groups)
             }
 
-            $($($more)*)?
+            $($more)*
         }
     };
 }
