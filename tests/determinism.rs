@@ -219,6 +219,7 @@ fn answers() -> Answers {
     answers.add("sweep_batch", &impacts);
     answers.add("times_of_impact_into", &times);
     answers.add("reference::sweep_batch", &oracle);
+    // The name the digest has always read (the function is now `parity::compare`).
     answers.add("parity::compare_with_oracle", &report);
     let (events, gas) = run_gas(&mut Cells::new());
     answers.add("event loop with Cells: events", &events);

@@ -7,7 +7,7 @@
 //! Every batch runs on the CPU twin (`cpu::sweep_batch`), the single-pair function (which
 //! must equal the batch exactly), the fast batch (`cpu::times_of_impact_into`, equal to the
 //! twin to the bit wherever both report a contact) and, when an adapter exists, the GPU
-//! (`SweepPipeline::sweep`); each is judged by `parity::compare` / `compare_times` with its
+//! (`SweepPipeline::sweep`); each is judged by `parity::compare` (impacts or times) with its
 //! bound (the helpers are in `tests/common/options.rs`).
 
 mod common;

@@ -120,8 +120,8 @@ struct State {
     buffers: Option<StepBuffers>,
     /// The capacities the next buffers are made for.
     capacities: StepCapacities,
-    /// Whether the caller chose them ([`ContactPipeline::with_capacities`]); else the first buffers fit the bodies
-    /// ([`StepCapacities::for_bodies`]).
+    /// Whether the caller chose them ([`ContactPipeline::with_capacities`]); else the first
+    /// buffers fit the bodies ([`StepCapacities::for_bodies`]).
     capacities_chosen: bool,
     /// The counts, each body's earliest position and its earliest wall; the ordered contacts.
     readback: GrowingBuffer,
@@ -184,11 +184,11 @@ crate::contact_step::contact_step_by_inherent!(ContactPipeline, ContactPipeline)
 crate::contact_step::contact_step_by_inherent!(&ContactPipeline, ContactPipeline);
 
 impl ContactPipeline {
-    /// Bytes per body the pipeline holds on the device: the body (32), the grid's buffers
-    /// (96, and its table's ranges,
-    /// 8 B a slot at one to two slots a body, not counted here; its earliest record is each
-    /// body's earliest contact), each body's earliest position in the order (4); the body's
-    /// upload (32) and the readback of its earliest position (4): 168.
+    /// Bytes per body the pipeline holds on the device: the body (32), the grid's buffers (96,
+    /// the sum of those the grid makes a body; its table's ranges, 8 B a slot at one to two
+    /// slots a body, are not counted here; its earliest record is each body's earliest
+    /// contact), each body's earliest position in the order (4); the body's upload (32) and
+    /// the readback of its earliest position (4): 168.
     pub const DEVICE_BYTES_PER_BODY: u64 = bytes_of::<BodyRecord>(1)
         + super::grid::GRID_BYTES_PER_BODY
         + bytes_of::<u32>(1)
@@ -252,8 +252,8 @@ impl ContactPipeline {
     /// of the step's bodies ([`StepCapacities::for_bodies`]; the contacts rounded up to a
     /// power of two of at least 1,024): smaller to hold less memory (tests use the least to
     /// force the overflow and rerun of [`ContactPipeline::find`]), larger to avoid the reruns
-    /// of the first steps of a dense world. Used by the tests of the reruns
-    /// (`tests/gpu_contacts.rs`) and `examples/step_bench.rs`.
+    /// of the first steps of a dense world. No example calls it; the tests of the reruns
+    /// (`tests/gpu_contacts.rs`) do.
     ///
     /// Any value is accepted: the contacts and saved walks are clamped to what one storage
     /// binding of the device holds (as the buffers' growth is), 0 counting as 1, and the

@@ -145,7 +145,7 @@ where
 /// The fast batch gives the twin's time and status to the bit wherever both report a hit.
 /// They may part only where the twin's reach escape (which the fast batch leaves out) fired
 /// at a contact within rounding of t = 1: a twin miss against a fast contact, which
-/// `compare_times` has judged within the bound.
+/// `parity::compare` has judged within the bound.
 pub fn assert_fast_equals_twin(name: &str, fast: &[TimeOfImpact], twin: &[Option<Impact>]) {
     let mut differing = 0;
     for (k, (fast, twin)) in fast.iter().zip(twin).enumerate() {
