@@ -411,7 +411,7 @@ impl ErrorScopes {
     }
 }
 
-/// A buffer of a few records for each item (a body, a contact), declared once: a stage makes
+/// A buffer of one record for each item (a body, a hit, a contact), declared once: a stage makes
 /// it for a count with [`BufferSet::per_item`], and its bytes per item are the sum of the
 /// declarations ([`bytes_per_item`]), so that a per-item total is the buffers that exist.
 #[derive(Copy, Clone, Debug)]
@@ -422,15 +422,11 @@ pub(crate) struct PerItem {
 }
 
 impl PerItem {
-    /// `records` records of `T` an item, in the buffer named `label`.
-    pub(crate) const fn of<T>(
-        label: &'static str,
-        records: u64,
-        usage: wgpu::BufferUsages,
-    ) -> Self {
+    /// One record of `T` an item, in the buffer named `label`.
+    pub(crate) const fn of<T>(label: &'static str, usage: wgpu::BufferUsages) -> Self {
         Self {
             label,
-            bytes: bytes_of::<T>(records),
+            bytes: bytes_of::<T>(1),
             usage,
         }
     }

@@ -19,13 +19,13 @@ pub const CONTACTS_WGSL: &str = concat!(
     include_str!("../../shaders/contacts.wgsl")
 );
 
-/// The ordered contacts' buffers of a record or two a contact, as
+/// The ordered contacts' buffers of one record a contact, as
 /// [`ContactStage::create_buffers`] makes them (when asked).
 const ORDERED_PER_CONTACT: [PerItem; 4] = [
-    PerItem::of::<ContactRecord>("step contacts", 1, wgpu::BufferUsages::STORAGE),
-    PerItem::of::<KeyValue>("step contact sort in", 1, wgpu::BufferUsages::STORAGE),
-    PerItem::of::<KeyValue>("step contact sort out", 1, wgpu::BufferUsages::STORAGE),
-    PerItem::of::<ContactRecord>("step ordered contacts", 1, COUNTED),
+    PerItem::of::<ContactRecord>("step contacts", wgpu::BufferUsages::STORAGE),
+    PerItem::of::<KeyValue>("step contact sort in", wgpu::BufferUsages::STORAGE),
+    PerItem::of::<KeyValue>("step contact sort out", wgpu::BufferUsages::STORAGE),
+    PerItem::of::<ContactRecord>("step ordered contacts", COUNTED),
 ];
 
 /// Bytes per contact of the ordered contacts (when asked): the contact (64) in the order of
@@ -130,8 +130,8 @@ pub(super) const CONTACTS_SHADER: Shader = Shader {
 /// The earliest contacts' buffers of a record a body, as [`ContactStage::create_buffers`]
 /// makes them.
 const EARLIEST_PER_BODY: [PerItem; 2] = [
-    PerItem::of::<[u32; 2]>("step earliest keys", 1, COUNTED),
-    PerItem::of::<EarliestRecord>("step earliest", 1, COUNTED),
+    PerItem::of::<[u32; 2]>("step earliest keys", COUNTED),
+    PerItem::of::<EarliestRecord>("step earliest", COUNTED),
 ];
 
 /// Bytes per body of the earliest contacts: the two keys (8) and the record (32), the sum of
@@ -358,54 +358,50 @@ impl ContactStage {
         let mut set = BufferSet::new(device);
         let [earliest_keys, earliest] =
             EARLIEST_PER_BODY.map(|buffer| set.per_item(buffer, earliest_bodies.max(1)));
-        let ordered_buffers = contact_capacity
-            .map(|capacity| ORDERED_PER_CONTACT.map(|buffer| set.per_item(buffer, capacity)));
-        let mut buffer = |label, size: u64, usage| set.make(label, size, usage);
-        let hit_count = buffer("step hit count", bytes_of::<u32>(1), counted);
-        let ordered = contact_capacity
-            .zip(ordered_buffers)
-            .map(|(capacity, made)| {
-                let [contacts, contact_sort_in, contact_sort_out, ordered] = made;
-                let contact_count = buffer("step contact count", bytes_of::<u32>(1), counted);
-                let contact_dispatch = buffer(
-                    "step contact dispatch",
-                    bytes_of::<SweepDispatch>(1),
-                    storage | Usage::INDIRECT | Usage::COPY_SRC,
-                );
-                let contact_sort = [contact_sort_in, contact_sort_out];
-                let positions = buffer(
-                    "step earliest positions",
-                    bytes_of::<u32>(body_capacity),
-                    counted,
-                );
-                let group = |kernel: &Kernel| {
-                    kernel.bind(device, |binding| match binding {
-                        PARAMS | BODIES | PAIRS | IMPACTS | SWEEP_DISPATCH => inputs.get(binding),
-                        CONTACT_COUNT => &contact_count,
-                        CONTACTS => &contacts,
-                        CONTACT_DISPATCH | CONTACTS_DISPATCHED => &contact_dispatch,
-                        SORT_IN => &contact_sort[0],
-                        SORT_OUT => &contact_sort[1],
-                        ORDERED => &ordered,
-                        POSITIONS => &positions,
-                        _ => unreachable!("no binding {binding} among the ordered contacts'"),
-                    })
-                };
-                OrderedBuffers {
-                    sorter: sorter.take(),
-                    capacity,
-                    compact_group: group(&self.compact),
-                    prepare_group: group(&self.prepare_contacts),
-                    key_by_second_group: group(&self.key_by_second),
-                    key_by_later_group: group(&self.key_by_first),
-                    order_group: group(&self.order_contacts),
-                    contact_count,
-                    contact_dispatch,
-                    contact_sort,
-                    ordered,
-                    positions,
-                }
-            });
+        let hit_count = set.make("step hit count", bytes_of::<u32>(1), counted);
+        let ordered = contact_capacity.map(|capacity| {
+            let [contacts, contact_sort_in, contact_sort_out, ordered] =
+                ORDERED_PER_CONTACT.map(|buffer| set.per_item(buffer, capacity));
+            let contact_count = set.make("step contact count", bytes_of::<u32>(1), counted);
+            let contact_dispatch = set.make(
+                "step contact dispatch",
+                bytes_of::<SweepDispatch>(1),
+                storage | Usage::INDIRECT | Usage::COPY_SRC,
+            );
+            let contact_sort = [contact_sort_in, contact_sort_out];
+            let positions = set.make(
+                "step earliest positions",
+                bytes_of::<u32>(body_capacity),
+                counted,
+            );
+            let group = |kernel: &Kernel| {
+                kernel.bind(device, |binding| match binding {
+                    PARAMS | BODIES | PAIRS | IMPACTS | SWEEP_DISPATCH => inputs.get(binding),
+                    CONTACT_COUNT => &contact_count,
+                    CONTACTS => &contacts,
+                    CONTACT_DISPATCH | CONTACTS_DISPATCHED => &contact_dispatch,
+                    SORT_IN => &contact_sort[0],
+                    SORT_OUT => &contact_sort[1],
+                    ORDERED => &ordered,
+                    POSITIONS => &positions,
+                    _ => unreachable!("no binding {binding} among the ordered contacts'"),
+                })
+            };
+            OrderedBuffers {
+                sorter: sorter.take(),
+                capacity,
+                compact_group: group(&self.compact),
+                prepare_group: group(&self.prepare_contacts),
+                key_by_second_group: group(&self.key_by_second),
+                key_by_later_group: group(&self.key_by_first),
+                order_group: group(&self.order_contacts),
+                contact_count,
+                contact_dispatch,
+                contact_sort,
+                ordered,
+                positions,
+            }
+        });
         let earliest_groups = [
             &self.earliest_times,
             &self.earliest_partners,

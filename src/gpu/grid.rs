@@ -42,22 +42,22 @@ pub const GRID_WGSL: &str = concat!(
     include_str!("../../shaders/grid.wgsl")
 );
 
-/// The grid's buffers of a few records a body, as [`GridStage::create_buffers_with`] makes
+/// The grid's buffers of one record a body, as [`GridStage::create_buffers_with`] makes
 /// them: the sort's records in and out, the sorted entries, each body's own best and time
 /// words, and each body's earliest record.
 const PER_BODY: [PerItem; 5] = [
-    PerItem::of::<KeyValue>("grid sort in", 1, wgpu::BufferUsages::STORAGE),
-    PerItem::of::<KeyValue>("grid sort out", 1, wgpu::BufferUsages::STORAGE),
-    PerItem::of::<GridEntry>("grid entries", 1, wgpu::BufferUsages::STORAGE),
-    PerItem::of::<[u32; 4]>("grid time words", 1, COUNTED),
-    PerItem::of::<EarliestRecord>("grid earliest", 1, COUNTED),
+    PerItem::of::<KeyValue>("grid sort in", wgpu::BufferUsages::STORAGE),
+    PerItem::of::<KeyValue>("grid sort out", wgpu::BufferUsages::STORAGE),
+    PerItem::of::<GridEntry>("grid entries", wgpu::BufferUsages::STORAGE),
+    PerItem::of::<[u32; 4]>("grid time words", COUNTED),
+    PerItem::of::<EarliestRecord>("grid earliest", COUNTED),
 ];
 
 /// The counted gather's list of hits, a pair and its impact record a hit, as
 /// [`GridStage::create_buffers_with`] makes it.
 const PER_HIT: [PerItem; 2] = [
-    PerItem::of::<[u32; 2]>("grid hit pairs", 1, wgpu::BufferUsages::STORAGE),
-    PerItem::of::<crate::layout::ImpactRecord>("grid hit impacts", 1, wgpu::BufferUsages::STORAGE),
+    PerItem::of::<[u32; 2]>("grid hit pairs", wgpu::BufferUsages::STORAGE),
+    PerItem::of::<crate::layout::ImpactRecord>("grid hit impacts", wgpu::BufferUsages::STORAGE),
 ];
 
 /// Bytes per hit the counted gather lists (40): those of `PER_HIT`.
