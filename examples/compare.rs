@@ -19,7 +19,8 @@ use std::process::ExitCode;
 use common::{Timings, parse, time_runs};
 use peers::Times;
 use sweepcast::SweepOptions;
-use sweepcast::gpu::{SweepOutput, SweepPipeline};
+use sweepcast::gpu::SweepPipeline;
+use sweepcast::low_level::SweepOutput;
 use sweepcast::{Impact, cpu, reference};
 use testkit::{Workload, WorkloadConfig};
 

@@ -28,11 +28,12 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use common::{Timestamps, bad_options, machine, parse, read_mapped as read};
-use sweepcast::gpu::{GpuContext, GridBuffers, GridStage, StepBuffers, StepCapacities, StepStage};
+use sweepcast::gpu::{GpuContext, StepCapacities};
 use sweepcast::low_level::grid::{GridCounts, GridParams};
 use sweepcast::low_level::layout::EarliestRecord;
 use sweepcast::low_level::layout::{BodyRecord, StepCounts};
 use sweepcast::low_level::record_step_observed;
+use sweepcast::low_level::{GridBuffers, GridStage, StepBuffers, StepStage};
 use sweepcast::{MovingSphere, SweepOptions, wgpu};
 use testkit::Scene;
 

@@ -17,7 +17,8 @@ use common::{Timings, parse, time_runs};
 use std::process::ExitCode;
 
 use sweepcast::SweepOptions;
-use sweepcast::gpu::{SweepOutput, SweepPipeline};
+use sweepcast::gpu::SweepPipeline;
+use sweepcast::low_level::SweepOutput;
 use sweepcast::parity::{self, CPU_BOUND, GPU_BOUND};
 use sweepcast::{cpu, reference};
 use testkit::{Workload, WorkloadConfig};

@@ -23,8 +23,9 @@ use std::time::Instant;
 
 use common::parse;
 use sweepcast::SweepOptions;
-use sweepcast::gpu::{GpuContext, SweepBuffers, SweepOutput, SweepStage};
+use sweepcast::gpu::GpuContext;
 use sweepcast::low_level::layout::BodyRecord;
+use sweepcast::low_level::{SweepBuffers, SweepOutput, SweepStage};
 
 fn main() -> ExitCode {
     let mut rounds = 15usize;

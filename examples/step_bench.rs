@@ -44,12 +44,13 @@ use std::time::{Duration, Instant};
 
 use common::{Timestamps, bad_options, machine, parse, read_mapped as read};
 use rayon::prelude::*;
-use sweepcast::gpu::{ContactPipeline, GpuContext, StepBuffers, StepCapacities, StepStage};
+use sweepcast::gpu::{ContactPipeline, GpuContext, StepCapacities};
 use sweepcast::low_level::layout::{BodyRecord, StepCounts};
 use sweepcast::low_level::{
     CONTACTS_WGSL, FRAME_WGSL, SWEEP_WGSL, StepCommand, StepDomain, WALLS_WGSL,
     record_step_observed,
 };
+use sweepcast::low_level::{StepBuffers, StepStage};
 use sweepcast::{
     Contact, Impact, ImpactStatus, MovingSphere, Partner, SweepOptions, cpu, parity, reference,
 };

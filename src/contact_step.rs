@@ -406,7 +406,7 @@ pub struct Contacts {
 
 impl Contacts {
     /// Each body's earliest contact with a body or a wall, as the GPU step's
-    /// [`StepBuffers::earliest`](crate::gpu::StepBuffers::earliest) records say it
+    /// [`StepBuffers::earliest`](crate::low_level::StepBuffers::earliest) records say it
     /// ([`EarliestRecord::decode`](crate::low_level::layout::EarliestRecord::decode)): the body's
     /// earliest pair contact (the lowest partner among equal times), replaced by its earliest
     /// wall only where that is strictly earlier; `None` for a body that meets nothing.

@@ -322,7 +322,7 @@ pub enum Error {
         /// The limit that was reached.
         limit: usize,
     },
-    /// More than a GPU buffer holds: pairs recorded into a [`SweepStage`](crate::gpu::SweepStage)'s
+    /// More than a GPU buffer holds: pairs recorded into a [`SweepStage`](crate::low_level::SweepStage)'s
     /// buffers, or a [`ContactPipeline`](crate::gpu::ContactPipeline) step's candidates,
     /// contacts or saved queries beyond what one storage binding of the device holds. The
     /// pipeline stays usable.
@@ -453,10 +453,10 @@ pub enum Error {
         reason: String,
     },
     /// The device's limits are below what the step's stages need
-    /// ([`StepStage::required_limits`](crate::gpu::StepStage::required_limits)): create the
+    /// ([`StepStage::required_limits`](crate::low_level::StepStage::required_limits)): create the
     /// device asking for them.
     #[error(
-        "the device's {limit} is {available}, below the {required} the GPU step needs: request a device with sweepcast::gpu::StepStage::required_limits()"
+        "the device's {limit} is {available}, below the {required} the GPU step needs: request a device with sweepcast::low_level::StepStage::required_limits()"
     )]
     DeviceLimit {
         /// The `wgpu::Limits` field.

@@ -5,7 +5,7 @@
 //! if a struct changes size.
 //!
 //! A caller that keeps its own GPU buffers for a stage (see
-//! [`SweepStage`](crate::gpu::SweepStage)) writes bodies as [`BodyRecord`], pairs as
+//! [`SweepStage`](crate::low_level::SweepStage)) writes bodies as [`BodyRecord`], pairs as
 //! `[u32; 2]` and reads [`ImpactRecord`]s.
 
 use bytemuck::{Pod, Zeroable};
@@ -129,11 +129,11 @@ pub struct StepParams {
     pub continuation_capacity: u32,
 }
 
-/// `StepCounts`: what one step of [`StepStage`](crate::gpu::StepStage) counted, and whether
+/// `StepCounts`: what one step of [`StepStage`](crate::low_level::StepStage) counted, and whether
 /// its outputs are whole, 48 bytes. The stage writes it on the device
-/// ([`StepBuffers::counts`](crate::gpu::StepBuffers::counts)); a consumer pass recorded after
+/// ([`StepBuffers::counts`](crate::low_level::StepBuffers::counts)); a consumer pass recorded after
 /// the step skips a step whose `valid` is 0, and the host that reads it back grows the buffers
-/// ([`StepStage::grow`](crate::gpu::StepStage::grow)) and records the frame again.
+/// ([`StepStage::grow`](crate::low_level::StepStage::grow)) and records the frame again.
 #[repr(C)]
 #[derive(Copy, Clone, Pod, Zeroable, Debug, PartialEq, Eq, Default)]
 pub struct StepCounts {
@@ -397,7 +397,7 @@ impl From<MovingSphere> for BodyRecord {
 impl BodyRecord {
     /// The record with its collision groups set to `groups` (stored as their complement:
     /// see [`BodyRecord::groups`](Self#structfield.groups)). For a caller that writes its
-    /// own bodies' buffer for [`StepStage`](crate::gpu::StepStage).
+    /// own bodies' buffer for [`StepStage`](crate::low_level::StepStage).
     ///
     /// # Example
     /// ```

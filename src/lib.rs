@@ -15,17 +15,19 @@
 //!   numerically stable.
 //! * [`cpu`]: the f32 twin of each shader, line for line, the shape-named single-pair
 //!   queries and the batched CPU paths.
-//! * [`gpu`]: [`gpu::GpuContext`], the stages that record into a caller's encoder
-//!   ([`gpu::SweepStage`]), the blocking [`gpu::SweepPipeline`], and the whole step from the
-//!   bodies alone ([`gpu::ContactPipeline`]: broad phase, sweep, ordered contacts).
+//! * [`gpu`]: [`gpu::GpuContext`], the blocking [`gpu::SweepPipeline`] (your pairs), and the
+//!   whole step from the bodies alone ([`gpu::ContactPipeline`]: broad phase, sweep, ordered
+//!   contacts).
 //! * [`events`]: an event loop in f64 for event-driven simulations (advance to the earliest
 //!   impact, resolve it, predict again), with neighbour lists kept by skins, one next event
 //!   a body, a grid broad phase ([`events::Cells`]) and an elastic response.
 //! * [`parity`]: the backward-error judge the f32 paths are held to, for checking any
 //!   driver's answers against the oracle.
-//! * [`low_level`]: what only someone extending or checking the shaders needs: each
-//!   shader's f32 twin, the data contract (`shaders/shared.wgsl`), the shaders' sources,
-//!   the validation the batched paths run and the CPU batch's tuning.
+//! * [`low_level`]: the builders' door, for those who record sweepcast into their own GPU
+//!   work or extend and check its shaders: the stages that record into a caller's encoder on
+//!   the caller's buffers ([`low_level::StepStage`], [`low_level::SweepStage`]) and the data
+//!   contract those buffers follow (`shaders/shared.wgsl`), each shader's f32 twin and
+//!   source, the validation the batched paths run and the batches' tuning.
 //!
 //! # Example
 //! ```
@@ -82,8 +84,10 @@
 //! * The whole step from the bodies alone (broad phase, sweep, contacts in time order, each
 //!   body's earliest): [`cpu::find_contacts`] or a [`cpu::ContactFinder`] kept from step to
 //!   step; [`gpu::ContactPipeline`] on the GPU, which gives the same contacts.
-//! * Bodies that live in a GPU buffer: [`gpu::StepStage`] (the whole step) and
-//!   [`gpu::SweepStage`] (your own pairs) record into your command encoder, on your device.
+//! * Bodies that live in a GPU buffer, laid out by the data contract
+//!   ([`low_level::layout::BodyRecord`]): [`low_level::StepStage`] (the whole step) and
+//!   [`low_level::SweepStage`] (your own pairs) record into your command encoder, on your
+//!   device.
 //! * A simulation advanced impact by impact, in f64: [`events::EventLoop`].
 //!
 //! Every path takes one [`SweepOptions`]: [`SweepOptions::event_driven`] for a simulation that

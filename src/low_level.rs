@@ -1,28 +1,37 @@
-//! What only someone extending or checking the shaders needs.
+//! The builders' door: for those who record sweepcast into their own GPU work, and for those
+//! who extend or check its shaders.
 //!
-//! The documented paths ([`crate::cpu`], [`crate::gpu`], [`crate::events`], the single-pair
-//! queries) are built from the pieces here; a user of those paths does not need them. They
-//! are public so that a test, a fuzz target or a new stage can run each shader's entry
-//! point on the CPU and diff it against the device, read the data contract byte for byte,
-//! or validate input the way the batched paths do. They follow the shaders, not semver
-//! ergonomics: an item here may change in any minor release.
+//! The front hall ([`crate::cpu`], [`crate::gpu`], [`crate::events`], the single-pair
+//! queries) takes bodies and gives answers; a user of it does not need what is here. What is
+//! here works one level down, on the device's buffers and the shaders' records:
 //!
+//! * With the `gpu` feature, the resident stages: [`StepStage`] (the whole step) and
+//!   [`SweepStage`] (the sweep of the caller's pairs) record into the caller's command encoder
+//!   on the caller's device and body buffer, which the caller lays out by [`layout`]; their
+//!   buffers ([`StepBuffers`], [`SweepBuffers`], [`SweepOutput`]); and the stages a step
+//!   composes, [`GridStage`] (each body's earliest contact, with [`GridBuffers`]),
+//!   [`WallStage`] and [`ContactStage`], with their memory per item.
+//!   `examples/resident_step.rs` and `docs/step.md` are their documented path.
+//! * [`layout`]: the data contract of `shaders/shared.wgsl`, every record and constant: the
+//!   records a resident stage's user binds (`BodyRecord`, `EarliestRecord`, `StepCounts`)
+//!   are read and written from here.
 //! * [`sweep`], [`walls`], [`frame`], [`grid`], [`contacts`]: the f32 twin of each shader
 //!   (`shaders/sweep.wgsl`, `walls.wgsl`, `frame.wgsl`, `grid.wgsl`, `contacts.wgsl`), line
 //!   for line, entry points included (sources `src/cpu/sweep.rs`, `walls.rs`, `frame.rs`,
-//!   `grid.rs`, `contacts.rs`).
-//! * [`layout`]: the data contract of `shaders/shared.wgsl`, every record and constant
-//!   (its only path: the records a stage's user binds, `BodyRecord`, `EarliestRecord`,
-//!   `StepCounts`, are read and written from here, as `examples/resident_step.rs` does).
+//!   `grid.rs`, `contacts.rs`), so that a test, a fuzz target or a new stage can run each
+//!   entry point on the CPU and diff it against the device.
 //! * The validation the batched paths run ([`validate_bodies`], [`validate_pairs`],
 //!   [`validate_walls`], [`validate_periodic_reach`], [`validate_body`]) and its bounds
 //!   ([`MAX_MAGNITUDE`], [`MAX_PERIODS`]).
-//! * The CPU batch's tuning: [`LANES`], [`Simd`], [`SERIAL_PAIRS`].
-//! * With the `gpu` feature: the shaders' sources ([`SHARED_WGSL`], ...), the step's
-//!   sub-stages [`WallStage`] and [`ContactStage`] that [`crate::gpu::StepStage`] composes
-//!   after its grid, and their memory per item; what a benchmark sees of a step's commands
-//!   ([`record_step_observed`]); and [`host_profile`], where a blocking GPU call's host time
-//!   goes.
+//! * The batches' tuning: the CPU batch's [`LANES`], [`Simd`], [`SERIAL_PAIRS`]; with the
+//!   `gpu` feature, how `SweepPipeline` cuts a call into chunks ([`PIPELINE_CHUNKS`],
+//!   [`PIPELINE_MIN_CHUNK`]).
+//! * With the `gpu` feature: the shaders' sources ([`SHARED_WGSL`], ...); what a benchmark
+//!   sees of a step's commands ([`record_step_observed`]); and [`host_profile`], where a
+//!   blocking GPU call's host time goes.
+//!
+//! They follow the shaders and the device, not semver ergonomics: an item here may change
+//! in any minor release, and the CHANGELOG says how.
 
 /// The f32 twin of `shaders/sweep.wgsl`, line for line: same names, same operations in the
 /// same order, entry points included (source `src/cpu/sweep.rs`).
@@ -80,7 +89,7 @@ pub use crate::gpu::contacts::{
 pub use crate::gpu::frame::FRAME_WGSL;
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
-pub use crate::gpu::grid::GRID_WGSL;
+pub use crate::gpu::grid::{GRID_WGSL, GridBuffers, GridStage};
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::host_profile::{HostSpan, host_profile};
@@ -89,10 +98,18 @@ pub use crate::gpu::host_profile::{HostSpan, host_profile};
 pub use crate::gpu::kernel::SHARED_WGSL;
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
+pub use crate::gpu::pipeline::{PIPELINE_CHUNKS, PIPELINE_MIN_CHUNK};
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::step::observed::{StepCommand, StepDomain, record_step_observed};
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
-pub use crate::gpu::sweep::SWEEP_WGSL;
+pub use crate::gpu::step::{StepBuffers, StepStage};
+#[cfg(feature = "gpu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
+pub use crate::gpu::sweep::{SWEEP_WGSL, SweepBuffers, SweepOutput, SweepStage};
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::walls::{WALLS_WGSL, WallBuffers, WallStage};

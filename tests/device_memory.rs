@@ -27,7 +27,8 @@ use std::time::Duration;
 use glam::Vec3;
 
 use sweepcast::Error;
-use sweepcast::gpu::{ContactPipeline, GpuContext, StepCapacities, StepStage, SweepPipeline};
+use sweepcast::gpu::{ContactPipeline, GpuContext, StepCapacities, SweepPipeline};
+use sweepcast::low_level::StepStage;
 use sweepcast::{MovingSphere, SweepOptions};
 
 /// Address space the child may add while the limit holds: room for the host's bookkeeping

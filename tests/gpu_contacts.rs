@@ -855,7 +855,7 @@ fn a_device_of_small_bindings_reaches_its_limits_with_few_bodies() {
     let adapter = shared.adapter().clone();
     let limits = sweepcast::wgpu::Limits {
         max_storage_buffer_binding_size: BINDING,
-        ..sweepcast::gpu::StepStage::required_limits()
+        ..sweepcast::low_level::StepStage::required_limits()
     };
     let (device, queue) =
         pollster::block_on(adapter.request_device(&sweepcast::wgpu::DeviceDescriptor {

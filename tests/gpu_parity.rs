@@ -406,8 +406,8 @@ fn a_call_the_split_rule_cuts_equals_calls_on_its_pieces() {
     let (impacts, spans) = host_profile(|| pipeline.sweep(bodies, pairs, options).unwrap());
     let chunk = pairs
         .len()
-        .div_ceil(SweepPipeline::PIPELINE_CHUNKS)
-        .max(SweepPipeline::PIPELINE_MIN_CHUNK)
+        .div_ceil(sweepcast::low_level::PIPELINE_CHUNKS)
+        .max(sweepcast::low_level::PIPELINE_MIN_CHUNK)
         .min(pipeline.max_pairs_per_dispatch());
     let dispatches = spans.iter().filter(|span| span.stage == "record").count();
     assert_eq!(
@@ -417,7 +417,7 @@ fn a_call_the_split_rule_cuts_equals_calls_on_its_pieces() {
     );
     assert!(dispatches >= 4, "{dispatches} chunks");
     let times = pipeline.times_of_impact(bodies, pairs, options).unwrap();
-    let piece = SweepPipeline::PIPELINE_MIN_CHUNK;
+    let piece = sweepcast::low_level::PIPELINE_MIN_CHUNK;
     let mut pieces = Vec::new();
     let mut piece_times = Vec::new();
     for part in pairs.chunks(piece) {

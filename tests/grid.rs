@@ -158,7 +158,8 @@ mod common;
 #[cfg(feature = "gpu")]
 mod on_the_device {
     use super::common;
-    use sweepcast::gpu::{ContactPipeline, GpuContext, GridStage};
+    use sweepcast::gpu::{ContactPipeline, GpuContext};
+    use sweepcast::low_level::GridStage;
     use sweepcast::low_level::grid::{
         GRID_RATIO_LOG2, GRID_RESUME_PASSES, GRID_SAVED_WALKS, GRID_SINGLE_SPAN_LOG2, GridCounts,
         GridParams,

@@ -57,8 +57,8 @@ fn capacity(n: u64) -> u64 {
 /// `c(n)` of [`SweepPipeline::device_memory_bytes`]: the pairs of each chunk of a call of
 /// `pairs` pairs on `pipeline` (the split rule of [`SweepPipeline`]'s documentation).
 fn chunk(pipeline: &SweepPipeline, pairs: u64) -> u64 {
-    let even = pairs.div_ceil(SweepPipeline::PIPELINE_CHUNKS as u64);
-    (even.max(SweepPipeline::PIPELINE_MIN_CHUNK as u64))
+    let even = pairs.div_ceil(sweepcast::low_level::PIPELINE_CHUNKS as u64);
+    (even.max(sweepcast::low_level::PIPELINE_MIN_CHUNK as u64))
         .min(pipeline.max_pairs_per_dispatch() as u64)
         .min(pairs)
 }

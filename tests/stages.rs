@@ -19,11 +19,12 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use sweepcast::gpu::{GpuContext, SweepBuffers, SweepOutput, SweepPipeline, SweepStage};
+use sweepcast::gpu::{GpuContext, SweepPipeline};
 use sweepcast::low_level::layout::{
     BodyRecord, ImpactRecord, MAX_WORKGROUPS_PER_DIMENSION, STATUS_CONTACT, STATUS_MISS,
     STATUS_OVERLAPPING, SweepDispatch, SweepParams, WORKGROUP_SIZE,
 };
+use sweepcast::low_level::{SweepBuffers, SweepOutput, SweepStage};
 use sweepcast::parity::{self, GPU_BOUND};
 use sweepcast::reference::Body;
 use sweepcast::{Counted, Error, Impact, ImpactStatus, SweepOptions, TimeOfImpact};

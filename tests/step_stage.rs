@@ -1,4 +1,4 @@
-//! The step stage (`gpu::StepStage`) as a caller uses it: on a device the caller made with
+//! The step stage (`low_level::StepStage`) as a caller uses it: on a device the caller made with
 //! `StepStage::required_limits`, from the caller's body buffer (usage `STORAGE` alone),
 //! recorded into the caller's encoder beside the caller's own passes, one submission a frame,
 //! nothing read by the host between.
@@ -26,10 +26,11 @@ use std::time::Instant;
 
 use sweepcast::EarliestImpact;
 use sweepcast::glam::Vec3;
-use sweepcast::gpu::{ContactPipeline, GpuContext, StepBuffers, StepCapacities, StepStage};
+use sweepcast::gpu::{ContactPipeline, GpuContext, StepCapacities};
 use sweepcast::low_level::SHARED_WGSL;
 use sweepcast::low_level::grid::GRID_MAX_RESUME_PASSES;
 use sweepcast::low_level::layout::{BodyRecord, ContactRecord, EarliestRecord, StepCounts};
+use sweepcast::low_level::{StepBuffers, StepStage};
 use sweepcast::{Counted, Error, MovingSphere, Partner, SweepOptions, Wall, cpu};
 use testkit::Scene;
 use wgpu::BufferUsages as Usage;

@@ -6,8 +6,9 @@
 use std::time::{Duration, Instant};
 
 use sweepcast::MovingSphere;
-use sweepcast::gpu::{GpuContext, SweepOutput, SweepStage};
+use sweepcast::gpu::GpuContext;
 use sweepcast::low_level::layout::BodyRecord;
+use sweepcast::low_level::{SweepOutput, SweepStage};
 
 use super::{Timestamps, read_mapped, wait_for};
 

@@ -7,7 +7,7 @@
 //!   back.
 //! * [`StepStage`] records the whole step from the caller's body buffer into the caller's
 //!   encoder, on [`StepBuffers`]: the local frame made on the device (`shaders/frame.wgsl`,
-//!   `src/gpu/frame.rs`, twin [`crate::low_level::frame`]); the [`GridStage`], in which each
+//!   `src/gpu/frame.rs`, twin [`crate::low_level::frame`]); the [`GridStage`](crate::low_level::GridStage), in which each
 //!   body finds, sweeps and keeps its earliest contact (`shaders/grid.wgsl`, twin
 //!   [`crate::low_level::grid`]); the walls stage ([`crate::low_level::WallStage`],
 //!   `shaders/walls.wgsl`, twin [`crate::low_level::walls`]) merged into those records; and, when asked,
@@ -34,7 +34,7 @@ pub(crate) mod grid;
 pub(crate) mod host_profile;
 pub(crate) mod kernel;
 mod observe;
-mod pipeline;
+pub(crate) mod pipeline;
 mod sort;
 pub(crate) mod step;
 pub(crate) mod sweep;
@@ -43,10 +43,10 @@ pub(crate) mod walls;
 pub use contact_pipeline::ContactPipeline;
 pub(crate) use contacts::{ContactBuffers, ContactStage};
 pub use context::GpuContext;
-pub use grid::{GridBuffers, GridStage};
 pub use pipeline::SweepPipeline;
-pub use step::{StepBuffers, StepCapacities, StepStage};
-pub use sweep::{SweepBuffers, SweepOutput, SweepStage};
+pub use step::StepCapacities;
+pub(crate) use step::{StepBuffers, StepStage};
+pub(crate) use sweep::{SweepBuffers, SweepStage};
 pub(crate) use walls::{WallBuffers, WallStage};
 
 // Shared across a simulation's threads.

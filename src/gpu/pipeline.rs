@@ -29,6 +29,15 @@ use glam::Vec3;
 /// took 0.8 to 1.6 s, so a minute is far above any honest wait.
 pub(crate) const DEFAULT_POLL_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How many chunks [`SweepPipeline`] cuts a large call into (its split rule, under
+/// "Chunks"): 4. Tuning, for a test that checks the chunks' boundaries.
+pub const PIPELINE_CHUNKS: usize = 4;
+
+/// The fewest pairs of a chunk of [`SweepPipeline`]'s split rule, unless
+/// [`max_pairs_per_dispatch`](SweepPipeline::max_pairs_per_dispatch) is lower or the call has
+/// fewer pairs: 2^16.
+pub const PIPELINE_MIN_CHUNK: usize = 1 << 16;
+
 /// The swept test of every candidate pair on the GPU, blocking until the answers are back.
 ///
 /// Build it once from a [`GpuContext`] and call it every step: it runs a [`SweepStage`] on
@@ -40,8 +49,8 @@ pub(crate) const DEFAULT_POLL_TIMEOUT: Duration = Duration::from_secs(60);
 /// # Chunks
 /// A call of `n` pairs runs in chunks of
 /// `min(max_pairs_per_dispatch, max(PIPELINE_MIN_CHUNK, ceil(n / PIPELINE_CHUNKS)))` pairs
-/// (the last may have fewer), with [`PIPELINE_CHUNKS`](Self::PIPELINE_CHUNKS) = 4 and
-/// [`PIPELINE_MIN_CHUNK`](Self::PIPELINE_MIN_CHUNK) = 2^16: a call of at most 2^16 pairs is
+/// (the last may have fewer), with [`PIPELINE_CHUNKS`](crate::low_level::PIPELINE_CHUNKS) = 4 and
+/// [`PIPELINE_MIN_CHUNK`](crate::low_level::PIPELINE_MIN_CHUNK) = 2^16: a call of at most 2^16 pairs is
 /// one chunk, one of up to 2^18 pairs chunks of 2^16, a larger one about four chunks (more
 /// where [`max_pairs_per_dispatch`](Self::max_pairs_per_dispatch) caps them). The chunks are
 /// pipelined: while the device sweeps chunk `k`, the host writes chunk `k + 1`'s pairs into
@@ -399,14 +408,6 @@ impl SweepPipeline {
     /// an error instead of a thread blocked for ever.
     pub const DEFAULT_POLL_TIMEOUT: Duration = DEFAULT_POLL_TIMEOUT;
 
-    /// How many chunks a large call is cut into (see [`SweepPipeline`]'s split rule): 4.
-    pub const PIPELINE_CHUNKS: usize = 4;
-
-    /// The fewest pairs of a chunk of the split rule (see [`SweepPipeline`]), unless
-    /// [`max_pairs_per_dispatch`](Self::max_pairs_per_dispatch) is lower or the call has
-    /// fewer pairs: 2^16.
-    pub const PIPELINE_MIN_CHUNK: usize = 1 << 16;
-
     /// Compiles the stage and sizes the batch limits from the device's limits.
     ///
     /// # Errors
@@ -447,7 +448,7 @@ impl SweepPipeline {
     }
 
     /// Caps the pairs per dispatch below the device's own limit (at least one workgroup): the
-    /// cap wins over the split rule's [`PIPELINE_MIN_CHUNK`](Self::PIPELINE_MIN_CHUNK).
+    /// cap wins over the split rule's [`PIPELINE_MIN_CHUNK`](crate::low_level::PIPELINE_MIN_CHUNK).
     /// Smaller chunks bound the device memory a call holds; tests use it to exercise chunking.
     #[must_use]
     pub fn with_max_pairs_per_dispatch(mut self, max_pairs: usize) -> Self {
@@ -940,8 +941,8 @@ impl SweepPipeline {
     /// The pairs of each chunk of a call of `pairs` pairs (the last may have fewer): the split
     /// rule of [`SweepPipeline`].
     fn chunk_pairs(&self, pairs: usize) -> usize {
-        let even = pairs.div_ceil(Self::PIPELINE_CHUNKS);
-        (even.max(Self::PIPELINE_MIN_CHUNK))
+        let even = pairs.div_ceil(crate::low_level::PIPELINE_CHUNKS);
+        (even.max(crate::low_level::PIPELINE_MIN_CHUNK))
             .min(self.max_pairs_per_dispatch as usize)
             .min(pairs)
     }

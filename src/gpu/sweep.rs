@@ -75,7 +75,8 @@ pub(super) const SWEEP_SHADER: Shader = Shader {
 ///
 /// # Example
 /// ```no_run
-/// use sweepcast::gpu::{GpuContext, SweepStage};
+/// use sweepcast::gpu::GpuContext;
+/// use sweepcast::low_level::SweepStage;
 /// use sweepcast::low_level::layout::BodyRecord;
 /// use sweepcast::{glam::Vec3, MovingSphere, SweepOptions};
 ///
