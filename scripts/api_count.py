@@ -5,13 +5,22 @@ module) and, on each, the inherent methods, associated constants and types, fiel
 variants (trait implementations are not counted; a trait's own methods are). A re-export's
 redirect page is not an item.
 
-Usage: python3 scripts/api_count.py [DOC_DIR] [--list]   (DOC_DIR defaults to target/doc)
+It also counts the entries whose rustdoc names no documented path: an item, method,
+associated constant or trait method without a "Used by:" paragraph (issue 35: each entry of
+the front hall names the documented path that uses it; fields and variants belong to their
+type's). `--list` prints every entry; `--unnamed` prints those that name no path.
+
+Usage: python3 scripts/api_count.py [DOC_DIR] [--list] [--unnamed]
+(DOC_DIR defaults to target/doc)
 """
 import os, re, sys
 
 args = [a for a in sys.argv[1:] if not a.startswith('--')]
 doc = os.path.join(args[0] if args else 'target/doc', 'sweepcast')
 listing = '--list' in sys.argv
+unnamed_listing = '--unnamed' in sys.argv
+NAMED = ('method', 'tymethod', 'associatedconstant')
+unnamed = []
 KINDS = ('struct', 'enum', 'trait', 'fn', 'constant', 'type', 'static', 'macro', 'union')
 items, members = [], []
 for directory, _, files in os.walk(doc):
@@ -33,6 +42,12 @@ for directory, _, files in os.walk(doc):
         item = name.split('.')[1]
         qualified = '::'.join(p for p in (path, item) if p)
         items.append((kind, qualified))
+        # The item's own docs: before its first member or implementation.
+        top = re.split(r'id="(?:implementations|fields|variants|required-methods|'
+                       r'provided-methods|trait-implementations)"|id="(?:method|tymethod|'
+                       r'associatedconstant|structfield|variant)\.', text)[0]
+        if 'Used by:' not in top:
+            unnamed.append((kind, qualified))
         # Members: before the trait implementations (inherent impls, fields, variants, a
         # trait's own methods).
         own = re.split(r'id="(?:trait-implementations|synthetic-implementations|'
@@ -41,8 +56,21 @@ for directory, _, files in os.walk(doc):
                        'structfield', 'variant'):
             for member in sorted(set(re.findall(r'id="' + prefix + r'\.(\w+)"', own))):
                 members.append((prefix, f'{qualified}::{member}'))
+                if prefix in NAMED:
+                    # The member's docs: from its anchor to the next member's anchor.
+                    rest = own.split(f'id="{prefix}.{member}"', 1)[1]
+                    docs = re.split(r'id="(?:method|tymethod|associatedconstant|'
+                                    r'associatedtype|structfield|variant)\.', rest)[0]
+                    if 'Used by:' not in docs:
+                        unnamed.append((prefix, f'{qualified}::{member}'))
 if listing:
     for kind, path in sorted(items + members, key=lambda x: x[1]):
         print(f'{kind:20} {path}')
+if unnamed_listing:
+    for kind, path in sorted(unnamed, key=lambda x: x[1]):
+        print(f'{kind:20} {path}')
 print(f'public API outside low_level: {len(items) + len(members)} '
       f'({len(items)} items, {len(members)} methods, fields, variants and associated items)')
+named = len(items) + sum(kind in NAMED for kind, _ in members)
+print(f'entries that name no documented path (no "Used by:"): {len(unnamed)} of {named} '
+      f'(items, methods, associated constants and trait methods)')

@@ -494,8 +494,9 @@ impl sealed::Judge for TimeOfImpact {
 /// impact by [`check_pair`], each time by [`check_time`] (see [`Answer`]). The oracle's
 /// answers are `oracle` where given ([`reference::sweep_batch`] of the same bodies, pairs
 /// and options, for a caller that judges several answers of one batch), else computed here,
-/// in parallel. Used by the README's parity check (`examples/headless.rs`) and every parity
-/// test.
+/// in parallel.
+///
+/// Used by: the README's parity check (`examples/headless.rs`) and every parity test.
 ///
 /// # Panics
 /// If `answers`, `oracle` (when given) and `pairs` differ in length, or a pair index is out
