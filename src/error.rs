@@ -1,6 +1,9 @@
 //! The one error type of the crate.
 
 /// Which field of a body failed validation.
+///
+/// Used by: `docs/guarantees.md` ("Bad input": `Error::NonFinite { body, field: Center }`
+/// and the other errors that name a field).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum BodyField {

@@ -225,6 +225,8 @@ impl PairGeometry {
 }
 
 /// The verdict on one pair's answer.
+///
+/// Used by: `docs/guide.md` ("Checking answers against the oracle").
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct PairCheck {
     /// `|f(t)| / S²` in units of [`EPSILON`] at a reported contact; 0 otherwise.
@@ -237,6 +239,8 @@ pub struct PairCheck {
 
 /// Judges one answer (`candidate`) for bodies `a`, `b` against the bound `bound` (in ε), and
 /// records whether it disagrees with the oracle's `reference`.
+///
+/// Used by: `docs/guide.md` ("Checking answers against the oracle").
 #[must_use]
 pub fn check_pair(
     a: &Body,

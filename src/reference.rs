@@ -427,13 +427,6 @@ impl Separation {
     }
 }
 
-/// Whether two stationary bodies overlap or touch (centre distance at most the radius sum).
-#[must_use]
-pub fn overlap_sphere_sphere(a: &Body, b: &Body) -> bool {
-    let sum_radii = a.radius + b.radius;
-    (b.center - a.center).length_squared() <= sum_radii * sum_radii
-}
-
 /// [`sweep_sphere_sphere`] over every candidate pair, in parallel on all cores.
 ///
 /// # Panics

@@ -271,21 +271,3 @@ fn overlap_at_the_start_is_reported_even_when_moving_apart() {
         .expect("overlapping");
     assert_eq!(oracle.status, ImpactStatus::Overlapping);
 }
-
-/// The static proximity test (squared distances, no root) touches at exactly the radius sum.
-#[test]
-fn static_proximity_test() {
-    let a = Circle::new(Vec2::ZERO, 1.0);
-    assert!(cpu::overlap_sphere_sphere(
-        &a,
-        &Circle::new(Vec2::new(3.0, 4.0), 4.0)
-    ));
-    assert!(!cpu::overlap_sphere_sphere(
-        &a,
-        &Circle::new(Vec2::new(3.0, 4.0), 3.999)
-    ));
-    assert!(reference::overlap_sphere_sphere(
-        &Body::from(a),
-        &Body::from(Circle::new(Vec2::new(3.0, 4.0), 4.0))
-    ));
-}

@@ -40,16 +40,16 @@ use std::cell::Cell;
 use crate::answers::TimeOfImpact;
 use crate::error::Error;
 
-use crate::geometry::{Impact, MovingCircle, MovingSphere, Sphere, Wall};
+use crate::geometry::{Impact, MovingCircle, MovingSphere, Wall};
 use crate::layout::{BodyRecord, SweepParams, WallContactRecord, WallParams, WallRecord};
 use crate::options::SweepOptions;
 
 /// When two moving spheres first touch during the step.
 ///
 /// # Arguments
-/// * `a`, `b`: the two bodies; any of [`MovingSphere`], [`Sphere`] (which does not move),
-///   or their 2D forms [`MovingCircle`] and [`Circle`](crate::Circle) (see also
-///   [`sweep_circle_circle`]).
+/// * `a`, `b`: the two bodies; any of [`MovingSphere`], [`Sphere`](crate::Sphere) (which
+///   does not move), or their 2D forms [`MovingCircle`] and [`Circle`](crate::Circle) (see
+///   also [`sweep_circle_circle`]).
 /// * `options`: [`SweepOptions::default()`] for the plain answer; the separating option and
 ///   a periodic box as documented there.
 ///
@@ -216,20 +216,6 @@ where
     let mut contacts = Vec::new();
     wall_contacts_into(&bodies, &records, &options, &mut contacts);
     Ok(contacts)
-}
-
-/// Static proximity test: whether two stationary spheres (or circles) overlap or touch.
-///
-/// Compares squared distances, so it takes no square root.
-#[must_use]
-pub fn overlap_sphere_sphere<A, B>(a: &A, b: &B) -> bool
-where
-    A: Copy + Into<Sphere>,
-    B: Copy + Into<Sphere>,
-{
-    let (a, b): (Sphere, Sphere) = ((*a).into(), (*b).into());
-    let sum_radii = a.radius + b.radius;
-    (b.center - a.center).length_squared() <= sum_radii * sum_radii
 }
 
 /// Sweeps every candidate pair, in parallel on all cores (rayon) above
