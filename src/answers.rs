@@ -43,6 +43,9 @@ impl TimeOfImpact {
     }
 
     /// The time and status, or `None` for a miss. An overlap reports t = 0.
+    ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/fast_path.rs`,
+    /// `examples/compare.rs`, `benches/sweep.rs`.
     #[must_use]
     pub fn get(self) -> Option<(f32, ImpactStatus)> {
         if self.0 < 0.0 {
@@ -55,12 +58,16 @@ impl TimeOfImpact {
     }
 
     /// The time of impact (0 for an overlap), or `None` for a miss.
+    ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`").
     #[must_use]
     pub fn time(self) -> Option<f32> {
         self.get().map(|(time, _)| time)
     }
 
     /// The status, or `None` for a miss.
+    ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`").
     #[must_use]
     pub fn status(self) -> Option<ImpactStatus> {
         self.get().map(|(_, status)| status)

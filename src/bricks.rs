@@ -128,6 +128,9 @@ impl Bricks {
     /// # Errors
     /// [`Error::InvalidBricks`] for a count of 0, more than 2³² bricks, or, on an open axis
     /// cut into two or more, bounds that are not finite with `lower < upper`.
+    ///
+    /// Used by: `mpi/examples/gas_across_ranks.rs`, `mpi/src/bin/weak_scaling.rs`,
+    /// `mpi/src/bin/same_answers.rs`.
     pub fn new(
         lower: [f64; 3],
         upper: [f64; 3],
@@ -180,6 +183,8 @@ impl Bricks {
     }
 
     /// Bricks per axis.
+    ///
+    /// Used by: `mpi/src/lib.rs` (the ranks' Cartesian communicator, and migration).
     #[must_use]
     pub fn counts(&self) -> [u32; 3] {
         self.counts
@@ -189,12 +194,16 @@ impl Bricks {
     ///
     /// # Panics
     /// If `axis` is not 0, 1 or 2.
+    ///
+    /// Used by: `mpi/src/lib.rs` (the ranks' Cartesian communicator).
     #[must_use]
     pub fn wraps(&self, axis: usize) -> bool {
         self.period[axis].is_some()
     }
 
     /// How many bricks in all.
+    ///
+    /// Used by: `mpi/src/lib.rs` (one rank a brick).
     #[must_use]
     pub fn len(&self) -> usize {
         self.counts.iter().map(|&count| count as usize).product()
@@ -210,6 +219,8 @@ impl Bricks {
     ///
     /// # Panics
     /// If `brick` is not below [`len`](Self::len).
+    ///
+    /// Used by: `mpi/src/lib.rs` (migration between steps).
     #[must_use]
     pub fn coordinates(&self, brick: usize) -> [u32; 3] {
         assert!(brick < self.len(), "brick {brick} of {}", self.len());
@@ -221,6 +232,8 @@ impl Bricks {
     ///
     /// # Panics
     /// If a coordinate is not below its axis's count.
+    ///
+    /// Used by: `mpi/src/lib.rs` (a rank's brick from its coordinates).
     #[must_use]
     pub fn index(&self, coordinates: [u32; 3]) -> usize {
         for axis in 0..3 {
@@ -275,6 +288,9 @@ impl Bricks {
     }
 
     /// The brick that owns a body whose centre is `center` (see the module's rules).
+    ///
+    /// Used by: `docs/architecture.md` ("The paths"), `mpi/src/lib.rs`,
+    /// `mpi/src/bin/weak_scaling.rs`.
     #[must_use]
     pub fn owner(&self, center: Vec3) -> usize {
         let coordinates: [u32; 3] =
@@ -287,6 +303,8 @@ impl Bricks {
     ///
     /// # Errors
     /// [`Error::InvalidBricks`] on the first axis where they differ.
+    ///
+    /// Used by: `mpi/src/lib.rs` (each step's options).
     pub fn check_options(&self, options: &SweepOptions) -> Result<(), Error> {
         for axis in 0..3 {
             let period = options
@@ -309,6 +327,8 @@ impl Bricks {
     ///
     /// # Errors
     /// As above.
+    ///
+    /// Used by: `mpi/src/lib.rs` (the halo's width, each step).
     pub fn check_halo_width(&self, width: f64) -> Result<(), Error> {
         for axis in 0..3 {
             let half_brick = self.width[axis] / 2.0;
@@ -349,6 +369,9 @@ impl Bricks {
     /// # Panics
     /// If `brick` is not below [`len`](Self::len), `axis` is not 0, 1 or 2, or there are
     /// more than 2³² centres.
+    ///
+    /// Used by: `docs/scale_out.md`, `docs/architecture.md` ("The paths"), `mpi/src/lib.rs` (the
+    /// halo exchange, axis by axis).
     #[must_use]
     pub fn halo_sends(&self, brick: usize, axis: usize, width: f64, centers: &[Vec3]) -> HaloSends {
         let k = self.coordinates(brick)[axis];
@@ -418,6 +441,8 @@ impl<B> Local<'_, B> {
     ///
     /// # Errors
     /// As above.
+    ///
+    /// Used by: `mpi/src/lib.rs` (a rank's bodies checked before each step).
     pub fn check_lengths(&self, grouped: bool) -> Result<(), Error> {
         let bodies = self.bodies.len();
         if self.global.len() != bodies {
@@ -471,6 +496,8 @@ pub struct BrickStep {
 
 impl BrickStep {
     /// A brick's step with no bodies yet.
+    ///
+    /// Used by: `mpi/src/lib.rs` (each rank's step).
     #[must_use]
     pub fn new() -> Self {
         Self::default()
@@ -484,6 +511,8 @@ impl BrickStep {
     /// [`Error::BrickBodies`] where a [`Local`]'s global indices are not one a body, or a
     /// global index is owned twice; [`Error::GroupsLength`] where either [`Local`] has groups
     /// and one's are not one a body; otherwise as [`ContactFinder::find_with_walls`].
+    ///
+    /// Used by: `mpi/src/lib.rs` (each rank's step: what `MpiStep::find` returns).
     pub fn find<B>(
         &mut self,
         owned: Local<'_, B>,

@@ -286,12 +286,16 @@ pub struct StageTimes {
 
 impl StageTimes {
     /// Each stage's name and time, in the order they ran.
+    ///
+    /// Used by: `examples/bullets.rs` (the CPU step's stages).
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, Duration)> + '_ {
         self.stages.iter().copied()
     }
 
     /// The time of the stage named `stage` (summed, if it ran more than once); `None` if it
     /// did not run.
+    ///
+    /// Used by: `examples/step_bench.rs` (each stage's median).
     #[must_use]
     pub fn get(&self, stage: &str) -> Option<Duration> {
         self.stages
@@ -342,6 +346,9 @@ pub struct Contact {
 
 impl Contact {
     /// The two bodies of a contact between bodies, the lower first; `None` for a wall.
+    ///
+    /// Used by: the README's quick start (the CPU step) and "Collision groups",
+    /// `examples/bullets.rs`, `examples/resident_step.rs`, `python/src/contacts.rs`.
     #[must_use]
     pub fn pair(&self) -> Option<[u32; 2]> {
         match self.partner {
@@ -352,6 +359,8 @@ impl Contact {
 
     /// The image of the other body that `body` met (see [`Contact::partner`]); `[0, 0, 0]`
     /// for a wall.
+    ///
+    /// Used by: `python/src/contacts.rs` (the contacts' images).
     #[must_use]
     pub fn image(&self) -> [i32; 3] {
         match self.partner {
@@ -361,6 +370,8 @@ impl Contact {
     }
 
     /// The wall's index of a contact with a wall; `None` for a pair.
+    ///
+    /// Used by: `docs/guide.md` ("Walls: segments and planes").
     #[must_use]
     pub fn wall(&self) -> Option<u32> {
         match self.partner {
@@ -410,6 +421,9 @@ impl Contacts {
     /// ([`EarliestRecord::decode`](crate::low_level::layout::EarliestRecord::decode)): the body's
     /// earliest pair contact (the lowest partner among equal times), replaced by its earliest
     /// wall only where that is strictly earlier; `None` for a body that meets nothing.
+    ///
+    /// Used by: `docs/step.md` ("Resident on the device: the step stage"), `examples/arrays.rs`,
+    /// `examples/resident_step.rs`, `mpi/examples/gas_across_ranks.rs`.
     #[must_use]
     pub fn earliest_impacts(&self) -> Vec<Option<EarliestImpact>> {
         let bodies = self.earliest.len().max(self.walls.len());
@@ -454,6 +468,9 @@ impl Contacts {
 
     /// Every contact of the step, ordered by time of impact, then by the pair's indices:
     /// the same order on every run and on every path.
+    ///
+    /// Used by: the README's quick start (the CPU and GPU steps) and "Collision groups",
+    /// `examples/bullets.rs`, `examples/step_bench.rs`, `python/src/contacts.rs`.
     #[must_use]
     pub fn contacts(&self) -> &[Contact] {
         &self.contacts
@@ -463,6 +480,8 @@ impl Contacts {
     /// contacts at the same time, or `None` (also for an index out of range). The step's
     /// earliest contact of all is `contacts().first()`; a body's earliest of bodies and walls
     /// together is [`Contacts::earliest_impacts`].
+    ///
+    /// Used by: the README's quick start (the CPU step).
     #[must_use]
     pub fn earliest_of(&self, body: u32) -> Option<&Contact> {
         let earliest = (*self.earliest.get(body as usize)?)?;
@@ -472,6 +491,9 @@ impl Contacts {
     /// Per body (by index), its earliest impact on the step's walls (the lowest wall index
     /// among equal times), as [`crate::cpu::earliest_wall_contacts`] gives it; `None` for a body
     /// that meets no wall. Empty when the step had no walls.
+    ///
+    /// Used by: `docs/guide.md` ("Walls: segments and planes"), `python/src/contacts.rs`,
+    /// `mpi/src/bin/same_answers.rs`.
     #[must_use]
     pub fn earliest_walls(&self) -> &[Option<Contact>] {
         &self.walls
@@ -479,6 +501,9 @@ impl Contacts {
 
     /// How many candidate pairs the broad phase gave the narrow phase (at least the number
     /// of contacts).
+    ///
+    /// Used by: `examples/bullets.rs` (the candidates groups save), `examples/step_bench.rs`,
+    /// `python/src/contacts.rs`.
     #[must_use]
     pub fn candidates(&self) -> usize {
         self.candidates

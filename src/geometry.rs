@@ -96,6 +96,8 @@ pub struct MovingSphere {
 
 impl Circle {
     /// A circle of `radius` centred at `center`.
+    ///
+    /// Used by: `examples/tunneling.rs` (its rocks, in `examples/tunnel/mod.rs`).
     #[must_use]
     pub const fn new(center: Vec2, radius: f32) -> Self {
         Self { center, radius }
@@ -112,6 +114,9 @@ impl Sphere {
 
 impl MovingCircle {
     /// A circle starting at `center` and moving by `displacement` over the step.
+    ///
+    /// Used by: the README's quick start (one pair) and "Collision groups", `docs/guide.md`
+    /// ("Walls: segments and planes"), `examples/bullets.rs`.
     #[must_use]
     pub const fn new(center: Vec2, radius: f32, displacement: Vec2) -> Self {
         Self {
@@ -141,6 +146,9 @@ impl MovingCircle {
 impl MovingSphere {
     /// A sphere starting at `center` and moving by `displacement` over the step. A caller
     /// holding `[f32; 3]` arrays passes `Vec3::from(array)`.
+    ///
+    /// Used by: the README's quick start (the CPU and GPU steps), `docs/guide.md` ("Batches of
+    /// candidate pairs"), `examples/gas.rs`, `mpi/src/lib.rs`.
     #[must_use]
     pub const fn new(center: Vec3, radius: f32, displacement: Vec3) -> Self {
         Self {
@@ -257,6 +265,10 @@ pub enum Wall {
 
 impl Wall {
     /// A segment in the plane z = 0, for circles.
+    ///
+    /// Used by: `docs/guide.md` ("Walls: segments and planes"), `examples/pool_break.rs` (its
+    /// cushions, in `examples/pool/mod.rs`), `examples/tunneling.rs` (its plates, in
+    /// `examples/tunnel/mod.rs`).
     #[must_use]
     pub const fn segment(start: Vec2, end: Vec2) -> Self {
         Self::Segment {
@@ -266,12 +278,18 @@ impl Wall {
     }
 
     /// A segment in space, for spheres.
+    ///
+    /// Used by: `docs/guide.md` ("Walls: segments and planes"), `python/src/walls.rs`,
+    /// `mpi/src/bin/same_answers.rs`.
     #[must_use]
     pub const fn segment_3d(start: Vec3, end: Vec3) -> Self {
         Self::Segment { start, end }
     }
 
     /// The plane through `point`, free on the side `normal` points to (any length but zero).
+    ///
+    /// Used by: the README's quick start (the event loop), `docs/guide.md` ("Walls: segments and
+    /// planes"), `mpi/examples/gas_across_ranks.rs` (its floor and ceiling), `python/src/walls.rs`.
     #[must_use]
     pub const fn plane(point: Vec3, normal: Vec3) -> Self {
         Self::Plane { point, normal }
@@ -280,6 +298,9 @@ impl Wall {
     /// The six faces of the box from `min` to `max`, each facing inwards, so that bodies are
     /// kept inside: the faces x = min.x, x = max.x, y = min.y, y = max.y, z = min.z, z = max.z,
     /// in that order.
+    ///
+    /// Used by: `docs/guide.md` ("Walls: segments and planes"), `examples/resident_step.rs`,
+    /// `mpi/examples/gas_across_ranks.rs` (`--scene closed`).
     #[must_use]
     pub const fn box_interior(min: Vec3, max: Vec3) -> [Self; 6] {
         [
@@ -295,6 +316,8 @@ impl Wall {
     /// The four sides of the rectangle from `min` to `max` in the plane z = 0, each facing
     /// inwards (planes through the sides, so that circles are kept inside): x = min.x,
     /// x = max.x, y = min.y, y = max.y, in that order.
+    ///
+    /// Used by: `docs/guide.md` ("Walls: segments and planes").
     #[must_use]
     pub const fn rectangle_interior(min: Vec2, max: Vec2) -> [Self; 4] {
         let (min, max) = (Vec3::new(min.x, min.y, 0.0), Vec3::new(max.x, max.y, 0.0));
@@ -353,6 +376,8 @@ pub struct Impact {
 
 impl Impact {
     /// True when the pair already overlaps at t = 0.
+    ///
+    /// Used by: `examples/arrays.rs` (the binding's status codes).
     #[must_use]
     pub fn is_overlapping(&self) -> bool {
         self.status == ImpactStatus::Overlapping

@@ -60,6 +60,10 @@ impl CollisionGroups {
 
     /// The groups of a body that is a member of the groups whose bits are set in
     /// `memberships` and interacts with those whose bits are set in `filter`.
+    ///
+    /// Used by: the README's "Collision groups", `examples/bullets.rs`,
+    /// `mpi/examples/gas_across_ranks.rs` (its dust, `--groups`), `python/src/lib.rs`
+    /// (`collision_groups`).
     #[must_use]
     pub const fn new(memberships: u16, filter: u16) -> Self {
         Self(memberships as u32 | (filter as u32) << 16)
@@ -78,12 +82,17 @@ impl CollisionGroups {
     }
 
     /// The one word of both: memberships in the low 16 bits, the filter in the high 16.
+    ///
+    /// Used by: `docs/python.md` ("What it offers": `collision_groups`), `python/src/lib.rs`,
+    /// `mpi/src/lib.rs` (a body's words as they travel).
     #[must_use]
     pub const fn bits(self) -> u32 {
         self.0
     }
 
     /// From [`bits`](Self::bits).
+    ///
+    /// Used by: `examples/arrays.rs`, `python/src/input.rs`, `mpi/src/lib.rs`.
     #[must_use]
     pub const fn from_bits(bits: u32) -> Self {
         Self(bits)

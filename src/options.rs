@@ -59,6 +59,9 @@ impl Default for SweepOptions {
 
 impl SweepOptions {
     /// The default: touching or overlapping at t = 0 is a hit; no periodic box.
+    ///
+    /// Used by: `examples/headless.rs`, `examples/compare.rs`, `examples/fast_path.rs`,
+    /// `benches/sweep.rs`.
     pub const DEFAULT: Self = Self {
         stop_at_penetration: true,
         periodic_box: None,
@@ -66,6 +69,9 @@ impl SweepOptions {
 
     /// The options for an event-driven simulation: a pair touching or overlapping at t = 0
     /// while separating is a miss (see [`SweepOptions::stop_at_penetration`]).
+    ///
+    /// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds"),
+    /// `examples/resident_step.rs`, `mpi/examples/gas_across_ranks.rs`.
     #[must_use]
     pub const fn event_driven() -> Self {
         Self {
@@ -75,6 +81,9 @@ impl SweepOptions {
     }
 
     /// These options with `periodic_box`.
+    ///
+    /// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds"),
+    /// `examples/gas.rs`, `examples/arrays.rs`, `mpi/examples/gas_across_ranks.rs`.
     #[must_use]
     pub const fn with_periodic_box(mut self, periodic_box: PeriodicBox) -> Self {
         self.periodic_box = Some(periodic_box);
@@ -142,6 +151,9 @@ impl PeriodicBox {
     /// `f32::MIN_POSITIVE`: its reciprocal, which the wrap multiplies by, overflows, and GPUs
     /// flush it to zero), finite above [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE), or when no
     /// axis wraps.
+    ///
+    /// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds"),
+    /// `docs/guarantees.md` ("Bad input"), `mpi/examples/gas_across_ranks.rs` (`--scene slab`).
     pub fn new(period: Vec3) -> Result<Self, Error> {
         for (axis, value) in period.to_array().into_iter().enumerate() {
             let valid =
@@ -186,6 +198,8 @@ impl PeriodicBox {
     /// # Errors
     /// As [`PeriodicBox::new`], for the period rounded to f32 (a period whose rounding is
     /// zero, subnormal or beyond the bound is rejected; the error carries the rounded value).
+    ///
+    /// Used by: `docs/guarantees.md` ("Bad input"), `examples/arrays.rs`, `python/src/input.rs`.
     pub fn new_f64(period: DVec3) -> Result<Self, Error> {
         for (axis, value) in period.to_array().into_iter().enumerate() {
             if value.is_nan() || (value.is_infinite() && value < 0.0) {
@@ -228,6 +242,9 @@ impl PeriodicBox {
     ///
     /// # Errors
     /// As [`PeriodicBox::new`].
+    ///
+    /// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds"),
+    /// `examples/gas.rs` (also in `examples/hard_spheres/mod.rs`), `mpi/src/bin/same_answers.rs`.
     pub fn cube(side: f32) -> Result<Self, Error> {
         Self::new(Vec3::splat(side))
     }
@@ -236,11 +253,15 @@ impl PeriodicBox {
     ///
     /// # Errors
     /// As [`PeriodicBox::new`].
+    ///
+    /// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds").
     pub fn rectangle(period: Vec2) -> Result<Self, Error> {
         Self::new(period.extend(f32::INFINITY))
     }
 
     /// The period per axis as the f32 paths take it (infinity where the axis does not wrap).
+    ///
+    /// Used by: `mpi/examples/gas_across_ranks.rs` (its scene's period).
     #[must_use]
     pub fn period(&self) -> Vec3 {
         self.period

@@ -407,6 +407,8 @@ pub struct ParityReport {
 
 impl ParityReport {
     /// True when no pair fails the bound.
+    ///
+    /// Used by: `examples/headless.rs` (its parity verdict), `examples/step_bench.rs`.
     #[must_use]
     pub fn passed(&self) -> bool {
         self.failures == 0

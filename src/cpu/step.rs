@@ -157,12 +157,18 @@ impl ContactFinder {
     }
 
     /// The most bodies a step may hold: the tree's references keep one bit for leaves.
+    ///
+    /// Used by: `docs/step.md` ("On the CPU").
     pub const MAX_BODIES: usize = MAX_BODIES;
     /// The limit on a step's output that [`find_contacts`] and a new finder keep: 2 GiB, some
     /// 77 million candidates with no contact or 17 million that are all contacts.
+    ///
+    /// Used by: `docs/step.md` ("On the CPU"), `docs/guarantees.md` ("Bad input").
     pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 31;
     /// The highest limit on a step's output: the bytes of 2³² − 1 contacts (the step numbers
     /// them in 32 bits), or all of memory where that is less.
+    ///
+    /// Used by: `docs/step.md` ("On the CPU").
     pub const MAX_OUTPUT_BYTES: usize = {
         let contacts = u32::MAX as u64 * Self::OUTPUT_BYTES_PER_CONTACT as u64;
         if contacts < usize::MAX as u64 {
@@ -173,16 +179,23 @@ impl ContactFinder {
     };
     /// Bytes a candidate pair holds, as [`with_max_output_bytes`](Self::with_max_output_bytes)
     /// counts them: the pair (8), its time of impact (4) and the room for its key (16).
+    ///
+    /// Used by: `docs/step.md` ("On the CPU").
     pub const OUTPUT_BYTES_PER_CANDIDATE: usize =
         size_of::<[u32; 2]>() + size_of::<f32>() + size_of::<Key>();
     /// Bytes a contact holds besides its candidate's, as
     /// [`with_max_output_bytes`](Self::with_max_output_bytes) counts them: its bucket in the
     /// sort (2), its key in bucket order (16) and the [`Contact`].
+    ///
+    /// Used by: `docs/step.md` ("On the CPU").
     pub const OUTPUT_BYTES_PER_CONTACT: usize =
         size_of::<u16>() + size_of::<Key>() + size_of::<Contact>();
 
     /// A finder with no memory yet, whose steps' output may take up to
     /// [`DEFAULT_MAX_OUTPUT_BYTES`](ContactFinder::DEFAULT_MAX_OUTPUT_BYTES).
+    ///
+    /// Used by: the README's "Collision groups", `examples/bullets.rs`, `examples/gas.rs`
+    /// (`--cpu`), `python/src/events.rs` (`broad_phase="cpu"`).
     #[must_use]
     pub fn new() -> Self {
         Self::default()
@@ -215,6 +228,8 @@ impl ContactFinder {
     /// }
     /// # Ok::<(), sweepcast::Error>(())
     /// ```
+    ///
+    /// Used by: `docs/step.md` ("On the CPU"), `docs/guarantees.md` ("Guarantees" and "Bad input").
     #[must_use]
     pub fn with_max_output_bytes(mut self, bytes: usize) -> Self {
         self.max_output_bytes = MaxOutputBytes(bytes.clamp(1, ContactFinder::MAX_OUTPUT_BYTES));
@@ -229,6 +244,9 @@ impl ContactFinder {
     ///
     /// A step whose bodies are not as many as the groups (and the groups not empty) is
     /// [`Error::GroupsLength`].
+    ///
+    /// Used by: the README's "Collision groups", `examples/bullets.rs`,
+    /// `mpi/examples/gas_across_ranks.rs`, `python/src/step.rs`.
     pub fn set_groups(&mut self, groups: &[CollisionGroups]) {
         self.groups.clear();
         self.groups.extend_from_slice(groups);
@@ -253,6 +271,8 @@ impl ContactFinder {
     /// ([`with_max_output_bytes`](Self::with_max_output_bytes)), and
     /// [`Error::GroupsLength`] where [`set_groups`](Self::set_groups) gave groups for another
     /// number of bodies; the previous step's contacts are cleared.
+    ///
+    /// Used by: the README's "Collision groups", `examples/bullets.rs`, `examples/step_bench.rs`.
     pub fn find<B>(&mut self, bodies: &[B], options: SweepOptions) -> Result<&Contacts, Error>
     where
         B: Copy + Into<MovingSphere>,
@@ -268,6 +288,9 @@ impl ContactFinder {
     ///
     /// # Errors
     /// As [`find_with_walls`](Self::find_with_walls); `out` is then left empty.
+    ///
+    /// Used by: `docs/python.md` ("What it offers": `find_contacts`), `examples/arrays.rs`,
+    /// `python/src/step.rs`.
     pub fn find_into<B>(
         &mut self,
         bodies: &[B],
@@ -334,6 +357,9 @@ impl ContactFinder {
     ///
     /// # Errors
     /// As [`find`](Self::find), and [`Error::InvalidWall`] for a bad wall.
+    ///
+    /// Used by: `docs/guide.md` ("Walls: segments and planes"), `examples/resident_step.rs`
+    /// (`--check`), `mpi/examples/gas_across_ranks.rs` (`--check`).
     pub fn find_with_walls<B>(
         &mut self,
         bodies: &[B],
@@ -486,6 +512,8 @@ impl ContactFinder {
     /// its boxes), `candidates_and_sweep` (each body's query and the times of impact of its
     /// candidates) and `order` (the hits' keys sorted, the full answers in order, the earliest
     /// contact per body).
+    ///
+    /// Used by: `docs/step.md` ("On the CPU"), `examples/bullets.rs`, `examples/step_bench.rs`.
     #[must_use]
     pub fn stage_times(&self) -> StageTimes {
         self.stage_times.clone()
@@ -493,6 +521,8 @@ impl ContactFinder {
 
     /// The bytes of memory the finder holds (its vectors' capacities), which it keeps from
     /// step to step.
+    ///
+    /// Used by: `docs/step.md` ("On the CPU"), `examples/step_bench.rs`.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
         let tasks: usize = self

@@ -79,6 +79,8 @@ impl World {
     };
 
     /// An empty world (no bodies; every pair index is out of range).
+    ///
+    /// Used by: `examples/small_batches.rs`, `examples/fast_path.rs`.
     #[must_use]
     pub fn new() -> Self {
         Self::EMPTY
@@ -91,6 +93,9 @@ impl World {
     /// The first bad body's [`Error::NonFinite`], [`Error::TooLarge`] or
     /// [`Error::NegativeRadius`], then [`Error::PeriodicBoxTooSmall`]; the world is left
     /// empty on error.
+    ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/small_batches.rs`,
+    /// `examples/fast_path.rs`.
     pub fn update<B>(&mut self, bodies: &[B], options: SweepOptions) -> Result<(), Error>
     where
         B: Copy + Into<MovingSphere>,
@@ -112,6 +117,8 @@ impl World {
     }
 
     /// The number of bodies.
+    ///
+    /// Used by: `examples/fast_path.rs` (the bytes a pair reads).
     #[must_use]
     pub fn len(&self) -> usize {
         self.bodies.len()
@@ -124,6 +131,8 @@ impl World {
     }
 
     /// The packed bodies, in the shader's layout.
+    ///
+    /// Used by: `examples/fast_path.rs` (the memory limit's stream).
     #[must_use]
     pub fn bodies(&self) -> &[BodyRecord] {
         &self.bodies
@@ -136,6 +145,9 @@ impl World {
     /// # Errors
     /// [`Error::PairIndexOutOfRange`] for the first pair that names a missing body; `times`
     /// is left empty on error.
+    ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/small_batches.rs`,
+    /// `examples/fast_path.rs`.
     pub fn times_of_impact_into(
         &self,
         pairs: &[[u32; 2]],
@@ -182,6 +194,9 @@ impl World {
     /// # Errors
     /// [`Error::PairIndexOutOfRange`] for the first pair that names a missing body; `impacts`
     /// is left empty on error.
+    ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/small_batches.rs`,
+    /// `examples/fast_path.rs`.
     pub fn sweep_into(
         &self,
         pairs: &[[u32; 2]],

@@ -45,6 +45,10 @@ pub struct EventBody {
 impl EventBody {
     /// A body at `position` moving at `velocity`, in every collision group
     /// ([`CollisionGroups::ALL`]).
+    ///
+    /// Used by: the README's quick start (the event loop), `examples/pool_break.rs` (in
+    /// `examples/pool/mod.rs`), `examples/gas.rs` (in `examples/hard_spheres/mod.rs`),
+    /// `python/src/events.rs`.
     #[must_use]
     pub const fn new(position: DVec3, velocity: DVec3, radius: f64, mass: f64) -> Self {
         Self {
@@ -57,6 +61,8 @@ impl EventBody {
     }
 
     /// The body with collision groups `groups`.
+    ///
+    /// Used by: `python/src/events.rs` (the loop's `groups`).
     #[must_use]
     pub const fn with_groups(mut self, groups: CollisionGroups) -> Self {
         self.groups = groups;
@@ -64,6 +70,9 @@ impl EventBody {
     }
 
     /// Its kinetic energy, `m v² / 2` (0 for a body of infinite mass at rest).
+    ///
+    /// Used by: `examples/pool_break.rs` (the energy before and after, in `examples/pool/mod.rs`),
+    /// `python/src/events.rs` (`EventLoop.kinetic_energy`).
     #[must_use]
     pub fn kinetic_energy(&self) -> f64 {
         let speed_squared = self.velocity.length_squared();
@@ -106,6 +115,8 @@ pub struct Event {
 
 impl Event {
     /// When it happened, from the start of the step.
+    ///
+    /// Used by: `examples/pool_break.rs` (in `examples/pool/mod.rs`).
     #[must_use]
     pub fn time(&self) -> f64 {
         self.time
@@ -113,6 +124,8 @@ impl Event {
 
     /// The two bodies of an impact between bodies, the lower first (as indices into the
     /// bodies); `None` for a wall.
+    ///
+    /// Used by: `examples/pool_break.rs` (also in `examples/pool/mod.rs`).
     #[must_use]
     pub fn pair(&self) -> Option<[usize; 2]> {
         match self.partner {
@@ -122,6 +135,8 @@ impl Event {
     }
 
     /// The wall's index of an impact with a wall; `None` for a pair.
+    ///
+    /// Used by: the README's quick start (the event loop), `examples/pool_break.rs`.
     #[must_use]
     pub fn wall(&self) -> Option<usize> {
         match self.partner {
@@ -190,6 +205,8 @@ impl Moment<'_> {
     ///
     /// # Panics
     /// If `index` is out of range.
+    ///
+    /// Used by: `examples/pool_break.rs` (each ball's path, in `examples/pool/mod.rs`).
     #[must_use]
     pub fn body(&self, index: usize) -> EventBody {
         let motion = &self.motions[index];
@@ -203,6 +220,8 @@ impl Moment<'_> {
     }
 
     /// Every body at the event's time.
+    ///
+    /// Used by: `examples/pool_break.rs` (the smallest gap, in `examples/pool/mod.rs`).
     pub fn bodies(&self) -> impl Iterator<Item = EventBody> + '_ {
         (0..self.motions.len()).map(|index| self.body(index))
     }

@@ -29,6 +29,8 @@ pub trait BroadPhase {
     /// # Errors
     /// The broad phase's own (validation, the device), and [`Error::GroupsLength`] for
     /// `groups` of another length.
+    ///
+    /// Used by: `examples/gas.rs` (the smallest gap between its bodies).
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],

@@ -340,6 +340,8 @@ pub struct Cells {
 
 impl Cells {
     /// A grid with no memory yet.
+    ///
+    /// Used by: `examples/arrays.rs`, `python/src/events.rs` (the default broad phase).
     #[must_use]
     pub fn new() -> Self {
         Self::default()

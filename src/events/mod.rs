@@ -206,14 +206,24 @@ impl EventLoop {
     /// [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE), so that a body grown by twice the
     /// skin still fits the f32 spheres every broad phase is given. In open space a body's
     /// path over the step must stay within it too.
+    ///
+    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `docs/guarantees.md` ("Bad
+    /// input").
     pub const MAX_MAGNITUDE: f64 = MAX_MAGNITUDE;
 
     /// The smallest radius above 0 and the smallest skin: 2⁻¹²⁶ (`f32::MIN_POSITIVE`), so
     /// that the predictions' squares do not underflow at any distance where two bodies can
     /// touch.
+    ///
+    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `docs/guarantees.md` ("Bad
+    /// input").
     pub const MIN_LENGTH: f64 = MIN_LENGTH;
 
     /// A loop that allows up to 1,000,000 events a step, in open space, with the default skin.
+    ///
+    /// Used by: the README's quick start (the event loop), `examples/pool_break.rs` (in
+    /// `examples/pool/mod.rs`), `examples/gas.rs` (in `examples/hard_spheres/mod.rs`),
+    /// `python/src/events.rs`.
     #[must_use]
     pub fn new() -> Self {
         Self {
@@ -252,6 +262,9 @@ impl EventLoop {
     }
 
     /// This loop with at most `max_events` events a step.
+    ///
+    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `docs/guarantees.md` ("Bad
+    /// input"), `python/src/events.rs` (`max_events`).
     #[must_use]
     pub fn with_max_events(mut self, max_events: usize) -> Self {
         self.max_events = max_events;
@@ -263,6 +276,9 @@ impl EventLoop {
     /// one wall swept, one partner found when a skin is renewed, one pair of a broad-phase
     /// run and 32 a body (the grid's cells; 64 more a run), or one turn of the loop. A gas of hard spheres
     /// takes some 30 units an impact.
+    ///
+    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `docs/guarantees.md` ("Guarantees"
+    /// and "Bad input").
     #[must_use]
     pub fn with_max_work(mut self, max_work: u64) -> Self {
         self.max_work = max_work;
@@ -279,6 +295,9 @@ impl EventLoop {
     /// CPU step while it finds them), besides some 300 bytes a body. One body with many
     /// partners among many bodies (a large body among small ones) takes its partners' count
     /// of slots for every body: keep such scenes to the default skins and a limit that fits.
+    ///
+    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `docs/guarantees.md` ("Guarantees"
+    /// and "Bad input").
     #[must_use]
     pub fn with_max_partners(mut self, max_partners: u64) -> Self {
         self.max_partners = max_partners;
@@ -301,6 +320,9 @@ impl EventLoop {
     /// are given are grown by that rounding besides their own (a pair that meets across a face
     /// has a body at least a quarter period from the origin, whose 2⁻²⁰ relative slack already
     /// exceeds the period's rounding of at most 2⁻²⁴ of it).
+    ///
+    /// Used by: `examples/gas.rs` (in `examples/hard_spheres/mod.rs`), `examples/arrays.rs`,
+    /// `python/src/events.rs`.
     #[must_use]
     pub fn with_periodic_box(mut self, periodic_box: PeriodicBox) -> Self {
         self.periodic_box = Some(periodic_box);
@@ -321,6 +343,9 @@ impl EventLoop {
     /// sweeps more partners at each impact. The default is half the largest radius (where
     /// every radius is 0, the distance the fastest body covers in the step), shrunk in a
     /// periodic box to fit it.
+    ///
+    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `examples/gas.rs` (in
+    /// `examples/hard_spheres/mod.rs`), `python/src/events.rs`.
     #[must_use]
     pub fn with_skin(mut self, skin: f64) -> Self {
         self.skin_setting = Some(skin);
@@ -335,6 +360,9 @@ impl EventLoop {
     /// them would otherwise make the loop ask for every pair again many times a collision
     /// time. Bodies of very different sizes crowd the grid's cells: there, keep the default,
     /// which asks the broad phase for every pair whenever the first body leaves its skin.
+    ///
+    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `examples/gas.rs` (in
+    /// `examples/hard_spheres/mod.rs`), `python/src/events.rs`.
     #[must_use]
     pub fn with_local_skins(mut self) -> Self {
         self.local = true;
@@ -344,6 +372,9 @@ impl EventLoop {
     /// How many times the last step asked its broad phase for pairs: once where the loop
     /// started afresh, and (without [local skins](Self::with_local_skins)) once each time a
     /// body left its skin.
+    ///
+    /// Used by: `python/src/events.rs` (`EventLoop.broad_phase_runs`, which
+    /// `python/examples/gas.py` reads).
     #[must_use]
     pub fn broad_phase_runs(&self) -> usize {
         self.rebuilds
@@ -354,6 +385,9 @@ impl EventLoop {
     ///
     /// # Errors
     /// As [`advance_with`](Self::advance_with).
+    ///
+    /// Used by: the README's quick start (the event loop), `docs/guide.md` ("Simulations: the event
+    /// loop"), `examples/pool_break.rs` (in `examples/pool/mod.rs`).
     pub fn advance(
         &mut self,
         bodies: &mut [EventBody],
@@ -397,6 +431,9 @@ impl EventLoop {
     /// [`Error::NoProgress`], [`Error::SkinTooThin`] (a renewed skin the clock cannot move
     /// past), [`Error::UnresolvedImpact`] and [`Error::InvalidResponse`] where the response
     /// leaves the bodies approaching or invalid.
+    ///
+    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `examples/gas.rs` (in
+    /// `examples/hard_spheres/mod.rs`), `examples/arrays.rs`, `python/src/events.rs`.
     pub fn advance_with(
         &mut self,
         bodies: &mut [EventBody],

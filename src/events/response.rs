@@ -13,8 +13,14 @@ use crate::error::Error;
 /// `docs/guide.md` ("Simulations: the event loop").
 pub trait Response {
     /// Two bodies touch; `normal` points from `a`'s centre towards `b`'s.
+    ///
+    /// Used by: `docs/architecture.md` ("The paths"), `examples/gas.rs` (the collision virial, in
+    /// `examples/hard_spheres/mod.rs`).
     fn pair(&mut self, a: &mut EventBody, b: &mut EventBody, normal: DVec3);
     /// A body touches a wall; `normal` points from its centre towards the wall.
+    ///
+    /// Used by: `docs/architecture.md` ("The paths"), `examples/gas.rs` (the collision virial, in
+    /// `examples/hard_spheres/mod.rs`).
     fn wall(&mut self, body: &mut EventBody, normal: DVec3);
 }
 
@@ -33,6 +39,9 @@ pub struct Elastic {
 
 impl Elastic {
     /// Restitution 1: energy is conserved.
+    ///
+    /// Used by: the README's quick start (the event loop), `examples/pool_break.rs` (in
+    /// `examples/pool/mod.rs`), `examples/gas.rs` (in `examples/hard_spheres/mod.rs`).
     #[must_use]
     pub const fn perfect() -> Self {
         Self { restitution: 1.0 }
@@ -44,6 +53,9 @@ impl Elastic {
     /// [`Error::InvalidRestitution`] for NaN or a value outside 0 to 1 (above 1 every impact
     /// would add energy, and a walled body would speed up without bound; below 0 the bodies
     /// would go on approaching).
+    ///
+    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `examples/arrays.rs`,
+    /// `python/src/events.rs` (the loop's `restitution`).
     pub fn new(restitution: f64) -> Result<Self, Error> {
         if (0.0..=1.0).contains(&restitution) {
             Ok(Self { restitution })

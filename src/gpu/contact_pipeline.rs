@@ -189,6 +189,8 @@ impl ContactPipeline {
     /// slots a body, are not counted here; its earliest record is each body's earliest
     /// contact), each body's earliest position in the order (4); the body's upload (32) and
     /// the readback of its earliest position (4): 168.
+    ///
+    /// Used by: `docs/step.md` ("On the GPU"), `docs/guarantees.md` ("Guarantees").
     pub const DEVICE_BYTES_PER_BODY: u64 = bytes_of::<BodyRecord>(1)
         + super::grid::GRID_BYTES_PER_BODY
         + bytes_of::<u32>(1)
@@ -198,6 +200,8 @@ impl ContactPipeline {
     /// ordered contacts' buffers
     /// ([`ORDERED_BYTES_PER_CONTACT`](crate::low_level::ORDERED_BYTES_PER_CONTACT), 144) and the
     /// readback of the contact record (64): 248.
+    ///
+    /// Used by: `docs/step.md` ("On the GPU").
     pub const DEVICE_BYTES_PER_CONTACT: u64 = super::grid::GRID_BYTES_PER_HIT
         + super::contacts::ORDERED_BYTES_PER_CONTACT
         + bytes_of::<ContactRecord>(1);
@@ -208,6 +212,9 @@ impl ContactPipeline {
     /// [`Error::Device`] when the device rejects a shader or pipeline (a lost device among
     /// them); [`Error::DeviceLimit`] when its limits are below
     /// [`StepStage::required_limits`].
+    ///
+    /// Used by: the README's quick start (the GPU step), `examples/bullets.rs`, `examples/gas.rs`,
+    /// `python/src/gpu.rs` (`GpuStep`).
     pub fn new(context: &GpuContext) -> Result<Self, Error> {
         context.loss().check()?;
         let device = context.device().clone();
@@ -258,6 +265,8 @@ impl ContactPipeline {
     /// Any value is accepted: the contacts and saved walks are clamped to what one storage
     /// binding of the device holds (as the buffers' growth is), 0 counting as 1, and the
     /// resumes to at most 16 (a step past them is [`Error::CapacityExceeded`]).
+    ///
+    /// Used by: `docs/step.md` ("On the GPU"), `docs/guarantees.md` ("Bad input").
     #[must_use]
     pub fn with_capacities(self, capacities: StepCapacities) -> Self {
         {
@@ -275,6 +284,8 @@ impl ContactPipeline {
 
     /// Sets how long one wait for the device may last, as
     /// [`SweepPipeline::with_poll_timeout`](super::SweepPipeline::with_poll_timeout).
+    ///
+    /// Used by: `docs/guarantees.md` ("Guarantees" and "Bad input").
     #[must_use]
     pub fn with_poll_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.waiter.set_poll_timeout(timeout);
@@ -301,6 +312,8 @@ impl ContactPipeline {
 
     /// How many times the last [`find`](Self::find) ran the step again after a buffer
     /// overflowed (0 when the buffers were large enough).
+    ///
+    /// Used by: `docs/step.md` ("On the GPU").
     #[must_use]
     pub fn reruns(&self) -> u32 {
         self.lock().reruns
@@ -338,6 +351,8 @@ impl ContactPipeline {
     /// Bytes of device memory the pipeline holds now (its buffers at their present
     /// capacities: see [`Self::DEVICE_BYTES_PER_BODY`] and
     /// [`Self::DEVICE_BYTES_PER_CONTACT`]), besides the sorter's own workspace.
+    ///
+    /// Used by: `docs/step.md` ("On the GPU"), `examples/step_bench.rs`.
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
         let state = self.lock();
@@ -358,6 +373,8 @@ impl ContactPipeline {
     /// ([`BodyRecord::groups`](crate::layout::BodyRecord#structfield.groups)). Empty, the
     /// default, lets every pair interact; walls are not filtered. A step whose bodies are not
     /// as many as the groups (and the groups not empty) is [`Error::GroupsLength`].
+    ///
+    /// Used by: the README's "Collision groups", `examples/bullets.rs`, `python/src/gpu.rs`.
     pub fn set_groups(&self, groups: &[CollisionGroups]) {
         let mut state = self.lock();
         state.groups.clear();
@@ -390,6 +407,9 @@ impl ContactPipeline {
     /// [`Error::CapacityExceeded`] when the contacts outgrow one binding or a body's walk
     /// its budget, and the device errors [`Error::Device`],
     /// [`Error::Mapping`] and [`Error::Timeout`]. No bodies, or one, give no contacts.
+    ///
+    /// Used by: the README's quick start (the GPU step), `docs/step.md`, `examples/bullets.rs`,
+    /// `examples/step_bench.rs`.
     pub fn find<B>(&self, bodies: &[B], options: SweepOptions) -> Result<Contacts, Error>
     where
         B: Copy + Into<MovingSphere> + Sync,
@@ -407,6 +427,8 @@ impl ContactPipeline {
     /// # Errors
     /// As [`find`](Self::find), and [`Error::InvalidWall`] for a bad wall or more walls than
     /// one binding holds.
+    ///
+    /// Used by: `docs/guide.md` ("Walls: segments and planes").
     pub fn find_with_walls<B>(
         &self,
         bodies: &[B],
@@ -427,6 +449,9 @@ impl ContactPipeline {
     ///
     /// # Errors
     /// As [`find`](Self::find); `out` is then left empty.
+    ///
+    /// Used by: `docs/python.md` ("What it offers": `find_contacts`), `examples/host_profile.rs`,
+    /// `python/src/gpu.rs`.
     pub fn find_into<B>(
         &self,
         bodies: &[B],
@@ -458,6 +483,9 @@ impl ContactPipeline {
     ///
     /// # Errors
     /// As [`find_with_walls`](Self::find_with_walls).
+    ///
+    /// Used by: `docs/step.md` ("Resident on the device: the step stage"), `docs/guarantees.md`
+    /// ("Bad input").
     pub fn find_earliest<B>(
         &self,
         bodies: &[B],
@@ -478,6 +506,9 @@ impl ContactPipeline {
     ///
     /// # Errors
     /// As [`find_with_walls`](Self::find_with_walls); `out` is then left empty.
+    ///
+    /// Used by: `docs/step.md` ("Resident on the device: the step stage"),
+    /// `examples/host_profile.rs`.
     pub fn find_earliest_into<B>(
         &self,
         bodies: &[B],

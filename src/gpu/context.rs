@@ -73,6 +73,9 @@ impl GpuContext {
     /// # Errors
     /// [`Error::NoAdapter`] when no adapter matches, [`Error::UnsupportedAdapter`] when the
     /// adapter cannot run compute shaders, [`Error::RequestDevice`] when the device fails.
+    ///
+    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/step.md` ("Resident on
+    /// the device: the step stage").
     pub async fn new() -> Result<Self, Error> {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
@@ -112,6 +115,9 @@ impl GpuContext {
     ///
     /// # Errors
     /// [`Error::UnsupportedAdapter`] when the adapter cannot run compute shaders.
+    ///
+    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `examples/step_bench.rs` and
+    /// `examples/headless.rs` (their own device, in `examples/common/mod.rs`).
     pub fn from_device(
         adapter: wgpu::Adapter,
         device: wgpu::Device,
@@ -131,17 +137,24 @@ impl GpuContext {
     ///
     /// # Errors
     /// As [`GpuContext::new`].
+    ///
+    /// Used by: the README's quick start (the GPU step), `docs/guide.md` ("Batches of candidate
+    /// pairs"), `examples/bullets.rs`, `python/src/gpu.rs`.
     pub fn new_blocking() -> Result<Self, Error> {
         pollster::block_on(Self::new())
     }
 
     /// Name, backend, device type, driver of the chosen adapter.
+    ///
+    /// Used by: `examples/headless.rs`, `examples/resident_step.rs`, `examples/grid_bench.rs`.
     #[must_use]
     pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
         &self.info
     }
 
     /// One line for logs: `name (backend, device type)`.
+    ///
+    /// Used by: `examples/bullets.rs`, `examples/gas.rs`, `python/src/gpu.rs` (`GpuStep.adapter`).
     #[must_use]
     pub fn describe(&self) -> String {
         format!(
@@ -155,18 +168,25 @@ impl GpuContext {
     }
 
     /// The chosen adapter.
+    ///
+    /// Used by: `examples/step_bench.rs` and `examples/headless.rs` (their own device, in
+    /// `examples/common/mod.rs`).
     #[must_use]
     pub fn adapter(&self) -> &wgpu::Adapter {
         &self.adapter
     }
 
     /// The device, for callers that record their own work beside sweepcast's.
+    ///
+    /// Used by: `examples/stage_outputs.rs`, `examples/resident_step.rs`, `examples/grid_bench.rs`.
     #[must_use]
     pub fn device(&self) -> &wgpu::Device {
         &self.device
     }
 
     /// The queue.
+    ///
+    /// Used by: `examples/stage_outputs.rs`, `examples/resident_step.rs`, `examples/grid_bench.rs`.
     #[must_use]
     pub fn queue(&self) -> &wgpu::Queue {
         &self.queue

@@ -414,6 +414,9 @@ impl SweepPipeline {
     /// [`Error::OutOfDeviceMemory`] when the device cannot back the buffers;
     /// [`Error::Device`] when the device rejects the shader or the buffers (a lost device
     /// among them).
+    ///
+    /// Used by: `docs/guide.md` ("Batches of candidate pairs"), `examples/headless.rs`,
+    /// `examples/compare.rs`, `python/src/gpu.rs` (`GpuStep`).
     pub fn new(context: &GpuContext) -> Result<Self, Error> {
         context.loss().check()?;
         let device = context.device().clone();
@@ -474,6 +477,8 @@ impl SweepPipeline {
     /// limit covers: the wait then finds the work done and cannot time out. GL also caps one
     /// wait at about 2.1 s (`i32::MAX` ns); longer limits, and `None`, are honoured by waiting
     /// again.
+    ///
+    /// Used by: `docs/guarantees.md` ("Guarantees" and "Bad input").
     #[must_use]
     pub fn with_poll_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.waiter.set_poll_timeout(timeout);
@@ -488,12 +493,16 @@ impl SweepPipeline {
 
     /// The most pairs one dispatch takes: no chunk of the split rule (see [`SweepPipeline`])
     /// is larger.
+    ///
+    /// Used by: `docs/guarantees.md` ("Limits"), `examples/headless.rs`.
     #[must_use]
     pub fn max_pairs_per_dispatch(&self) -> usize {
         self.max_pairs_per_dispatch as usize
     }
 
     /// The most bodies one call takes (one storage binding of this device).
+    ///
+    /// Used by: `examples/headless.rs`.
     #[must_use]
     pub fn max_bodies(&self) -> usize {
         self.stage.max_bodies() as usize
@@ -523,6 +532,8 @@ impl SweepPipeline {
     /// call replaces the host-visible buffers with the smallest ones, and the next grows them
     /// for itself). After a call the device failed (out of memory, say) it is 0 until the
     /// next call: the pipeline dropped its buffers.
+    ///
+    /// Used by: `docs/guarantees.md` ("Limits").
     #[must_use]
     pub fn device_memory_bytes(&self) -> u64 {
         let buffers = self.lock();
@@ -556,6 +567,9 @@ impl SweepPipeline {
     /// own work after: [`Error::Device`], [`Error::Mapping`], and [`Error::Timeout`] when one
     /// wait for the device outlasts the [poll timeout](Self::with_poll_timeout). After any
     /// of them the pipeline stays usable (unless the device was lost).
+    ///
+    /// Used by: `docs/guide.md` ("Batches of candidate pairs"), `python/src/gpu.rs` (a `GpuStep`'s
+    /// full sweep).
     pub fn sweep<B>(
         &self,
         bodies: &[B],
@@ -574,6 +588,8 @@ impl SweepPipeline {
     ///
     /// # Errors
     /// As [`SweepPipeline::sweep`]; `impacts` is left empty on error.
+    ///
+    /// Used by: `examples/headless.rs`, `examples/compare.rs`, `examples/host_profile.rs`.
     pub fn sweep_into<B>(
         &self,
         bodies: &[B],
@@ -598,6 +614,9 @@ impl SweepPipeline {
     ///
     /// # Errors
     /// As [`SweepPipeline::sweep`].
+    ///
+    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/guarantees.md`
+    /// ("Limits"), `python/src/gpu.rs` (a `GpuStep`'s times).
     pub fn times_of_impact<B>(
         &self,
         bodies: &[B],
@@ -616,6 +635,9 @@ impl SweepPipeline {
     ///
     /// # Errors
     /// As [`SweepPipeline::sweep`]; `times` is left empty on error.
+    ///
+    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `examples/headless.rs`,
+    /// `examples/host_profile.rs`.
     pub fn times_of_impact_into<B>(
         &self,
         bodies: &[B],
@@ -667,6 +689,9 @@ impl SweepPipeline {
     /// # Errors
     /// As [`SweepPipeline::sweep`] for the bodies and options (the pairs come later); no
     /// bodies are set after an error.
+    ///
+    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/guarantees.md`
+    /// ("Limits"), `examples/host_profile.rs`.
     pub fn set_bodies<B>(&self, bodies: &[B], options: SweepOptions) -> Result<(), Error>
     where
         B: Copy + Into<MovingSphere> + Sync,
@@ -712,6 +737,9 @@ impl SweepPipeline {
     /// [`set_bodies`](Self::set_bodies)); [`Error::PairIndexOutOfRange`] for a pair naming a
     /// body beyond them; the device's errors as [`SweepPipeline::sweep`]. `impacts` is left
     /// empty on error.
+    ///
+    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/guarantees.md`
+    /// ("Limits"), `examples/host_profile.rs`.
     pub fn sweep_pairs_into(
         &self,
         pairs: &[[u32; 2]],
@@ -725,6 +753,9 @@ impl SweepPipeline {
     ///
     /// # Errors
     /// As [`sweep_pairs_into`](Self::sweep_pairs_into); `times` is left empty on error.
+    ///
+    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/guarantees.md`
+    /// ("Limits"), `examples/host_profile.rs`.
     pub fn times_of_impact_pairs_into(
         &self,
         pairs: &[[u32; 2]],

@@ -38,6 +38,8 @@ impl StepCapacities {
     /// Capacities that fit a typical scene of `bodies` bodies without a rerun: 2 contacts a
     /// body (the test scenes have 0.8 uniformly spread, 1.4 clustered; 5.5 with radii spread
     /// 100-fold, which grow once), at least the defaults.
+    ///
+    /// Used by: `docs/step.md` ("On the GPU").
     #[must_use]
     pub fn for_bodies(bodies: u64) -> Self {
         let default = Self::default();
