@@ -4,7 +4,7 @@
 //! Circles are spheres in the plane z = 0: every 2D type converts into its 3D twin, and the
 //! whole crate (CPU mirror, shader, oracle) runs one code path on [`MovingSphere`].
 
-use glam::{DVec2, DVec3, Vec2, Vec3};
+use glam::{DVec3, Vec2, Vec3};
 
 /// A stationary circle in the plane.
 ///
@@ -123,22 +123,6 @@ impl MovingCircle {
             center,
             radius,
             displacement,
-        }
-    }
-
-    /// A circle from f64 state (a `DVec2` or `[f64; 2]` each), in f32 relative to the local
-    /// origin `origin`, as [`MovingSphere::from_f64`].
-    #[must_use]
-    pub fn from_f64(
-        center: impl Into<DVec2>,
-        radius: f64,
-        displacement: impl Into<DVec2>,
-        origin: DVec2,
-    ) -> Self {
-        Self {
-            center: (center.into() - origin).as_vec2(),
-            radius: radius as f32,
-            displacement: displacement.into().as_vec2(),
         }
     }
 }
@@ -381,30 +365,6 @@ impl Impact {
     #[must_use]
     pub fn is_overlapping(&self) -> bool {
         self.status == ImpactStatus::Overlapping
-    }
-
-    /// [`point`](Self::point) in the plane, for circles (whose every vector has z = 0).
-    ///
-    /// # Example
-    /// ```
-    /// use sweepcast::glam::Vec2;
-    /// use sweepcast::{cpu, MovingCircle, SweepOptions};
-    ///
-    /// let a = MovingCircle::new(Vec2::ZERO, 1.0, Vec2::new(10.0, 0.0));
-    /// let b = MovingCircle::new(Vec2::new(5.0, 0.0), 1.0, Vec2::ZERO);
-    /// let impact = cpu::sweep_circle_circle(&a, &b, SweepOptions::default()).unwrap();
-    /// assert_eq!(impact.normal_2d(), Vec2::X);
-    /// assert!((impact.point_2d() - Vec2::new(4.0, 0.0)).length() < 1e-5);
-    /// ```
-    #[must_use]
-    pub fn point_2d(&self) -> Vec2 {
-        self.point.truncate()
-    }
-
-    /// [`normal`](Self::normal) in the plane, for circles.
-    #[must_use]
-    pub fn normal_2d(&self) -> Vec2 {
-        self.normal.truncate()
     }
 }
 

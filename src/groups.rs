@@ -100,6 +100,8 @@ impl CollisionGroups {
 
     /// Whether a pair of bodies of groups `self` and `other` interacts: each one's
     /// memberships meet the other's filter (rapier's rule). Symmetric.
+    ///
+    /// Used by: the README's "Collision groups" (the rule it states).
     #[must_use]
     pub const fn interacts_with(self, other: Self) -> bool {
         self.memberships() & other.filter() != 0 && other.memberships() & self.filter() != 0

@@ -329,6 +329,8 @@ impl ContactPipeline {
     /// Makes [`find`](Self::find) submit each stage on its own and wait for it, so that
     /// [`ContactPipeline::stage_times`] can say what each took (wall clock). This costs a
     /// submission and a wait per stage; leave it off outside benchmarks.
+    ///
+    /// Used by: `BENCHMARKS.md` (the GPU step's stages, "The whole step on the GPU").
     #[must_use]
     pub fn with_stage_times(self, profiling: bool) -> Self {
         self.lock().profiling = profiling;
@@ -343,6 +345,8 @@ impl ContactPipeline {
     /// each hit once), `levels` (the cross-level partners, the counts), `walls`, `earliest`
     /// (each body's earliest among the hits), `contacts` (compaction, three sorts, order and
     /// earliest per body) and `readback` (copies, mapping, decoding).
+    ///
+    /// Used by: `BENCHMARKS.md` (the GPU step's stages, "The whole step on the GPU").
     #[must_use]
     pub fn stage_times(&self) -> crate::StageTimes {
         self.lock().stage_times.clone()

@@ -508,12 +508,6 @@ impl SweepPipeline {
         self.stage.max_bodies() as usize
     }
 
-    /// The stage this pipeline runs.
-    #[must_use]
-    pub fn stage(&self) -> &SweepStage {
-        &self.stage
-    }
-
     /// Bytes of device memory this pipeline holds now: its buffers, grown to the largest
     /// batch so far (bounded by the device limits, whatever the batch).
     ///
