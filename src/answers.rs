@@ -32,11 +32,17 @@ impl Default for TimeOfImpact {
 
 impl TimeOfImpact {
     /// The bodies stay apart for the whole step.
+    ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`").
     pub const MISS: Self = Self(f32::from_bits(TIME_MISS_BITS));
     /// The bodies already overlap at t = 0.
+    ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`").
     pub const OVERLAPPING: Self = Self(TIME_OVERLAPPING);
 
     /// A contact at `time`, or `None` unless `time` is in [0, 1].
+    ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`").
     #[must_use]
     pub fn contact(time: f32) -> Option<Self> {
         (0.0..=1.0).contains(&time).then_some(Self(time))
@@ -74,6 +80,8 @@ impl TimeOfImpact {
     }
 
     /// Whether the pair touches or overlaps during the step.
+    ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`").
     #[must_use]
     pub fn is_hit(self) -> bool {
         self.0 <= 1.0

@@ -53,9 +53,13 @@ pub struct CollisionGroups(u32);
 
 impl CollisionGroups {
     /// Member of every group, interacting with every group: the default.
+    ///
+    /// Used by: the README's "Collision groups".
     pub const ALL: Self = Self(u32::MAX);
     /// Member of no group, interacting with none: such a body meets no other body (walls
     /// still).
+    ///
+    /// Used by: the README's "Collision groups".
     pub const NONE: Self = Self(0);
 
     /// The groups of a body that is a member of the groups whose bits are set in
@@ -70,12 +74,16 @@ impl CollisionGroups {
     }
 
     /// The groups the body is a member of.
+    ///
+    /// Used by: the README's "Collision groups".
     #[must_use]
     pub const fn memberships(self) -> u16 {
         self.0 as u16
     }
 
     /// The groups the body interacts with.
+    ///
+    /// Used by: the README's "Collision groups".
     #[must_use]
     pub const fn filter(self) -> u16 {
         (self.0 >> 16) as u16

@@ -316,6 +316,8 @@ impl ContactFinder {
     ///
     /// # Errors
     /// As [`find_with_walls`](Self::find_with_walls); `out` is then left empty.
+    ///
+    /// Used by: `docs/step.md` ("Resident on the device: the step stage", beside the GPU's).
     pub fn find_earliest_into<B>(
         &mut self,
         bodies: &[B],

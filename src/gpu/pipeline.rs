@@ -406,6 +406,8 @@ impl SweepPipeline {
     /// How long a blocking call waits for the device by default (one minute); see
     /// [`with_poll_timeout`](Self::with_poll_timeout). Finite so that a hung device turns into
     /// an error instead of a thread blocked for ever.
+    ///
+    /// Used by: `docs/guarantees.md` ("Guarantees": no hang).
     pub const DEFAULT_POLL_TIMEOUT: Duration = DEFAULT_POLL_TIMEOUT;
 
     /// Compiles the stage and sizes the batch limits from the device's limits.
@@ -453,6 +455,8 @@ impl SweepPipeline {
     /// Caps the pairs per dispatch below the device's own limit (at least one workgroup): the
     /// cap wins over the split rule's [`PIPELINE_MIN_CHUNK`](crate::low_level::PIPELINE_MIN_CHUNK).
     /// Smaller chunks bound the device memory a call holds; tests use it to exercise chunking.
+    ///
+    /// Used by: `docs/guarantees.md` ("Limits").
     #[must_use]
     pub fn with_max_pairs_per_dispatch(mut self, max_pairs: usize) -> Self {
         self.max_pairs_per_dispatch = (max_pairs as u64)
