@@ -305,12 +305,6 @@ impl StageTimes {
             .reduce(|a, b| a + b)
     }
 
-    /// Whether no stage was timed.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.stages.is_empty()
-    }
-
     /// Forgets every stage.
     pub(crate) fn clear(&mut self) {
         self.stages.clear();

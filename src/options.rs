@@ -223,14 +223,6 @@ impl PeriodicBox {
         })
     }
 
-    /// A cube of side `side` in f64, periodic on all three axes ([`PeriodicBox::new_f64`]).
-    ///
-    /// # Errors
-    /// As [`PeriodicBox::new_f64`].
-    pub fn cube_f64(side: f64) -> Result<Self, Error> {
-        Self::new_f64(DVec3::splat(side))
-    }
-
     /// The period per axis as given, in f64 (infinity where the axis does not wrap): what
     /// [`new_f64`](Self::new_f64) was given, or [`period`](Self::period) widened.
     #[must_use]

@@ -183,7 +183,9 @@ fn compare(
     options: SweepOptions,
 ) {
     let cpu = cpu::find_contacts(bodies, options).expect("valid bodies");
+    let start = std::time::Instant::now();
     let gpu = pipeline.find(bodies, options).expect("valid bodies");
+    let elapsed = start.elapsed();
     let (times_differ, partners_differ) = assert_same(label, bodies, options, &gpu, &cpu);
     println!(
         "{label} ({} bodies): GPU {} candidates, CPU {}; {} contacts; {:?} on the GPU; \
@@ -192,7 +194,7 @@ fn compare(
         gpu.candidates(),
         cpu.candidates(),
         gpu.contacts().len(),
-        pipeline.elapsed()
+        elapsed
     );
 }
 
@@ -370,7 +372,10 @@ fn stage_times_name_every_stage_and_change_nothing() {
         .with_stage_times(true);
     let (bodies, options) = Scene::Periodic.bodies(2_000, 3, 9);
     let whole = shared.find(&bodies, options).expect("valid");
-    assert!(shared.stage_times().is_empty(), "not asked for");
+    assert!(
+        shared.stage_times().iter().next().is_none(),
+        "not asked for"
+    );
     let staged = profiled.find(&bodies, options).expect("valid");
     assert_eq!(staged.contacts(), whole.contacts());
     assert_eq!(

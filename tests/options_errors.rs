@@ -263,7 +263,7 @@ fn invalid_f64_periodic_boxes_are_typed_errors_and_valid_ones_are_kept_exactly()
     invalid(DVec3::new(40.0, 1e-300, 40.0), 1);
     // No axis wraps.
     assert!(matches!(
-        PeriodicBox::cube_f64(f64::INFINITY),
+        PeriodicBox::new_f64(DVec3::splat(f64::INFINITY)),
         Err(Error::InvalidPeriodicBox { .. })
     ));
     // Valid: kept exactly for the event loop, rounded to nearest for the f32 paths.

@@ -150,7 +150,7 @@ pub fn simulate(
             step,
             &mut Elastic::perfect(),
             |event, now| {
-                events.push((start + event.time(), *event));
+                events.push((start + event.time, *event));
                 let body = event.body as usize;
                 let involved = event.pair().unwrap_or([body, body]);
                 for body in involved {

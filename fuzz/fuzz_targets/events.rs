@@ -199,9 +199,9 @@ fn check(data: &[u8]) {
                 assert!(a < b && b < now.len());
             }
             // In order, within the step.
-            let time = event.time();
+            let time = event.time;
             assert!((0.0..=step).contains(&time), "{event:?}");
-            assert!(seen.last().is_none_or(|last: &Event| last.time() <= time));
+            assert!(seen.last().is_none_or(|last: &Event| last.time <= time));
             seen.push(*event);
         },
     );

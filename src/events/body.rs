@@ -114,14 +114,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// When it happened, from the start of the step.
-    ///
-    /// Used by: `examples/pool_break.rs` (in `examples/pool/mod.rs`).
-    #[must_use]
-    pub fn time(&self) -> f64 {
-        self.time
-    }
-
     /// The two bodies of an impact between bodies, the lower first (as indices into the
     /// bodies); `None` for a wall.
     ///
@@ -165,8 +157,9 @@ impl Motion {
 }
 
 /// A body's state at the moment of an event: what the loop hands to the callback of
-/// [`EventLoop::advance`](super::EventLoop::advance). The loop moves only the bodies an event involves (each keeps the
-/// time it was last moved to); this view gives any body where it is at the event's time.
+/// [`EventLoop::advance`](super::EventLoop::advance). The loop moves only the bodies an event
+/// involves (each keeps the time it was last moved to); this view gives any body where it is
+/// at the event's time ([`Event::time`]).
 ///
 /// Used by: `examples/pool_break.rs` (each ball's path and the smallest gap, in
 /// `examples/pool/mod.rs`), `python/src/events.rs`.
@@ -176,30 +169,11 @@ pub struct Moment<'a> {
     pub(super) masses: &'a [f64],
     /// Per body, its groups (empty: all [`CollisionGroups::ALL`]).
     pub(super) groups: &'a [CollisionGroups],
-    /// The event's time on the loop's clock, and the step's start on it.
+    /// The event's time on the loop's clock.
     pub(super) time: f64,
-    pub(super) start: f64,
 }
 
 impl Moment<'_> {
-    /// The event's time, from the start of the step.
-    #[must_use]
-    pub fn time(&self) -> f64 {
-        self.time - self.start
-    }
-
-    /// How many bodies there are.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.motions.len()
-    }
-
-    /// Whether there are none.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.motions.is_empty()
-    }
-
     /// Body `index` at the event's time (its position moved along its velocity to it; in a
     /// periodic box not wrapped back into it).
     ///

@@ -30,7 +30,6 @@ impl EventLoop {
                 masses: &self.masses,
                 groups: &self.groups,
                 time: now,
-                start: self.clock,
             },
         );
         if moved {

@@ -63,7 +63,7 @@
 //! let mut seen = Vec::new();
 //! events.advance(&mut bodies, &[], 2.0, &mut Elastic::perfect(), |event, _| seen.push(*event))?;
 //! assert_eq!(seen.len(), 1);
-//! assert_eq!(seen[0].time(), 1.0); // the gap of 2 closes at 2 a unit of time
+//! assert_eq!(seen[0].time, 1.0); // the gap of 2 closes at 2 a unit of time
 //! assert_eq!(bodies[0].velocity, DVec3::new(-1.0, 0.0, 0.0));
 //! assert_eq!(bodies[1].velocity, DVec3::new(1.0, 0.0, 0.0));
 //! assert_eq!(bodies[0].position, DVec3::new(0.0, 0.0, 0.0)); // back where it started

@@ -130,7 +130,6 @@ struct State {
     /// of memory, say): the next call makes them again, in its own error scopes.
     transfers_stale: bool,
     reruns: u32,
-    elapsed: Duration,
     /// Whether `find` submits and times each stage on its own.
     profiling: bool,
     stage_times: crate::StageTimes,
@@ -244,7 +243,6 @@ impl ContactPipeline {
                 contact_readback,
                 transfers_stale: false,
                 reruns: 0,
-                elapsed: Duration::ZERO,
                 profiling: false,
                 stage_times: crate::StageTimes::default(),
                 wall_records: Vec::new(),
@@ -298,13 +296,9 @@ impl ContactPipeline {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The stage the pipeline records.
-    #[must_use]
-    pub fn stage(&self) -> &StepStage {
-        &self.stage
-    }
-
     /// The most bodies one step takes: one storage binding of 32-byte records.
+    ///
+    /// Used by: `docs/guarantees.md` ("Limits").
     #[must_use]
     pub fn max_bodies(&self) -> usize {
         self.stage.max_bodies() as usize
@@ -317,13 +311,6 @@ impl ContactPipeline {
     #[must_use]
     pub fn reruns(&self) -> u32 {
         self.lock().reruns
-    }
-
-    /// The wall-clock time of the last [`find`](Self::find): validation, upload, every run of
-    /// the step on the device, readback and decoding.
-    #[must_use]
-    pub fn elapsed(&self) -> Duration {
-        self.lock().elapsed
     }
 
     /// Makes [`find`](Self::find) submit each stage on its own and wait for it, so that
@@ -577,7 +564,6 @@ impl ContactPipeline {
     where
         B: Copy + Into<MovingSphere> + Sync,
     {
-        let start = Instant::now();
         let mut state = self.lock();
         let state = &mut *state;
         self.waiter.check_loss()?;
@@ -612,7 +598,6 @@ impl ContactPipeline {
             (state.readback, state.contact_readback) = readbacks(&self.device);
             state.transfers_stale = pollster::block_on(scopes.finish()).is_err();
         }
-        state.elapsed = start.elapsed();
         result
     }
 
