@@ -5,7 +5,7 @@ module) and, on each, the inherent methods, associated constants and types, fiel
 variants (trait implementations are not counted; a trait's own methods are). A re-export's
 redirect page is not an item.
 
-It also counts the entries whose rustdoc names no documented path: an item, method,
+It also counts the entries whose rustdoc names no documented path: a module, item, method,
 associated constant or trait method without a "Used by:" paragraph (issue 35: each entry of
 the front hall names the documented path that uses it; fields and variants belong to their
 type's). `--list` prints every entry; `--unnamed` prints those that name no path.
@@ -38,14 +38,21 @@ for directory, _, files in os.walk(doc):
         if kind == 'index':
             if path:
                 items.append(('mod', path))
+                # A module's own docs: before its table of items.
+                top = re.split(r'id="(?:modules|structs|enums|traits|functions|constants|'
+                               r'types|statics|macros|reexports)"', text)[0]
+                if 'Used by:' not in top:
+                    unnamed.append(('mod', path))
             continue
         item = name.split('.')[1]
         qualified = '::'.join(p for p in (path, item) if p)
         items.append((kind, qualified))
         # The item's own docs: before its first member or implementation.
         top = re.split(r'id="(?:implementations|fields|variants|required-methods|'
-                       r'provided-methods|trait-implementations)"|id="(?:method|tymethod|'
-                       r'associatedconstant|structfield|variant)\.', text)[0]
+                       r'provided-methods|required-associated-types|'
+                       r'required-associated-consts|provided-associated-consts|'
+                       r'trait-implementations)"|id="(?:method|tymethod|associatedconstant|'
+                       r'associatedtype|structfield|variant)\.', text)[0]
         if 'Used by:' not in top:
             unnamed.append((kind, qualified))
         # Members: before the trait implementations (inherent impls, fields, variants, a
@@ -54,7 +61,7 @@ for directory, _, files in os.walk(doc):
                        r'blanket-implementations|implementors|foreign-impls)"', text)[0]
         for prefix in ('method', 'tymethod', 'associatedconstant', 'associatedtype',
                        'structfield', 'variant'):
-            for member in sorted(set(re.findall(r'id="' + prefix + r'\.(\w+)"', own))):
+            for member in sorted(set(re.findall(r'id="' + prefix + r'\.([\w-]+)"', own))):
                 members.append((prefix, f'{qualified}::{member}'))
                 if prefix in NAMED:
                     # The member's docs: from its anchor to the next member's anchor.
@@ -73,4 +80,4 @@ print(f'public API outside low_level: {len(items) + len(members)} '
       f'({len(items)} items, {len(members)} methods, fields, variants and associated items)')
 named = len(items) + sum(kind in NAMED for kind, _ in members)
 print(f'entries that name no documented path (no "Used by:"): {len(unnamed)} of {named} '
-      f'(items, methods, associated constants and trait methods)')
+      f'(modules, items, methods, associated constants and trait methods)')

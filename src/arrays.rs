@@ -15,6 +15,9 @@ impl MovingSphere {
     /// the step that takes the spheres validates them (a value beyond f32 becomes infinite
     /// there).
     ///
+    /// Used by: `docs/python.md` ("The f32 paths and the local origin"), `docs/architecture.md`,
+    /// `examples/arrays.rs`, `python/src/input.rs`.
+    ///
     /// # Errors
     /// [`Error::FieldLength`] where `radii` or `displacements` is not as long as `centers`.
     ///
@@ -29,9 +32,6 @@ impl MovingSphere {
     /// assert_eq!(contacts.contacts()[0].impact.time_of_impact, 0.5);
     /// # Ok::<(), sweepcast::Error>(())
     /// ```
-    ///
-    /// Used by: `docs/python.md` ("The f32 paths and the local origin"), `docs/architecture.md`,
-    /// `examples/arrays.rs`, `python/src/input.rs`.
     pub fn from_f64_arrays_into<const D: usize>(
         centers: &[[f64; D]],
         radii: &[f64],

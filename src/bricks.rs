@@ -5,6 +5,9 @@
 //! exchange over MPI, and what a code that already decomposes space (LAMMPS has its own
 //! bricks and ghosts) needs to hand its bricks to sweepcast.
 //!
+//! Used by: the README's "Beyond one machine", `docs/scale_out.md`, and `sweepcast-mpi`'s exchange
+//! (`mpi/src/lib.rs`), which `mpi/examples/gas_across_ranks.rs` runs.
+//!
 //! # The rules
 //!
 //! * **Bricks.** [`Bricks`] cuts a domain into `counts[0] × counts[1] × counts[2]` bricks of
@@ -75,9 +78,6 @@
 //! assert_eq!(answers.earliest[0].map(|e| e.time_of_impact), Some(0.5));
 //! # Ok::<(), sweepcast::Error>(())
 //! ```
-//!
-//! Used by: the README's "Beyond one machine", `docs/scale_out.md`, and `sweepcast-mpi`'s exchange
-//! (`mpi/src/lib.rs`), which `mpi/examples/gas_across_ranks.rs` runs.
 
 use glam::Vec3;
 
@@ -125,12 +125,12 @@ impl Bricks {
     /// `options`: on an axis that its periodic box wraps, the domain is the cell
     /// `[0, period)` and `lower` and `upper` are not read there.
     ///
+    /// Used by: `mpi/examples/gas_across_ranks.rs`, `mpi/src/bin/weak_scaling.rs`,
+    /// `mpi/src/bin/same_answers.rs`.
+    ///
     /// # Errors
     /// [`Error::InvalidBricks`] for a count of 0, more than 2³² bricks, or, on an open axis
     /// cut into two or more, bounds that are not finite with `lower < upper`.
-    ///
-    /// Used by: `mpi/examples/gas_across_ranks.rs`, `mpi/src/bin/weak_scaling.rs`,
-    /// `mpi/src/bin/same_answers.rs`.
     pub fn new(
         lower: [f64; 3],
         upper: [f64; 3],
@@ -192,10 +192,10 @@ impl Bricks {
 
     /// Whether `axis` wraps (a periodic box's).
     ///
+    /// Used by: `mpi/src/lib.rs` (the ranks' Cartesian communicator).
+    ///
     /// # Panics
     /// If `axis` is not 0, 1 or 2.
-    ///
-    /// Used by: `mpi/src/lib.rs` (the ranks' Cartesian communicator).
     #[must_use]
     pub fn wraps(&self, axis: usize) -> bool {
         self.period[axis].is_some()
@@ -217,10 +217,10 @@ impl Bricks {
 
     /// A brick's coordinates (per axis, from 0) from its index (x fastest).
     ///
+    /// Used by: `mpi/src/lib.rs` (migration between steps).
+    ///
     /// # Panics
     /// If `brick` is not below [`len`](Self::len).
-    ///
-    /// Used by: `mpi/src/lib.rs` (migration between steps).
     #[must_use]
     pub fn coordinates(&self, brick: usize) -> [u32; 3] {
         assert!(brick < self.len(), "brick {brick} of {}", self.len());
@@ -230,10 +230,10 @@ impl Bricks {
 
     /// A brick's index from its coordinates (x fastest).
     ///
+    /// Used by: `mpi/src/lib.rs` (a rank's brick from its coordinates).
+    ///
     /// # Panics
     /// If a coordinate is not below its axis's count.
-    ///
-    /// Used by: `mpi/src/lib.rs` (a rank's brick from its coordinates).
     #[must_use]
     pub fn index(&self, coordinates: [u32; 3]) -> usize {
         for axis in 0..3 {
@@ -301,10 +301,10 @@ impl Bricks {
     /// Whether `options`, a step's, are in the space of these bricks: an axis its periodic
     /// box wraps is one the bricks wrap, with the same period, and no other.
     ///
+    /// Used by: `mpi/src/lib.rs` (each step's options).
+    ///
     /// # Errors
     /// [`Error::InvalidBricks`] on the first axis where they differ.
-    ///
-    /// Used by: `mpi/src/lib.rs` (each step's options).
     pub fn check_options(&self, options: &SweepOptions) -> Result<(), Error> {
         for axis in 0..3 {
             let period = options
@@ -325,10 +325,10 @@ impl Bricks {
     /// a brick on an axis cut into two or more bricks (or is not a finite width of 0 or
     /// more).
     ///
+    /// Used by: `mpi/src/lib.rs` (the halo's width, each step).
+    ///
     /// # Errors
     /// As above.
-    ///
-    /// Used by: `mpi/src/lib.rs` (the halo's width, each step).
     pub fn check_halo_width(&self, width: f64) -> Result<(), Error> {
         for axis in 0..3 {
             let half_brick = self.width[axis] / 2.0;
@@ -366,12 +366,12 @@ impl Bricks {
     /// earlier axes), which go to its lower neighbour (centre within `width` above the
     /// brick's lower face) and which to its upper one (within `width` below its upper face).
     ///
+    /// Used by: `docs/scale_out.md`, `docs/architecture.md` ("The paths"), `mpi/src/lib.rs` (the
+    /// halo exchange, axis by axis).
+    ///
     /// # Panics
     /// If `brick` is not below [`len`](Self::len), `axis` is not 0, 1 or 2, or there are
     /// more than 2³² centres.
-    ///
-    /// Used by: `docs/scale_out.md`, `docs/architecture.md` ("The paths"), `mpi/src/lib.rs` (the
-    /// halo exchange, axis by axis).
     #[must_use]
     pub fn halo_sends(&self, brick: usize, axis: usize, width: f64, centers: &[Vec3]) -> HaloSends {
         let k = self.coordinates(brick)[axis];
@@ -439,10 +439,10 @@ impl<B> Local<'_, B> {
     /// groups one a body where the step has them (`grouped`) and none where it has not
     /// ([`Error::GroupsLength`] if not).
     ///
+    /// Used by: `mpi/src/lib.rs` (a rank's bodies checked before each step).
+    ///
     /// # Errors
     /// As above.
-    ///
-    /// Used by: `mpi/src/lib.rs` (a rank's bodies checked before each step).
     pub fn check_lengths(&self, grouped: bool) -> Result<(), Error> {
         let bodies = self.bodies.len();
         if self.global.len() != bodies {
@@ -507,12 +507,12 @@ impl BrickStep {
     /// the module's rules), against `walls`, with `options` (whose periodic box is the
     /// global one). A body both owned and in the halo, or twice in the halo, is swept once.
     ///
+    /// Used by: `mpi/src/lib.rs` (each rank's step: what `MpiStep::find` returns).
+    ///
     /// # Errors
     /// [`Error::BrickBodies`] where a [`Local`]'s global indices are not one a body, or a
     /// global index is owned twice; [`Error::GroupsLength`] where either [`Local`] has groups
     /// and one's are not one a body; otherwise as [`ContactFinder::find_with_walls`].
-    ///
-    /// Used by: `mpi/src/lib.rs` (each rank's step: what `MpiStep::find` returns).
     pub fn find<B>(
         &mut self,
         owned: Local<'_, B>,

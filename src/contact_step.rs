@@ -25,6 +25,9 @@ use crate::options::SweepOptions;
 /// reference to it, and a mutable reference to any of them), with what the event loop asks
 /// of a step besides these two calls kept private.
 ///
+/// Used by: `examples/gas.rs` (either step as the event loop's broad phase), `python/src/events.rs`
+/// (`broad_phase="cpu"` or a `GpuStep`).
+///
 /// # Example
 /// ```
 /// use sweepcast::glam::Vec3;
@@ -43,9 +46,6 @@ use crate::options::SweepOptions;
 /// ];
 /// assert_eq!(closing_pairs(&mut cpu::ContactFinder::new(), &bodies), 1);
 /// ```
-///
-/// Used by: `examples/gas.rs` (either step as the event loop's broad phase), `python/src/events.rs`
-/// (`broad_phase="cpu"` or a `GpuStep`).
 pub trait ContactStep: sealed::EventStep {
     /// The contacts of the step of `bodies` among `walls` with `options`, into `out` (its
     /// memory reused).

@@ -325,10 +325,11 @@ pub enum Error {
         /// The limit that was reached.
         limit: usize,
     },
-    /// More than a GPU buffer holds: pairs recorded into a [`SweepStage`](crate::low_level::SweepStage)'s
-    /// buffers, or a [`ContactPipeline`](crate::gpu::ContactPipeline) step's candidates,
-    /// contacts or saved queries beyond what one storage binding of the device holds. The
-    /// pipeline stays usable.
+    /// More than a GPU buffer holds: pairs recorded into a
+    /// [`SweepStage`](crate::low_level::SweepStage)'s buffers, or a
+    /// [`ContactPipeline`](crate::gpu::ContactPipeline) step's candidates, contacts or saved
+    /// queries beyond what one storage binding of the device holds. The pipeline stays
+    /// usable.
     #[error(
         "at least {at_least} {what} exceed the capacity of {capacity}; {}",
         .what.remedy_for_capacity()

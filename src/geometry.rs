@@ -214,6 +214,9 @@ impl From<MovingCircle> for MovingSphere {
 /// take the walls to lie in its primary cell, not repeated: a body meets a wall when its
 /// image in the cell does (see [`PeriodicBox`](crate::PeriodicBox)).
 ///
+/// Used by: the README's quick start (the event loop), `docs/guide.md` ("Walls: segments and
+/// planes"), `examples/pool_break.rs` (its cushions, in `examples/pool/mod.rs`).
+///
 /// # Example
 /// ```
 /// use sweepcast::glam::{Vec2, Vec3};
@@ -225,9 +228,6 @@ impl From<MovingCircle> for MovingSphere {
 /// assert_eq!(room[2], Wall::plane(Vec3::ZERO, Vec3::Y)); // the face y = 0, facing +y
 /// # let _ = (cushion, floor);
 /// ```
-///
-/// Used by: the README's quick start (the event loop), `docs/guide.md` ("Walls: segments and
-/// planes"), `examples/pool_break.rs` (its cushions, in `examples/pool/mod.rs`).
 #[derive(Copy, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Wall {

@@ -17,6 +17,9 @@
 /// every body interacts with every other. Walls are not filtered, nor are the pairs a caller
 /// names itself (the single-pair queries and the batches on explicit pairs).
 ///
+/// Used by: the README's "Collision groups", `examples/bullets.rs`,
+/// `mpi/examples/gas_across_ranks.rs` (its dust, `--groups`).
+///
 /// # Example
 /// Bullets that pass through each other but hit the targets:
 /// ```
@@ -43,9 +46,6 @@
 /// assert_eq!(pairs, [[0, 2]]); // the bullets' own meeting is not even a candidate
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
-///
-/// Used by: the README's "Collision groups", `examples/bullets.rs`,
-/// `mpi/examples/gas_across_ranks.rs` (its dust, `--groups`).
 #[repr(transparent)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, bytemuck::Pod, bytemuck::Zeroable)]

@@ -49,7 +49,7 @@
 //!
 //! | Feature | Default | Enables | Brings |
 //! |---|---|---|---|
-//! | `gpu` | yes | [`gpu`] (the device, its stages and pipelines), the GPU step as an event loop's broad phase, the re-exported `wgpu` | wgpu, lampshade, pollster, futures-intrusive |
+//! | `gpu` | yes | [`gpu`] (the device and the blocking pipelines), the resident stages in [`low_level`], the GPU step as an event loop's broad phase, the re-exported `wgpu` | wgpu, lampshade, pollster, futures-intrusive |
 //! | `parallel` | yes | the CPU paths on all cores; without it they run on the calling thread with the same answers, to the bit | rayon |
 //! | `serde` | no | `Serialize` and `Deserialize` on the bodies, walls, options, impacts, contacts and events | serde, and glam's `serde` |
 //!

@@ -98,8 +98,6 @@ pub use crate::gpu::host_profile::{HostSpan, host_profile};
 pub use crate::gpu::kernel::SHARED_WGSL;
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
-#[cfg(feature = "gpu")]
-#[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]
 pub use crate::gpu::pipeline::{PIPELINE_CHUNKS, PIPELINE_MIN_CHUNK};
 #[cfg(feature = "gpu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gpu")))]

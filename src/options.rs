@@ -9,6 +9,9 @@ use crate::limits::MAX_MAGNITUDE;
 /// Options of a sweep. The default keeps the plain answers: every pair that touches or
 /// overlaps at t = 0 is a hit, and space does not wrap.
 ///
+/// Used by: the README's quick start (one pair, the CPU and GPU steps), `docs/guide.md` ("Options:
+/// event-driven simulations and periodic worlds"), `examples/headless.rs`.
+///
 /// # Example
 /// ```
 /// use sweepcast::glam::Vec3;
@@ -28,9 +31,6 @@ use crate::limits::MAX_MAGNITUDE;
 /// assert!((impact.time_of_impact - 0.5).abs() < 1e-6);
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
-///
-/// Used by: the README's quick start (one pair, the CPU and GPU steps), `docs/guide.md` ("Options:
-/// event-driven simulations and periodic worlds"), `examples/headless.rs`.
 #[derive(Copy, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SweepOptions {
@@ -98,6 +98,9 @@ impl SweepOptions {
 /// relative position per pair: `s - L round(s / L)` on each periodic axis, applied so that it
 /// is exact for centres in `[0, L)`.
 ///
+/// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds"),
+/// `examples/gas.rs` (in `examples/hard_spheres/mod.rs`), `mpi/examples/gas_across_ranks.rs`.
+///
 /// # Validity
 /// Only the nearest image is swept, which is right when no other image can be reached within
 /// the step. Every batch path checks, for every body and every periodic axis, that the radius
@@ -126,9 +129,6 @@ impl SweepOptions {
 /// With the `serde` feature it is written as its periods per axis, `null` (`None`) where the
 /// axis does not wrap (JSON has no infinity), and read back through [`PeriodicBox::new`], so
 /// that an invalid box is an error of the deserializer, not a box.
-///
-/// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds"),
-/// `examples/gas.rs` (in `examples/hard_spheres/mod.rs`), `mpi/examples/gas_across_ranks.rs`.
 #[derive(Copy, Clone, Debug, PartialEq)]
 #[cfg_attr(
     feature = "serde",
@@ -146,14 +146,14 @@ pub struct PeriodicBox {
 impl PeriodicBox {
     /// A box of `period` per axis; `f32::INFINITY` on an axis means it does not wrap.
     ///
+    /// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds"),
+    /// `docs/guarantees.md` ("Bad input"), `mpi/examples/gas_across_ranks.rs` (`--scene slab`).
+    ///
     /// # Errors
     /// [`Error::InvalidPeriodicBox`] when a period is NaN, zero, negative, subnormal (below
     /// `f32::MIN_POSITIVE`: its reciprocal, which the wrap multiplies by, overflows, and GPUs
     /// flush it to zero), finite above [`MAX_MAGNITUDE`](crate::low_level::MAX_MAGNITUDE), or when no
     /// axis wraps.
-    ///
-    /// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds"),
-    /// `docs/guarantees.md` ("Bad input"), `mpi/examples/gas_across_ranks.rs` (`--scene slab`).
     pub fn new(period: Vec3) -> Result<Self, Error> {
         for (axis, value) in period.to_array().into_iter().enumerate() {
             let valid =
@@ -183,6 +183,8 @@ impl PeriodicBox {
     /// f32 paths take it rounded to the nearest f32 ([`period`](Self::period)), and the event
     /// loop grows the spheres it hands its broad phase by that rounding.
     ///
+    /// Used by: `docs/guarantees.md` ("Bad input"), `examples/arrays.rs`, `python/src/input.rs`.
+    ///
     /// # Example
     /// ```
     /// use sweepcast::glam::DVec3;
@@ -198,8 +200,6 @@ impl PeriodicBox {
     /// # Errors
     /// As [`PeriodicBox::new`], for the period rounded to f32 (a period whose rounding is
     /// zero, subnormal or beyond the bound is rejected; the error carries the rounded value).
-    ///
-    /// Used by: `docs/guarantees.md` ("Bad input"), `examples/arrays.rs`, `python/src/input.rs`.
     pub fn new_f64(period: DVec3) -> Result<Self, Error> {
         for (axis, value) in period.to_array().into_iter().enumerate() {
             if value.is_nan() || (value.is_infinite() && value < 0.0) {
@@ -232,21 +232,21 @@ impl PeriodicBox {
 
     /// A cube of side `side`, periodic on all three axes.
     ///
-    /// # Errors
-    /// As [`PeriodicBox::new`].
-    ///
     /// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds"),
     /// `examples/gas.rs` (also in `examples/hard_spheres/mod.rs`), `mpi/src/bin/same_answers.rs`.
+    ///
+    /// # Errors
+    /// As [`PeriodicBox::new`].
     pub fn cube(side: f32) -> Result<Self, Error> {
         Self::new(Vec3::splat(side))
     }
 
     /// A periodic rectangle for circles: x and y wrap with `period`, z does not.
     ///
+    /// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds").
+    ///
     /// # Errors
     /// As [`PeriodicBox::new`].
-    ///
-    /// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds").
     pub fn rectangle(period: Vec2) -> Result<Self, Error> {
         Self::new(period.extend(f32::INFINITY))
     }

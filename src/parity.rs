@@ -24,6 +24,9 @@
 //! * a miss: `min f over [0, 1] >= -k ε S²`: any contact the oracle finds is within the bound of
 //!   a grazing or end-of-step contact.
 //!
+//! Used by: `examples/headless.rs` (its parity verdict), `examples/step_bench.rs`,
+//! `python/src/judge.rs` (`check_times`).
+//!
 //! # The bounds
 //!
 //! Write u = 2^-24 for the unit roundoff, so ε = 2u. To first order in u, the f32 sweep
@@ -143,9 +146,6 @@
 //! Every test holds every pair to these bounds. The measured largest backward error on
 //! millions of random and adversarial pairs is below 0.4 ε on the CPU and on Mesa's
 //! software adapters.
-//!
-//! Used by: `examples/headless.rs` (its parity verdict), `examples/step_bench.rs`,
-//! `python/src/judge.rs` (`check_times`).
 
 use crate::par::prelude::*;
 use glam::DVec3;
@@ -280,11 +280,12 @@ fn disagrees(time: Option<(f32, ImpactStatus)>, reference: Option<&ReferenceImpa
 /// Judges a time and status alone (`None` for a miss), as the fast CPU batch
 /// ([`crate::cpu::times_of_impact_into`]) reports them: the time part of [`check_pair`].
 ///
+/// Used by: `docs/guide.md` ("Checking answers against the oracle"),
+/// `examples/resident_step.rs` (`--check`), `python/src/judge.rs` (`check_times`).
+///
 /// # Returns
 /// The backward error of a contact in units of [`EPSILON`] (0 otherwise), and why the answer
 /// fails the bound, if it does.
-///
-/// Used by: `examples/resident_step.rs` (`--check`), `python/src/judge.rs` (`check_times`).
 #[must_use]
 pub fn check_time(
     a: &Body,
@@ -502,7 +503,8 @@ impl sealed::Judge for TimeOfImpact {
 /// and options, for a caller that judges several answers of one batch), else computed here,
 /// in parallel.
 ///
-/// Used by: the README's parity check (`examples/headless.rs`) and every parity test.
+/// Used by: `docs/guide.md` ("Checking answers against the oracle"), the README's parity
+/// check (`examples/headless.rs`).
 ///
 /// # Panics
 /// If `answers`, `oracle` (when given) and `pairs` differ in length, or a pair index is out

@@ -5,6 +5,9 @@
 //! escapes, the dynamic–dynamic case reduced to it by relative motion, and 3D reduced to the
 //! same algebra (2D is 3D with z = 0). Where the source's formulas lose precision they are
 //! replaced by equivalent stable ones; each replacement is marked `FIX`.
+//!
+//! Used by: `docs/guide.md` ("Checking answers against the oracle"), `examples/headless.rs`
+//! (the oracle's answers), `python/src/judge.rs` (`reference_sweep`).
 
 use crate::par::prelude::*;
 use glam::DVec3;
@@ -81,13 +84,13 @@ pub(crate) fn center_offset(a: &Body, b: &Body, options: SweepOptions) -> DVec3 
 /// with `stop_at_penetration` false a pair touching or overlapping at t = 0 while separating
 /// (`s · v <= 0`) is a miss.
 ///
+/// Used by: `python/src/judge.rs` (`reference_sweep`), `examples/resident_step.rs`,
+/// `examples/tunneling.rs` (in `examples/tunnel/mod.rs`).
+///
 /// # Returns
 /// `None` when the bodies never come within the sum of their radii during the step; otherwise
 /// the first time they touch (touching exactly at t = 1, or tangentially, is a hit), or t = 0
 /// with [`ImpactStatus::Overlapping`] if they already overlap.
-///
-/// Used by: `python/src/judge.rs` (`reference_sweep`), `examples/resident_step.rs`,
-/// `examples/tunneling.rs` (in `examples/tunnel/mod.rs`).
 #[must_use]
 pub fn sweep_sphere_sphere(a: &Body, b: &Body, options: SweepOptions) -> Option<ReferenceImpact> {
     let relative_position = center_offset(a, b, options);
@@ -429,11 +432,11 @@ impl Separation {
 
 /// [`sweep_sphere_sphere`] over every candidate pair, in parallel on all cores.
 ///
+/// Used by: `examples/headless.rs`, `examples/compare.rs`, `examples/step_bench.rs`.
+///
 /// # Panics
 /// If a pair index is out of range: the oracle trusts its input (see
 /// [`crate::low_level::validate_pairs`]).
-///
-/// Used by: `examples/headless.rs`, `examples/compare.rs`, `examples/step_bench.rs`.
 #[must_use]
 pub fn sweep_batch<B>(
     bodies: &[B],

@@ -491,7 +491,9 @@ mod gpu {
         };
         let (device, queue) = (context.device(), context.queue());
         let pipeline = ContactPipeline::new(&context).unwrap();
-        let stage = sweepcast::low_level::StepStage::new(device).unwrap();
+        // The stage the pipeline makes: the same device, and the adapter's sort.
+        let stage =
+            sweepcast::low_level::StepStage::for_adapter(device, context.adapter_info()).unwrap();
         for (label, bodies, options, groups) in worlds(600) {
             let records: Vec<BodyRecord> = bodies
                 .iter()

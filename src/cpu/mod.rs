@@ -46,6 +46,9 @@ use crate::options::SweepOptions;
 
 /// When two moving spheres first touch during the step.
 ///
+/// Used by: `docs/guide.md` (the separating option), `examples/fast_path.rs`,
+/// `examples/tunneling.rs` (its rocks, in `examples/tunnel/mod.rs`).
+///
 /// # Arguments
 /// * `a`, `b`: the two bodies; any of [`MovingSphere`], [`Sphere`](crate::Sphere) (which
 ///   does not move), or their 2D forms [`MovingCircle`] and [`Circle`](crate::Circle) (see
@@ -74,9 +77,6 @@ use crate::options::SweepOptions;
 /// ```
 ///
 /// See also [`crate::reference::sweep_sphere_sphere`], the f64 oracle of the same test.
-///
-/// Used by: `docs/guide.md` (the separating option), `examples/fast_path.rs`,
-/// `examples/tunneling.rs` (its rocks, in `examples/tunnel/mod.rs`).
 #[must_use]
 pub fn sweep_sphere_sphere<A, B>(a: &A, b: &B, options: SweepOptions) -> Option<Impact>
 where
@@ -90,6 +90,8 @@ where
 /// When two moving circles first touch during the step: [`sweep_sphere_sphere`] in the
 /// plane z = 0 (every vector of the [`Impact`] has z = 0).
 ///
+/// Used by: the README's quick start (one pair).
+///
 /// # Example
 /// ```
 /// use sweepcast::glam::Vec2;
@@ -100,8 +102,6 @@ where
 /// let impact = cpu::sweep_circle_circle(&a, &b, SweepOptions::default()).expect("they collide");
 /// assert!((impact.time_of_impact - 0.3).abs() < 1e-6);
 /// ```
-///
-/// Used by: the README's quick start (one pair).
 #[must_use]
 pub fn sweep_circle_circle(
     a: &MovingCircle,
@@ -113,6 +113,9 @@ pub fn sweep_circle_circle(
 
 /// When a moving sphere (or circle) first touches a static [`Wall`] during the step: a
 /// segment (its interior or either end point) or a plane (solid behind it).
+///
+/// Used by: `docs/guide.md` ("Walls: segments and planes"), `examples/tunneling.rs` (its plates, in
+/// `examples/tunnel/mod.rs`).
 ///
 /// # Returns
 /// `None` when the body stays clear of the wall for the whole step; otherwise the [`Impact`]
@@ -152,9 +155,6 @@ pub fn sweep_circle_circle(
 ///
 /// See also [`crate::reference::sweep_sphere_wall`], the f64 oracle of the same test, and
 /// [`walls::main`], the twin of the shader's entry point this calls.
-///
-/// Used by: `docs/guide.md` ("Walls: segments and planes"), `examples/tunneling.rs` (its plates, in
-/// `examples/tunnel/mod.rs`).
 #[must_use]
 pub fn sweep_sphere_wall<B>(body: &B, wall: &Wall, options: SweepOptions) -> Option<Impact>
 where
@@ -171,6 +171,8 @@ where
 /// the twin of the walls shader's entry point (`walls::main`) on every body. In a periodic
 /// box, of the body's image in the box's primary cell, where the walls lie (see
 /// [`sweep_sphere_wall`]).
+///
+/// Used by: `docs/guide.md` ("Walls: segments and planes").
 ///
 /// # Errors
 /// [`Error::NonFinite`], [`Error::TooLarge`] or [`Error::NegativeRadius`] for a bad body,
@@ -196,8 +198,6 @@ where
 /// assert!(contacts[1].is_none());
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
-///
-/// Used by: `docs/guide.md` ("Walls: segments and planes").
 pub fn earliest_wall_contacts<B>(
     bodies: &[B],
     walls: &[Wall],
@@ -233,6 +233,9 @@ where
 /// [`CollisionGroups`](crate::CollisionGroups) filter them (as for the single-pair queries;
 /// the steps filter their candidates).
 ///
+/// Used by: `docs/guide.md` ("Batches of candidate pairs"), `python/src/step.rs` (`sweep` with
+/// `full=True`).
+///
 /// # Arguments
 /// * `bodies`: the moving bodies.
 /// * `pairs`: candidate pairs, each two indices into `bodies`.
@@ -245,9 +248,6 @@ where
 /// The same typed errors as the GPU path, before any work is done:
 /// [`Error::NonFinite`], [`Error::TooLarge`], [`Error::NegativeRadius`],
 /// [`Error::PeriodicBoxTooSmall`], [`Error::PairIndexOutOfRange`].
-///
-/// Used by: `docs/guide.md` ("Batches of candidate pairs"), `python/src/step.rs` (`sweep` with
-/// `full=True`).
 pub fn sweep_batch<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
@@ -264,10 +264,10 @@ where
 /// [`sweep_batch`] into a vector the caller keeps, so a simulation allocates nothing per step
 /// once the vector has grown to its batch size.
 ///
+/// Used by: `examples/headless.rs`, `examples/fast_path.rs`, `examples/compare.rs`.
+///
 /// # Errors
 /// As [`sweep_batch`]; `impacts` is left empty on error.
-///
-/// Used by: `examples/headless.rs`, `examples/fast_path.rs`, `examples/compare.rs`.
 pub fn sweep_batch_into<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],
@@ -310,6 +310,9 @@ where
 /// within rounding of t = 1 it may report a contact where [`sweep_batch`]'s reach escape
 /// reported a miss (both are within the parity bound).
 ///
+/// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/headless.rs`,
+/// `examples/fast_path.rs`.
+///
 /// # Errors
 /// As [`sweep_batch`]; `times` is left empty on error.
 ///
@@ -330,9 +333,6 @@ where
 /// assert_eq!(times[2].get(), None);
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
-///
-/// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/headless.rs`,
-/// `examples/fast_path.rs`.
 pub fn times_of_impact_into<B>(
     bodies: &[B],
     pairs: &[[u32; 2]],

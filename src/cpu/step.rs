@@ -37,6 +37,8 @@ const _: () = assert!(TASK_BODIES.is_multiple_of(PACKET) && MIN_TASK_BODIES.is_m
 /// The step's memory, kept from step to step: a [`World`] of the bodies, the broad phase's
 /// tree and per-task candidate lists, and the [`Contacts`].
 ///
+/// Used by: the README's "Collision groups", `examples/bullets.rs`, `examples/gas.rs` (`--cpu`).
+///
 /// # Example
 /// ```
 /// use sweepcast::glam::Vec3;
@@ -57,8 +59,6 @@ const _: () = assert!(TASK_BODIES.is_multiple_of(PACKET) && MIN_TASK_BODIES.is_m
 /// assert!(contacts.earliest_of(2).is_none());
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
-///
-/// Used by: the README's "Collision groups", `examples/bullets.rs`, `examples/gas.rs` (`--cpu`).
 #[derive(Clone, Debug, Default)]
 pub struct ContactFinder {
     world: World,
@@ -212,6 +212,8 @@ impl ContactFinder {
     /// The step's vectors grow by doubling, so its memory may reach about twice the limit,
     /// besides what each body holds (see [`memory_bytes`](Self::memory_bytes)).
     ///
+    /// Used by: `docs/step.md` ("On the CPU"), `docs/guarantees.md` ("Guarantees" and "Bad input").
+    ///
     /// # Example
     /// ```
     /// use sweepcast::glam::Vec3;
@@ -228,8 +230,6 @@ impl ContactFinder {
     /// }
     /// # Ok::<(), sweepcast::Error>(())
     /// ```
-    ///
-    /// Used by: `docs/step.md` ("On the CPU"), `docs/guarantees.md` ("Guarantees" and "Bad input").
     #[must_use]
     pub fn with_max_output_bytes(mut self, bytes: usize) -> Self {
         self.max_output_bytes = MaxOutputBytes(bytes.clamp(1, ContactFinder::MAX_OUTPUT_BYTES));
@@ -266,13 +266,13 @@ impl ContactFinder {
 
     /// The contacts of the step of `bodies` with `options`: see [`find_contacts`].
     ///
+    /// Used by: the README's "Collision groups", `examples/bullets.rs`, `examples/step_bench.rs`.
+    ///
     /// # Errors
     /// As [`find_contacts`], with this finder's limit on the output
     /// ([`with_max_output_bytes`](Self::with_max_output_bytes)), and
     /// [`Error::GroupsLength`] where [`set_groups`](Self::set_groups) gave groups for another
     /// number of bodies; the previous step's contacts are cleared.
-    ///
-    /// Used by: the README's "Collision groups", `examples/bullets.rs`, `examples/step_bench.rs`.
     pub fn find<B>(&mut self, bodies: &[B], options: SweepOptions) -> Result<&Contacts, Error>
     where
         B: Copy + Into<MovingSphere>,
@@ -286,11 +286,11 @@ impl ContactFinder {
     /// ([`ContactPipeline::find_into`](crate::gpu::ContactPipeline::find_into)) share. The
     /// finder and `out` trade their memory, so that neither allocates once both have grown.
     ///
-    /// # Errors
-    /// As [`find_with_walls`](Self::find_with_walls); `out` is then left empty.
-    ///
     /// Used by: `docs/python.md` ("What it offers": `find_contacts`), `examples/arrays.rs`,
     /// `python/src/step.rs`.
+    ///
+    /// # Errors
+    /// As [`find_with_walls`](Self::find_with_walls); `out` is then left empty.
     pub fn find_into<B>(
         &mut self,
         bodies: &[B],
@@ -314,10 +314,10 @@ impl ContactFinder {
     /// [`ContactPipeline::find_earliest_into`](crate::gpu::ContactPipeline::find_earliest_into)
     /// on the GPU.
     ///
+    /// Used by: `docs/step.md` ("Resident on the device: the step stage", beside the GPU's).
+    ///
     /// # Errors
     /// As [`find_with_walls`](Self::find_with_walls); `out` is then left empty.
-    ///
-    /// Used by: `docs/step.md` ("Resident on the device: the step stage", beside the GPU's).
     pub fn find_earliest_into<B>(
         &mut self,
         bodies: &[B],
@@ -339,6 +339,9 @@ impl ContactFinder {
     /// ([`Contacts::earliest_walls`]; empty without walls). The walls are a short list: each
     /// body is swept against every one.
     ///
+    /// Used by: `docs/guide.md` ("Walls: segments and planes"), `examples/resident_step.rs`
+    /// (`--check`), `mpi/examples/gas_across_ranks.rs` (`--check`).
+    ///
     /// # Example
     /// ```
     /// use sweepcast::glam::{Vec2, Vec3};
@@ -359,9 +362,6 @@ impl ContactFinder {
     ///
     /// # Errors
     /// As [`find`](Self::find), and [`Error::InvalidWall`] for a bad wall.
-    ///
-    /// Used by: `docs/guide.md` ("Walls: segments and planes"), `examples/resident_step.rs`
-    /// (`--check`), `mpi/examples/gas_across_ranks.rs` (`--check`).
     pub fn find_with_walls<B>(
         &mut self,
         bodies: &[B],
@@ -710,6 +710,9 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
 ///
 /// A simulation that runs every step keeps a [`ContactFinder`], which reuses its memory.
 ///
+/// Used by: the README's quick start (the CPU and GPU steps), `examples/resident_step.rs`
+/// (`--check`).
+///
 /// # Memory
 /// Besides what each body holds, the step's output is limited to
 /// [`DEFAULT_MAX_OUTPUT_BYTES`](ContactFinder::DEFAULT_MAX_OUTPUT_BYTES) (2 GiB, as [`ContactFinder::with_max_output_bytes`] counts
@@ -742,9 +745,6 @@ fn image_of(world: &World, [a, b]: [u32; 2]) -> [i32; 3] {
 /// assert_eq!(contacts.earliest_of(3).and_then(|c| c.pair()), Some([2, 3]));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
-///
-/// Used by: the README's quick start (the CPU and GPU steps), `examples/resident_step.rs`
-/// (`--check`).
 pub fn find_contacts<B>(bodies: &[B], options: SweepOptions) -> Result<Contacts, Error>
 where
     B: Copy + Into<MovingSphere>,

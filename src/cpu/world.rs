@@ -36,6 +36,9 @@ pub const SERIAL_PAIRS: usize = 16_384;
 /// [`validate_body`](crate::low_level::validate_body) and, with a periodic box,
 /// [`Error::PeriodicBoxTooSmall`]), not when a pair first names it.
 ///
+/// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/small_batches.rs`,
+/// `examples/fast_path.rs`.
+///
 /// # Example
 /// ```
 /// use sweepcast::glam::Vec3;
@@ -56,9 +59,6 @@ pub const SERIAL_PAIRS: usize = 16_384;
 /// assert_eq!(impacts[0].map(|impact| impact.time_of_impact), Some(0.3));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
-///
-/// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/small_batches.rs`,
-/// `examples/fast_path.rs`.
 #[derive(Clone, Debug)]
 pub struct World {
     bodies: Vec<BodyRecord>,
@@ -89,13 +89,13 @@ impl World {
     /// Validates `bodies` (and their fit in the options' periodic box) and packs them,
     /// reusing the world's memory.
     ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/small_batches.rs`,
+    /// `examples/fast_path.rs`.
+    ///
     /// # Errors
     /// The first bad body's [`Error::NonFinite`], [`Error::TooLarge`] or
     /// [`Error::NegativeRadius`], then [`Error::PeriodicBoxTooSmall`]; the world is left
     /// empty on error.
-    ///
-    /// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/small_batches.rs`,
-    /// `examples/fast_path.rs`.
     pub fn update<B>(&mut self, bodies: &[B], options: SweepOptions) -> Result<(), Error>
     where
         B: Copy + Into<MovingSphere>,
@@ -142,12 +142,12 @@ impl World {
     /// on the calling thread below [`SERIAL_PAIRS`] pairs and on all cores above: the path of
     /// [`times_of_impact_into`](super::times_of_impact_into), which documents its answers.
     ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/small_batches.rs`,
+    /// `examples/fast_path.rs`.
+    ///
     /// # Errors
     /// [`Error::PairIndexOutOfRange`] for the first pair that names a missing body; `times`
     /// is left empty on error.
-    ///
-    /// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/small_batches.rs`,
-    /// `examples/fast_path.rs`.
     pub fn times_of_impact_into(
         &self,
         pairs: &[[u32; 2]],
@@ -191,12 +191,12 @@ impl World {
     /// [`SERIAL_PAIRS`] pairs and on all cores above. The path of
     /// [`sweep_batch`](super::sweep_batch), which documents its answers.
     ///
+    /// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/small_batches.rs`,
+    /// `examples/fast_path.rs`.
+    ///
     /// # Errors
     /// [`Error::PairIndexOutOfRange`] for the first pair that names a missing body; `impacts`
     /// is left empty on error.
-    ///
-    /// Used by: `docs/guide.md` ("The fast batch and `World`"), `examples/small_batches.rs`,
-    /// `examples/fast_path.rs`.
     pub fn sweep_into(
         &self,
         pairs: &[[u32; 2]],

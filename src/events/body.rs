@@ -177,10 +177,10 @@ impl Moment<'_> {
     /// Body `index` at the event's time (its position moved along its velocity to it; in a
     /// periodic box not wrapped back into it).
     ///
+    /// Used by: `examples/pool_break.rs` (each ball's path, in `examples/pool/mod.rs`).
+    ///
     /// # Panics
     /// If `index` is out of range.
-    ///
-    /// Used by: `examples/pool_break.rs` (each ball's path, in `examples/pool/mod.rs`).
     #[must_use]
     pub fn body(&self, index: usize) -> EventBody {
         let motion = &self.motions[index];

@@ -26,11 +26,11 @@ pub trait BroadPhase {
     /// be written too (the loop drops it), but a broad phase that leaves it out saves the
     /// loop that work and counts it against no limit.
     ///
+    /// Used by: `examples/gas.rs` (the smallest gap between its bodies).
+    ///
     /// # Errors
     /// The broad phase's own (validation, the device), and [`Error::GroupsLength`] for
     /// `groups` of another length.
-    ///
-    /// Used by: `examples/gas.rs` (the smallest gap between its bodies).
     fn touching_pairs(
         &mut self,
         spheres: &[MovingSphere],

@@ -303,6 +303,9 @@ impl SkinGrid {
 /// their f32 coordinates, at the nearest image, against the sum of the radii); displacements
 /// are not looked at. It keeps its memory from one call to the next.
 ///
+/// Used by: `docs/guide.md` ("Simulations: the event loop"), `examples/arrays.rs`,
+/// `python/src/events.rs` (the default broad phase).
+///
 /// # Example
 /// ```
 /// use sweepcast::events::{BroadPhase, Cells};
@@ -319,9 +322,6 @@ impl SkinGrid {
 /// assert_eq!(pairs, [[0, 1]]);
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
-///
-/// Used by: `docs/guide.md` ("Simulations: the event loop"), `examples/arrays.rs`,
-/// `python/src/events.rs` (the default broad phase).
 #[derive(Clone, Debug, Default)]
 pub struct Cells {
     axes: [Axis; 3],

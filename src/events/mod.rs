@@ -12,6 +12,9 @@
 //! with the separating option (a pair just resolved, touching and moving apart, is not
 //! collided again), so that a simulation conserves energy to f64's rounding.
 //!
+//! Used by: the README's quick start (the event loop), `docs/guide.md` ("Simulations: the event
+//! loop"), `examples/pool_break.rs`, `examples/gas.rs`.
+//!
 //! # The method
 //!
 //! That of event-driven molecular dynamics with neighbour lists (Allen and Tildesley,
@@ -71,9 +74,6 @@
 //! assert_eq!(seen[0].impulse, DVec3::new(-2.0, 0.0, 0.0));
 //! # Ok::<(), sweepcast::Error>(())
 //! ```
-//!
-//! Used by: the README's quick start (the event loop), `docs/guide.md` ("Simulations: the event
-//! loop"), `examples/pool_break.rs`, `examples/gas.rs`.
 
 // This file is the loop itself (`EventLoop`, its settings, and the steps: `advance_with`).
 // The loop's operations are split by what they do: each body's plan (its next event, the
@@ -383,11 +383,11 @@ impl EventLoop {
     /// [`advance_with`](Self::advance_with) with every pair swept ([`AllPairs`]): for a few
     /// hundred bodies or fewer.
     ///
-    /// # Errors
-    /// As [`advance_with`](Self::advance_with).
-    ///
     /// Used by: the README's quick start (the event loop), `docs/guide.md` ("Simulations: the event
     /// loop"), `examples/pool_break.rs` (in `examples/pool/mod.rs`).
+    ///
+    /// # Errors
+    /// As [`advance_with`](Self::advance_with).
     pub fn advance(
         &mut self,
         bodies: &mut [EventBody],
@@ -412,6 +412,9 @@ impl EventLoop {
     /// steps (moved, sped up, removed) make it start afresh. The step is then only how often
     /// the caller sees the bodies: a step need not be short.
     ///
+    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `examples/gas.rs` (in
+    /// `examples/hard_spheres/mod.rs`), `examples/arrays.rs`, `python/src/events.rs`.
+    ///
     /// # Bounds
     /// Whatever the input, a call returns after at most [`with_max_events`](Self::with_max_events)
     /// impacts, [`with_max_work`](Self::with_max_work) units of work and `16 n + 1024` turns
@@ -431,9 +434,6 @@ impl EventLoop {
     /// [`Error::NoProgress`], [`Error::SkinTooThin`] (a renewed skin the clock cannot move
     /// past), [`Error::UnresolvedImpact`] and [`Error::InvalidResponse`] where the response
     /// leaves the bodies approaching or invalid.
-    ///
-    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `examples/gas.rs` (in
-    /// `examples/hard_spheres/mod.rs`), `examples/arrays.rs`, `python/src/events.rs`.
     pub fn advance_with(
         &mut self,
         bodies: &mut [EventBody],

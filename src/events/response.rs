@@ -49,13 +49,13 @@ impl Elastic {
 
     /// The coefficient of restitution `restitution`, from 0 to 1.
     ///
+    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `examples/arrays.rs`,
+    /// `python/src/events.rs` (the loop's `restitution`).
+    ///
     /// # Errors
     /// [`Error::InvalidRestitution`] for NaN or a value outside 0 to 1 (above 1 every impact
     /// would add energy, and a walled body would speed up without bound; below 0 the bodies
     /// would go on approaching).
-    ///
-    /// Used by: `docs/guide.md` ("Simulations: the event loop"), `examples/arrays.rs`,
-    /// `python/src/events.rs` (the loop's `restitution`).
     pub fn new(restitution: f64) -> Result<Self, Error> {
         if (0.0..=1.0).contains(&restitution) {
             Ok(Self { restitution })

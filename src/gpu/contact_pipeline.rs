@@ -50,6 +50,8 @@ const READBACK: wgpu::BufferUsages =
 ///   ─► order_contacts ─► readback: counts and earliest positions; then the contacts
 /// ```
 ///
+/// Used by: the README's quick start (the GPU step), `examples/bullets.rs`, `examples/gas.rs`.
+///
 /// # Overflow
 /// The contacts have a capacity: at first one that fits a typical scene of the bodies
 /// ([`StepCapacities::for_bodies`]: 2 contacts a body, at least 16,384), or the caller's
@@ -93,8 +95,6 @@ const READBACK: wgpu::BufferUsages =
 /// assert_eq!(contacts.contacts().first().and_then(|c| c.pair()), Some([0, 1]));
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
-///
-/// Used by: the README's quick start (the GPU step), `examples/bullets.rs`, `examples/gas.rs`.
 pub struct ContactPipeline {
     device: wgpu::Device,
     queue: wgpu::Queue,
@@ -207,13 +207,13 @@ impl ContactPipeline {
 
     /// Compiles the step's shaders on the context's device.
     ///
+    /// Used by: the README's quick start (the GPU step), `examples/bullets.rs`, `examples/gas.rs`,
+    /// `python/src/gpu.rs` (`GpuStep`).
+    ///
     /// # Errors
     /// [`Error::Device`] when the device rejects a shader or pipeline (a lost device among
     /// them); [`Error::DeviceLimit`] when its limits are below
     /// [`StepStage::required_limits`].
-    ///
-    /// Used by: the README's quick start (the GPU step), `examples/bullets.rs`, `examples/gas.rs`,
-    /// `python/src/gpu.rs` (`GpuStep`).
     pub fn new(context: &GpuContext) -> Result<Self, Error> {
         context.loss().check()?;
         let device = context.device().clone();
@@ -317,7 +317,7 @@ impl ContactPipeline {
     /// [`ContactPipeline::stage_times`] can say what each took (wall clock). This costs a
     /// submission and a wait per stage; leave it off outside benchmarks.
     ///
-    /// Used by: `BENCHMARKS.md` (the GPU step's stages, "The whole step on the GPU").
+    /// Used by: `docs/step.md` ("On the GPU": where the time goes).
     #[must_use]
     pub fn with_stage_times(self, profiling: bool) -> Self {
         self.lock().profiling = profiling;
@@ -333,7 +333,7 @@ impl ContactPipeline {
     /// (each body's earliest among the hits), `contacts` (compaction, three sorts, order and
     /// earliest per body) and `readback` (copies, mapping, decoding).
     ///
-    /// Used by: `BENCHMARKS.md` (the GPU step's stages, "The whole step on the GPU").
+    /// Used by: `docs/step.md` ("On the GPU": where the time goes).
     #[must_use]
     pub fn stage_times(&self) -> crate::StageTimes {
         self.lock().stage_times.clone()
@@ -389,6 +389,9 @@ impl ContactPipeline {
     /// CPU's within the GPU's [parity bound](crate::parity::GPU_BOUND), and two contacts so
     /// reordered may give a different earliest partner.
     ///
+    /// Used by: the README's quick start (the GPU step), `docs/step.md`, `examples/bullets.rs`,
+    /// `examples/step_bench.rs`.
+    ///
     /// # Errors
     /// The input errors of the batch paths ([`Error::NonFinite`], [`Error::TooLarge`],
     /// [`Error::NegativeRadius`], [`Error::PeriodicBoxTooSmall`],
@@ -398,9 +401,6 @@ impl ContactPipeline {
     /// [`Error::CapacityExceeded`] when the contacts outgrow one binding or a body's walk
     /// its budget, and the device errors [`Error::Device`],
     /// [`Error::Mapping`] and [`Error::Timeout`]. No bodies, or one, give no contacts.
-    ///
-    /// Used by: the README's quick start (the GPU step), `docs/step.md`, `examples/bullets.rs`,
-    /// `examples/step_bench.rs`.
     pub fn find<B>(&self, bodies: &[B], options: SweepOptions) -> Result<Contacts, Error>
     where
         B: Copy + Into<MovingSphere> + Sync,
@@ -415,11 +415,11 @@ impl ContactPipeline {
     /// and its contacts come back with the step's. (A world of one body has no step to join:
     /// its walls are swept by the stage's CPU twin.)
     ///
+    /// Used by: `docs/guide.md` ("Walls: segments and planes").
+    ///
     /// # Errors
     /// As [`find`](Self::find), and [`Error::InvalidWall`] for a bad wall or more walls than
     /// one binding holds.
-    ///
-    /// Used by: `docs/guide.md` ("Walls: segments and planes").
     pub fn find_with_walls<B>(
         &self,
         bodies: &[B],
@@ -438,11 +438,11 @@ impl ContactPipeline {
     /// into `out`, reusing its memory: the calling convention the GPU pipeline and the CPU
     /// finder ([`ContactFinder::find_into`](crate::cpu::ContactFinder::find_into)) share.
     ///
-    /// # Errors
-    /// As [`find`](Self::find); `out` is then left empty.
-    ///
     /// Used by: `docs/python.md` ("What it offers": `find_contacts`), `examples/host_profile.rs`,
     /// `python/src/gpu.rs`.
+    ///
+    /// # Errors
+    /// As [`find`](Self::find); `out` is then left empty.
     pub fn find_into<B>(
         &self,
         bodies: &[B],
@@ -472,11 +472,11 @@ impl ContactPipeline {
     /// `None` for a body that meets nothing. The step sorts nothing
     /// ([`StepBuffers::earliest`]) and reads back 48 bytes of counts and 32 bytes a body.
     ///
-    /// # Errors
-    /// As [`find_with_walls`](Self::find_with_walls).
-    ///
     /// Used by: `docs/step.md` ("Resident on the device: the step stage"), `docs/guarantees.md`
     /// ("Bad input").
+    ///
+    /// # Errors
+    /// As [`find_with_walls`](Self::find_with_walls).
     pub fn find_earliest<B>(
         &self,
         bodies: &[B],
@@ -495,11 +495,11 @@ impl ContactPipeline {
     /// into `out`, reusing its memory (the shared convention: see
     /// [`find_into`](Self::find_into)).
     ///
-    /// # Errors
-    /// As [`find_with_walls`](Self::find_with_walls); `out` is then left empty.
-    ///
     /// Used by: `docs/step.md` ("Resident on the device: the step stage"),
     /// `examples/host_profile.rs`.
+    ///
+    /// # Errors
+    /// As [`find_with_walls`](Self::find_with_walls); `out` is then left empty.
     pub fn find_earliest_into<B>(
         &self,
         bodies: &[B],

@@ -14,6 +14,8 @@ use crate::error::Error;
 /// * `WGPU_ADAPTER_NAME`: the first adapter whose name contains this text (case-insensitive).
 /// * `WGPU_POWER_PREF`: `low` or `high` (the default).
 ///
+/// Used by: the README's quick start (the GPU step), `docs/guide.md`, `examples/resident_step.rs`.
+///
 /// # Device errors
 /// sweepcast catches the errors of its own work in error scopes (on the calling thread) and
 /// returns them as [`Error::Device`]; it never installs an `on_uncaptured_error` handler, so
@@ -26,8 +28,6 @@ use crate::error::Error;
 ///
 /// Pipelines and stages hold clones of the device and queue (wgpu handles are reference
 /// counted), so they may outlive the `GpuContext` they were made from.
-///
-/// Used by: the README's quick start (the GPU step), `docs/guide.md`, `examples/resident_step.rs`.
 #[derive(Debug)]
 pub struct GpuContext {
     adapter: wgpu::Adapter,
@@ -70,12 +70,12 @@ impl GpuContext {
     /// it (lampshade's 8-bit sort on NVIDIA needs it: the stages made `for_adapter` on such a
     /// device take it, and its portable sort above its record limit).
     ///
+    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/step.md` ("Resident on
+    /// the device: the step stage").
+    ///
     /// # Errors
     /// [`Error::NoAdapter`] when no adapter matches, [`Error::UnsupportedAdapter`] when the
     /// adapter cannot run compute shaders, [`Error::RequestDevice`] when the device fails.
-    ///
-    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/step.md` ("Resident on
-    /// the device: the step stage").
     pub async fn new() -> Result<Self, Error> {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
@@ -113,11 +113,11 @@ impl GpuContext {
     /// and pipelines run on the caller's device beside its own work. Nothing is installed on
     /// the device: the caller keeps its error handler and device-lost callback.
     ///
-    /// # Errors
-    /// [`Error::UnsupportedAdapter`] when the adapter cannot run compute shaders.
-    ///
     /// Used by: `docs/guide.md` ("On your own device: the stage API"), `examples/step_bench.rs` and
     /// `examples/headless.rs` (their own device, in `examples/common/mod.rs`).
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedAdapter`] when the adapter cannot run compute shaders.
     pub fn from_device(
         adapter: wgpu::Adapter,
         device: wgpu::Device,
@@ -135,11 +135,11 @@ impl GpuContext {
 
     /// [`GpuContext::new`], blocking the calling thread until the device is ready.
     ///
-    /// # Errors
-    /// As [`GpuContext::new`].
-    ///
     /// Used by: the README's quick start (the GPU step), `docs/guide.md` ("Batches of candidate
     /// pairs"), `examples/bullets.rs`, `python/src/gpu.rs`.
+    ///
+    /// # Errors
+    /// As [`GpuContext::new`].
     pub fn new_blocking() -> Result<Self, Error> {
         pollster::block_on(Self::new())
     }

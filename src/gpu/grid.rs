@@ -187,15 +187,15 @@ pub(super) const GRID_SHADER: Shader = Shader {
 /// layout of the bindings it uses (at most 7 storage buffers: wgpu's default limits hold
 /// it).
 ///
+/// Used by: `docs/step.md` ("The grid step: each body's earliest contact in one pass"),
+/// `examples/grid_bench.rs`.
+///
 /// # What bounds the work
 /// An invocation of the gather takes at most [`GRID_BUDGET`](crate::low_level::grid::GRID_BUDGET)
 /// steps (a cell looked up, an entry visited); a walk that runs out is saved and resumed by
 /// the next dispatch, [`GridBuffers::set_resume_passes`] times (one by default). One still
 /// running after the last raises `unfinished` in the step's [`GridCounts`], one that found no
 /// slot `saved_overflowed`, and the step is not `valid`: never a silent partial answer.
-///
-/// Used by: `docs/step.md` ("The grid step: each body's earliest contact in one pass"),
-/// `examples/grid_bench.rs`.
 #[derive(Debug, Clone)]
 pub struct GridStage {
     scene_bounds: Kernel,

@@ -1,27 +1,27 @@
-//! The GPU paths: a [`GpuContext`] (adapter, device, queue: its own or the caller's), one
-//! stage per shader, and the blocking conveniences built on the stages.
+//! The GPU paths: a [`GpuContext`] (adapter, device, queue: its own or the caller's) and the
+//! blocking conveniences, built on the resident stages of [`crate::low_level`] (one stage
+//! per shader, recorded into a command encoder).
 //!
-//! * [`SweepStage`] records `shaders/sweep.wgsl` into the caller's command encoder, on
-//!   [`SweepBuffers`] the caller keeps; its f32 twin is [`crate::low_level::sweep`].
-//! * [`SweepPipeline`] runs the stage on the caller's slices and blocks until the answers are
-//!   back.
-//! * [`StepStage`] records the whole step from the caller's body buffer into the caller's
-//!   encoder, on [`StepBuffers`]: the local frame made on the device (`shaders/frame.wgsl`,
-//!   `src/gpu/frame.rs`, twin [`crate::low_level::frame`]); the [`GridStage`](crate::low_level::GridStage), in which each
-//!   body finds, sweeps and keeps its earliest contact (`shaders/grid.wgsl`, twin
+//! * [`SweepPipeline`] runs [`low_level::SweepStage`](crate::low_level::SweepStage)
+//!   (`shaders/sweep.wgsl`, twin [`crate::low_level::sweep`]) on the caller's slices and
+//!   blocks until the answers are back.
+//! * [`ContactPipeline`] runs [`low_level::StepStage`](crate::low_level::StepStage) from host
+//!   slices and blocks until the answers are back; the CPU step that gives the same contacts
+//!   is [`crate::cpu::ContactFinder`]. The step stage records the whole step from a body
+//!   buffer: the local frame made on the device (`shaders/frame.wgsl`, `src/gpu/frame.rs`,
+//!   twin [`crate::low_level::frame`]); the [`GridStage`](crate::low_level::GridStage), in
+//!   which each body finds, sweeps and keeps its earliest contact (`shaders/grid.wgsl`, twin
 //!   [`crate::low_level::grid`]); the walls stage ([`crate::low_level::WallStage`],
-//!   `shaders/walls.wgsl`, twin [`crate::low_level::walls`]) merged into those records; and, when asked,
-//!   the ordered contacts from the hits the grid lists (`shaders/contacts.wgsl`,
+//!   `shaders/walls.wgsl`, twin [`crate::low_level::walls`]) merged into those records; and,
+//!   when asked, the ordered contacts from the hits the grid lists (`shaders/contacts.wgsl`,
 //!   `src/gpu/contacts.rs`, twin [`crate::low_level::contacts`]). Its composition,
 //!   `src/gpu/step/mod.rs`, follows the twins' entry points in order.
-//! * [`ContactPipeline`] runs the step stage from host slices and blocks until the answers
-//!   are back; the CPU step that gives the same contacts is [`crate::cpu::ContactFinder`].
 //!
 //! Each stage's source is `shaders/shared.wgsl` (the data contract, mirrored by
 //! [`crate::low_level::layout`]) followed by the stage's own file.
 //!
-//! Used by: the README's quick start (the GPU step), `docs/guide.md` ("On your own device: the
-//! stage API"), `docs/step.md`.
+//! Used by: the README's quick start (the GPU step), `docs/guide.md` ("Batches of candidate
+//! pairs"), `docs/step.md`.
 
 #[cfg(test)]
 mod bindings_tests;

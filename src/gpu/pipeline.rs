@@ -46,13 +46,17 @@ pub const PIPELINE_MIN_CHUNK: usize = 1 << 16;
 /// `Send + Sync`; concurrent calls are serialised. It holds clones of the context's device and
 /// queue, so it may outlive the context.
 ///
+/// Used by: `docs/guide.md` ("Batches of candidate pairs"), `examples/headless.rs`,
+/// `python/src/gpu.rs`.
+///
 /// # Chunks
 /// A call of `n` pairs runs in chunks of
 /// `min(max_pairs_per_dispatch, max(PIPELINE_MIN_CHUNK, ceil(n / PIPELINE_CHUNKS)))` pairs
-/// (the last may have fewer), with [`PIPELINE_CHUNKS`](crate::low_level::PIPELINE_CHUNKS) = 4 and
-/// [`PIPELINE_MIN_CHUNK`](crate::low_level::PIPELINE_MIN_CHUNK) = 2^16: a call of at most 2^16 pairs is
-/// one chunk, one of up to 2^18 pairs chunks of 2^16, a larger one about four chunks (more
-/// where [`max_pairs_per_dispatch`](Self::max_pairs_per_dispatch) caps them). The chunks are
+/// (the last may have fewer), with [`PIPELINE_CHUNKS`](crate::low_level::PIPELINE_CHUNKS) =
+/// 4 and [`PIPELINE_MIN_CHUNK`](crate::low_level::PIPELINE_MIN_CHUNK) = 2^16: a call of at
+/// most 2^16 pairs is one chunk, one of up to 2^18 pairs chunks of 2^16, a larger one about
+/// four chunks (more where [`max_pairs_per_dispatch`](Self::max_pairs_per_dispatch) caps
+/// them). The chunks are
 /// pipelined: while the device sweeps chunk `k`, the host writes chunk `k + 1`'s pairs into
 /// one of two staging buffers and decodes chunk `k - 1`'s answers from one of two readbacks.
 /// A call's host work per chunk (writing its pairs, decoding its answers) is thus hidden
@@ -91,9 +95,6 @@ pub const PIPELINE_MIN_CHUNK: usize = 1 << 16;
 /// assert!(impacts[0].is_some());
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
-///
-/// Used by: `docs/guide.md` ("Batches of candidate pairs"), `examples/headless.rs`,
-/// `python/src/gpu.rs`.
 #[derive(Debug)]
 pub struct SweepPipeline {
     device: wgpu::Device,
@@ -412,13 +413,13 @@ impl SweepPipeline {
 
     /// Compiles the stage and sizes the batch limits from the device's limits.
     ///
+    /// Used by: `docs/guide.md` ("Batches of candidate pairs"), `examples/headless.rs`,
+    /// `examples/compare.rs`, `python/src/gpu.rs` (`GpuStep`).
+    ///
     /// # Errors
     /// [`Error::OutOfDeviceMemory`] when the device cannot back the buffers;
     /// [`Error::Device`] when the device rejects the shader or the buffers (a lost device
     /// among them).
-    ///
-    /// Used by: `docs/guide.md` ("Batches of candidate pairs"), `examples/headless.rs`,
-    /// `examples/compare.rs`, `python/src/gpu.rs` (`GpuStep`).
     pub fn new(context: &GpuContext) -> Result<Self, Error> {
         context.loss().check()?;
         let device = context.device().clone();
@@ -550,6 +551,9 @@ impl SweepPipeline {
 
     /// Sweeps every candidate pair on the GPU, blocking until the results are back.
     ///
+    /// Used by: `docs/guide.md` ("Batches of candidate pairs"), `python/src/gpu.rs` (a `GpuStep`'s
+    /// full sweep).
+    ///
     /// # Arguments
     /// * `bodies`: the moving bodies (circles or spheres).
     /// * `pairs`: candidate pairs, each two indices into `bodies`.
@@ -565,9 +569,6 @@ impl SweepPipeline {
     /// own work after: [`Error::Device`], [`Error::Mapping`], and [`Error::Timeout`] when one
     /// wait for the device outlasts the [poll timeout](Self::with_poll_timeout). After any
     /// of them the pipeline stays usable (unless the device was lost).
-    ///
-    /// Used by: `docs/guide.md` ("Batches of candidate pairs"), `python/src/gpu.rs` (a `GpuStep`'s
-    /// full sweep).
     pub fn sweep<B>(
         &self,
         bodies: &[B],
@@ -584,10 +585,10 @@ impl SweepPipeline {
 
     /// [`SweepPipeline::sweep`] into a vector the caller keeps between steps.
     ///
+    /// Used by: `examples/headless.rs`, `examples/compare.rs`, `examples/host_profile.rs`.
+    ///
     /// # Errors
     /// As [`SweepPipeline::sweep`]; `impacts` is left empty on error.
-    ///
-    /// Used by: `examples/headless.rs`, `examples/compare.rs`, `examples/host_profile.rs`.
     pub fn sweep_into<B>(
         &self,
         bodies: &[B],
@@ -606,15 +607,15 @@ impl SweepPipeline {
     /// needs to advance to its earliest impact, with an eighth of the output bytes of
     /// [`SweepPipeline::sweep`] to write and read back.
     ///
+    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/guarantees.md`
+    /// ("Limits"), `python/src/gpu.rs` (a `GpuStep`'s times).
+    ///
     /// # Returns
     /// One [`TimeOfImpact`] per pair, in order; each is the time and status of the record
     /// [`SweepPipeline::sweep`] gives on the same device, to the bit.
     ///
     /// # Errors
     /// As [`SweepPipeline::sweep`].
-    ///
-    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/guarantees.md`
-    /// ("Limits"), `python/src/gpu.rs` (a `GpuStep`'s times).
     pub fn times_of_impact<B>(
         &self,
         bodies: &[B],
@@ -631,11 +632,11 @@ impl SweepPipeline {
 
     /// [`SweepPipeline::times_of_impact`] into a vector the caller keeps between steps.
     ///
-    /// # Errors
-    /// As [`SweepPipeline::sweep`]; `times` is left empty on error.
-    ///
     /// Used by: `docs/guide.md` ("On your own device: the stage API"), `examples/headless.rs`,
     /// `examples/host_profile.rs`.
+    ///
+    /// # Errors
+    /// As [`SweepPipeline::sweep`]; `times` is left empty on error.
     pub fn times_of_impact_into<B>(
         &self,
         bodies: &[B],
@@ -662,6 +663,9 @@ impl SweepPipeline {
     /// otherwise (a bad pair, a timeout) keeps them. The pipeline also keeps each body's
     /// displacement (12 bytes a body) to decode impacts.
     ///
+    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/guarantees.md`
+    /// ("Limits"), `examples/host_profile.rs`.
+    ///
     /// # Example
     /// ```no_run
     /// use sweepcast::glam::Vec3;
@@ -687,9 +691,6 @@ impl SweepPipeline {
     /// # Errors
     /// As [`SweepPipeline::sweep`] for the bodies and options (the pairs come later); no
     /// bodies are set after an error.
-    ///
-    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/guarantees.md`
-    /// ("Limits"), `examples/host_profile.rs`.
     pub fn set_bodies<B>(&self, bodies: &[B], options: SweepOptions) -> Result<(), Error>
     where
         B: Copy + Into<MovingSphere> + Sync,
@@ -730,14 +731,14 @@ impl SweepPipeline {
     /// [`set_bodies`](Self::set_bodies), with its options: the same answers, to the bit, as a
     /// call given those bodies, without validating, packing or uploading them again.
     ///
+    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/guarantees.md`
+    /// ("Limits"), `examples/host_profile.rs`.
+    ///
     /// # Errors
     /// [`Error::InvalidBuffer`] (`bodies`) when no bodies are set (see
     /// [`set_bodies`](Self::set_bodies)); [`Error::PairIndexOutOfRange`] for a pair naming a
     /// body beyond them; the device's errors as [`SweepPipeline::sweep`]. `impacts` is left
     /// empty on error.
-    ///
-    /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/guarantees.md`
-    /// ("Limits"), `examples/host_profile.rs`.
     pub fn sweep_pairs_into(
         &self,
         pairs: &[[u32; 2]],
@@ -749,11 +750,11 @@ impl SweepPipeline {
     /// [`SweepPipeline::times_of_impact_into`] for `pairs` of the bodies of
     /// [`set_bodies`](Self::set_bodies), as [`sweep_pairs_into`](Self::sweep_pairs_into).
     ///
-    /// # Errors
-    /// As [`sweep_pairs_into`](Self::sweep_pairs_into); `times` is left empty on error.
-    ///
     /// Used by: `docs/guide.md` ("On your own device: the stage API"), `docs/guarantees.md`
     /// ("Limits"), `examples/host_profile.rs`.
+    ///
+    /// # Errors
+    /// As [`sweep_pairs_into`](Self::sweep_pairs_into); `times` is left empty on error.
     pub fn times_of_impact_pairs_into(
         &self,
         pairs: &[[u32; 2]],

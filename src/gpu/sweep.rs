@@ -60,6 +60,8 @@ pub(super) const SWEEP_SHADER: Shader = Shader {
 /// it. Every pair given is swept: the caller chose them, and the bodies' collision groups
 /// (their records' `groups` word) are not read.
 ///
+/// Used by: `docs/guide.md` ("On your own device: the stage API"), `examples/stage_outputs.rs`.
+///
 /// # Buffers
 /// The stage reads bodies and pairs and writes one output a pair in the layout of
 /// [`crate::low_level::layout`]: [`BodyRecord`] (32 bytes a body), `[u32; 2]` (8 bytes a pair; both
@@ -97,8 +99,6 @@ pub(super) const SWEEP_SHADER: Shader = Shader {
 /// queue.submit([encoder.finish()]);
 /// # Ok::<(), sweepcast::Error>(())
 /// ```
-///
-/// Used by: `docs/guide.md` ("On your own device: the stage API"), `examples/stage_outputs.rs`.
 #[derive(Debug, Clone)]
 pub struct SweepStage {
     main: Kernel,
