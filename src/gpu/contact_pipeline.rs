@@ -643,9 +643,10 @@ impl ContactPipeline {
         let readback_start = Instant::now();
         let buffers = state.buffers.as_ref().expect("made by the step");
         let contacts = u64::from(counts.contacts);
-        state
-            .contact_readback
-            .ensure(&self.device, contacts.max(1) * 4);
+        state.contact_readback.ensure(
+            &self.device,
+            bytes_of::<ContactRecord>(contacts.max(1)).div_ceil(READBACK_BLOCK),
+        );
         let contact_readback = state.contact_readback.buffer();
         let packed = &state.packed;
         let (partners, positions) = (&mut state.partners, &mut state.positions);
@@ -775,7 +776,7 @@ impl ContactPipeline {
         pollster::block_on(state.upload.write(&self.waiter, body_bytes))?;
         state
             .readback
-            .ensure(&self.device, readback_size.div_ceil(16));
+            .ensure(&self.device, readback_size.div_ceil(READBACK_BLOCK));
         let mut upload = true;
         loop {
             let timer = Timer::start();
@@ -939,17 +940,27 @@ fn without_step(state: &State, walls: &[Wall], options: &SweepOptions) -> Contac
     Contacts::from_parts(Vec::new(), vec![None; state.packed.len()], 0).with_walls(earliest_walls)
 }
 
-/// The two kept readback buffers (the counts with each body's outputs, and the ordered
-/// contacts), growing by 16-byte elements.
+/// The granularity in bytes of the two readbacks, whose records differ in size (`StepCounts`,
+/// `u32` positions, `WallContactRecord`s; `ContactRecord`s): each grows by blocks of 16 bytes,
+/// from [`MIN_CAPACITY`](super::buffers::MIN_CAPACITY) blocks.
+const READBACK_BLOCK: u64 = 16;
+
+/// The two kept readback buffers: the counts with each body's outputs, and the ordered
+/// contacts, in blocks of [`READBACK_BLOCK`] bytes.
 fn readbacks(device: &wgpu::Device) -> (GrowingBuffer, GrowingBuffer) {
-    let readback = |label| GrowingBuffer::new(device, label, READBACK, 16, u64::MAX);
+    let readback = |label| GrowingBuffer::new(device, label, READBACK, READBACK_BLOCK, u64::MAX);
     (
         readback("step readback"),
         readback("step contacts readback"),
     )
 }
 
-/// The kept buffer the bodies are uploaded from, 32 bytes a body.
+/// The kept buffer the bodies are uploaded from, a `BodyRecord` a body.
 fn body_upload(device: &wgpu::Device) -> Upload {
-    Upload::new(device, "step body upload", 32, u64::MAX)
+    Upload::new(
+        device,
+        "step body upload",
+        bytes_of::<BodyRecord>(1),
+        u64::MAX,
+    )
 }

@@ -271,7 +271,8 @@ impl std::fmt::Debug for GridBuffers {
 /// The most walks past their budget a chain may save in buffers of `largest_binding` bytes:
 /// the grid's words (the counters, then two chains of 64-byte slots) in one binding.
 pub(super) fn most_saved_walks(largest_binding: u64) -> u64 {
-    let slots = (largest_binding / 4).saturating_sub(RESUME_HEAD as u64) / (2 * WALK_WORDS as u64);
+    let words = largest_binding / bytes_of::<u32>(1);
+    let slots = words.saturating_sub(RESUME_HEAD as u64) / (2 * WALK_WORDS as u64);
     slots.min(u64::from(u32::MAX))
 }
 
