@@ -52,13 +52,12 @@ pub const PIPELINE_MIN_CHUNK: usize = 1 << 16;
 /// # Chunks
 /// A call of `n` pairs runs in chunks of
 /// `min(max_pairs_per_dispatch, max(PIPELINE_MIN_CHUNK, ceil(n / PIPELINE_CHUNKS)))` pairs
-/// (the last may have fewer), with [`PIPELINE_CHUNKS`](crate::low_level::PIPELINE_CHUNKS) =
-/// 4 and [`PIPELINE_MIN_CHUNK`](crate::low_level::PIPELINE_MIN_CHUNK) = 2^16: a call of at
-/// most 2^16 pairs is one chunk, one of up to 2^18 pairs chunks of 2^16, a larger one about
-/// four chunks (more where [`max_pairs_per_dispatch`](Self::max_pairs_per_dispatch) caps
-/// them). The chunks are
-/// pipelined: while the device sweeps chunk `k`, the host writes chunk `k + 1`'s pairs into
-/// one of two staging buffers and decodes chunk `k - 1`'s answers from one of two readbacks.
+/// (the last may have fewer), with [`PIPELINE_CHUNKS`] = 4 and [`PIPELINE_MIN_CHUNK`] = 2^16:
+/// a call of at most 2^16 pairs is one chunk, one of up to 2^18 pairs chunks of 2^16, a larger
+/// one about four chunks (more where [`max_pairs_per_dispatch`](Self::max_pairs_per_dispatch)
+/// caps them). The chunks are pipelined: while the device sweeps chunk `k`, the host writes
+/// chunk `k + 1`'s pairs into one of two staging buffers and decodes chunk `k - 1`'s answers
+/// from one of two readbacks.
 /// A call's host work per chunk (writing its pairs, decoding its answers) is thus hidden
 /// behind the device's work on the chunks around it, all but the first chunk's write and the
 /// last chunk's decode: three quarters of it at four chunks. More chunks would hide more but
@@ -454,7 +453,7 @@ impl SweepPipeline {
     }
 
     /// Caps the pairs per dispatch below the device's own limit (at least one workgroup): the
-    /// cap wins over the split rule's [`PIPELINE_MIN_CHUNK`](crate::low_level::PIPELINE_MIN_CHUNK).
+    /// cap wins over the split rule's [`PIPELINE_MIN_CHUNK`].
     /// Smaller chunks bound the device memory a call holds; tests use it to exercise chunking.
     ///
     /// Used by: `docs/guarantees.md` ("Limits").
@@ -971,8 +970,8 @@ impl SweepPipeline {
     /// The pairs of each chunk of a call of `pairs` pairs (the last may have fewer): the split
     /// rule of [`SweepPipeline`].
     fn chunk_pairs(&self, pairs: usize) -> usize {
-        let even = pairs.div_ceil(crate::low_level::PIPELINE_CHUNKS);
-        (even.max(crate::low_level::PIPELINE_MIN_CHUNK))
+        let even = pairs.div_ceil(PIPELINE_CHUNKS);
+        (even.max(PIPELINE_MIN_CHUNK))
             .min(self.max_pairs_per_dispatch as usize)
             .min(pairs)
     }
