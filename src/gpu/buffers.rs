@@ -430,6 +430,16 @@ impl PerItem {
             usage,
         }
     }
+
+    /// The buffer's name.
+    pub(crate) const fn label(&self) -> &'static str {
+        self.label
+    }
+
+    /// The bytes of one item's record.
+    pub(crate) const fn bytes(&self) -> u64 {
+        self.bytes
+    }
 }
 
 /// The bytes an item takes in `buffers`.

@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 
 use crate::par::prelude::*;
 
-use super::buffers::{DeviceWaiter, ErrorScopes, GrowingBuffer, Upload, create_buffer};
+use super::buffers::{
+    BufferSet, DeviceWaiter, ErrorScopes, GrowingBuffer, MIN_CAPACITY, PerItem, Upload,
+    bytes_per_item,
+};
 use super::context::GpuContext;
 use super::host_profile::{Timer, pool_threads, span};
 use super::pipeline::DEFAULT_POLL_TIMEOUT;
@@ -30,6 +33,24 @@ use crate::validate::{check_against, pack_bodies_with_groups};
 /// The usage of a readback buffer.
 const READBACK: wgpu::BufferUsages =
     wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
+
+/// The bodies the step reads, a record a body.
+const BODIES: PerItem = PerItem::of::<BodyRecord>(
+    "step bodies",
+    wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_DST),
+);
+
+/// The kept buffer the bodies are uploaded from, a record a body.
+const BODY_UPLOAD: PerItem = PerItem::of::<BodyRecord>(
+    "step body upload",
+    wgpu::BufferUsages::MAP_WRITE.union(wgpu::BufferUsages::COPY_SRC),
+);
+
+/// Each body's earliest contact's position in the order, as the first readback holds it.
+const POSITIONS_READBACK: PerItem = PerItem::of::<u32>("step readback", READBACK);
+
+/// The pipeline's own buffers of a record a body, besides the step's.
+const PER_BODY: [PerItem; 3] = [BODIES, BODY_UPLOAD, POSITIONS_READBACK];
 
 /// The whole collision step on the GPU from the bodies alone: every pair that touches during
 /// the step (or overlaps at its start), ordered by time and pair, each body's earliest
@@ -163,7 +184,7 @@ struct ReadbackLayout {
 impl ReadbackLayout {
     fn new(n: u64, walls: bool) -> Self {
         let positions = bytes_of::<StepCounts>(1);
-        let walls_at = (positions + bytes_of::<u32>(n)).next_multiple_of(16);
+        let walls_at = (positions + POSITIONS_READBACK.bytes() * n).next_multiple_of(16);
         Self {
             positions,
             walls: walls_at,
@@ -183,18 +204,17 @@ crate::contact_step::contact_step_by_inherent!(ContactPipeline, ContactPipeline)
 crate::contact_step::contact_step_by_inherent!(&ContactPipeline, ContactPipeline);
 
 impl ContactPipeline {
-    /// Bytes per body the pipeline holds on the device: the body (32), the grid's buffers (96,
-    /// the sum of those the grid makes a body; its table's ranges, 8 B a slot at one to two
-    /// slots a body, are not counted here; its earliest record is each body's earliest
-    /// contact), each body's earliest position in the order (4); the body's upload (32) and
-    /// the readback of its earliest position (4): 168.
+    /// Bytes per body the pipeline holds on the device, the sum of the buffers it makes a
+    /// body: its own (the body, 32; the body's upload, 32; the readback of its earliest
+    /// position, 4), the grid's (96, those the grid makes a body; its table's ranges, 8 B a
+    /// slot at one to two slots a body, are not counted here; its earliest record is each
+    /// body's earliest contact) and the ordered contacts' (each body's earliest position in
+    /// the order, 4): 168.
     ///
     /// Used by: `docs/step.md` ("On the GPU"), `docs/guarantees.md` ("Guarantees").
-    pub const DEVICE_BYTES_PER_BODY: u64 = bytes_of::<BodyRecord>(1)
+    pub const DEVICE_BYTES_PER_BODY: u64 = bytes_per_item(&PER_BODY)
         + super::grid::GRID_BYTES_PER_BODY
-        + bytes_of::<u32>(1)
-        + bytes_of::<BodyRecord>(1)
-        + bytes_of::<u32>(1);
+        + super::contacts::ORDERED_BYTES_PER_BODY;
     /// Bytes per contact: the hit the grid lists (its pair, 8, and impact record, 32), the
     /// ordered contacts' buffers
     /// ([`ORDERED_BYTES_PER_CONTACT`](crate::low_level::ORDERED_BYTES_PER_CONTACT), 144) and the
@@ -887,15 +907,13 @@ impl ContactPipeline {
             .as_ref()
             .is_none_or(|bodies| bodies.size() < bytes_of::<BodyRecord>(n))
         {
-            let capacity = n.next_power_of_two().max(1024).min(self.stage.max_bodies());
-            let scopes = ErrorScopes::push(&self.device);
-            let bodies = create_buffer(
-                &self.device,
-                "step bodies",
-                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                bytes_of::<BodyRecord>(capacity),
-            );
-            pollster::block_on(scopes.finish())?;
+            let capacity = n
+                .next_power_of_two()
+                .max(MIN_CAPACITY)
+                .min(self.stage.max_bodies());
+            let mut set = BufferSet::new(&self.device);
+            let bodies = set.per_item(BODIES, capacity);
+            set.finish()?;
             state.bodies = Some(bodies);
             state.buffers = None;
         }
@@ -957,10 +975,5 @@ fn readbacks(device: &wgpu::Device) -> (GrowingBuffer, GrowingBuffer) {
 
 /// The kept buffer the bodies are uploaded from, a `BodyRecord` a body.
 fn body_upload(device: &wgpu::Device) -> Upload {
-    Upload::new(
-        device,
-        "step body upload",
-        bytes_of::<BodyRecord>(1),
-        u64::MAX,
-    )
+    Upload::new(device, BODY_UPLOAD.label(), BODY_UPLOAD.bytes(), u64::MAX)
 }

@@ -138,6 +138,13 @@ const EARLIEST_PER_BODY: [PerItem; 2] = [
 /// the buffers the stage makes a body.
 pub const EARLIEST_BYTES_PER_BODY: u64 = bytes_per_item(&EARLIEST_PER_BODY);
 
+/// The ordered contacts' buffer of a record a body, as [`ContactStage::create_buffers`] makes
+/// it: each body's earliest contact's position in the order.
+const ORDERED_PER_BODY: [PerItem; 1] = [PerItem::of::<u32>("step earliest positions", COUNTED)];
+
+/// Bytes per body of the ordered contacts (4): those of `ORDERED_PER_BODY`.
+pub(crate) const ORDERED_BYTES_PER_BODY: u64 = bytes_per_item(&ORDERED_PER_BODY);
+
 /// The outputs of the GPU step as a stage that records into the caller's encoder: from the
 /// swept candidates (the broad phase's pairs, the sweep's impact records and its dispatch)
 /// to each body's earliest contact without sorting, and the contacts in the step's order
@@ -369,11 +376,7 @@ impl ContactStage {
                 storage | Usage::INDIRECT | Usage::COPY_SRC,
             );
             let contact_sort = [contact_sort_in, contact_sort_out];
-            let positions = set.make(
-                "step earliest positions",
-                bytes_of::<u32>(body_capacity),
-                counted,
-            );
+            let [positions] = ORDERED_PER_BODY.map(|buffer| set.per_item(buffer, body_capacity));
             let group = |kernel: &Kernel| {
                 kernel.bind(device, |binding| match binding {
                     PARAMS | BODIES | PAIRS | IMPACTS | SWEEP_DISPATCH => inputs.get(binding),

@@ -5,12 +5,16 @@ use super::capacities::StepCapacities;
 use super::stage::{StepBuffers, StepStage, StepWalls};
 use crate::error::Error;
 use crate::geometry::Wall;
-use crate::gpu::buffers::{ErrorScopes, create_buffer};
+use crate::gpu::buffers::{ErrorScopes, MIN_CAPACITY, create_buffer};
 use crate::gpu::contacts::{ContactBuffers, ContactInputs};
 use crate::gpu::grid::GridBuffers;
 use crate::gpu::walls::WallBuffers;
 use crate::layout::{WallContactRecord, WallRecord, bytes_of};
 use crate::options::SweepOptions;
+
+/// The fewest walls the step's wall buffer holds: it grows by powers of two from there, within
+/// one binding.
+const MIN_WALLS: u64 = 16;
 
 impl StepStage {
     /// The step's buffers over the caller's `bodies` (usage `STORAGE`, a whole number of
@@ -109,10 +113,14 @@ impl StepStage {
     }
 
     /// A contact capacity within one binding (of contact records, 64 bytes each), rounded
-    /// up to a power of two, at least 1,024.
+    /// up to a power of two, at least [`MIN_CAPACITY`].
     pub(super) fn clamp_contacts(&self, wanted: u64) -> u64 {
         let max = self.max_contacts();
-        wanted.min(max).next_power_of_two().max(1024).min(max)
+        wanted
+            .min(max)
+            .next_power_of_two()
+            .max(MIN_CAPACITY)
+            .min(max)
     }
 
     /// Sets the step's static walls (validated; written with `queue`, taking effect at the
@@ -154,7 +162,12 @@ impl StepStage {
                 device,
                 "step walls",
                 Usage::STORAGE | Usage::COPY_DST,
-                bytes_of::<WallRecord>((walls.len() as u64).next_power_of_two().max(16)),
+                bytes_of::<WallRecord>(
+                    (walls.len() as u64)
+                        .next_power_of_two()
+                        .max(MIN_WALLS)
+                        .min(self.walls.max_walls()),
+                ),
             );
             let contacts = create_buffer(
                 device,
