@@ -119,7 +119,10 @@ fn main() -> ExitCode {
             .map(|k| [k % 64, (k * 7 + 1) % 64])
             .collect();
         let mut stream_out = vec![0u32; pairs.len()];
-        let bytes_per_pair = (32 * world.len() + 12 * pairs.len()) as f64 / pairs.len() as f64;
+        let bytes_per_pair = (size_of_val(world.bodies())
+            + size_of_val(pairs)
+            + size_of_val(stream_out.as_slice())) as f64
+            / pairs.len() as f64;
         // M pairs/s of one run of `work` after a warm-up run.
         let rate = |work: &mut dyn FnMut()| time_runs(1, work).rates(pairs.len()).0 / 1e6;
         for _ in 0..rounds {

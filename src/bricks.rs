@@ -201,18 +201,16 @@ impl Bricks {
         self.period[axis].is_some()
     }
 
-    /// How many bricks in all.
+    /// How many bricks in all: one or more (each axis has one or more).
     ///
     /// Used by: `mpi/src/lib.rs` (one rank a brick).
     #[must_use]
+    #[expect(
+        clippy::len_without_is_empty,
+        reason = "a decomposition is never empty: is_empty would always be false"
+    )]
     pub fn len(&self) -> usize {
         self.counts.iter().map(|&count| count as usize).product()
-    }
-
-    /// Whether there are no bricks: never (each axis has one or more).
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     /// A brick's coordinates (per axis, from 0) from its index (x fastest).

@@ -260,8 +260,7 @@ impl PeriodicBox {
     }
 
     /// Whether `axis` (0, 1, 2 for x, y, z) wraps.
-    #[must_use]
-    pub fn wraps(&self, axis: usize) -> bool {
+    pub(crate) fn wraps(&self, axis: usize) -> bool {
         self.period[axis].is_finite()
     }
 

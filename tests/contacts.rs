@@ -68,7 +68,7 @@ fn check_against(
             let image = Vec3::from_array(contact.image().map(|k| k as f32));
             let offset = b - image * periodic_box.period() - a;
             for k in 0..3 {
-                if periodic_box.wraps(k) {
+                if periodic_box.period()[k].is_finite() {
                     assert!(
                         offset[k].abs() <= 0.5 * periodic_box.period()[k],
                         "{label}: {contact:?} is not the nearest image"

@@ -847,7 +847,7 @@ fn body_in_box(
     let radius = random.range(0.0, largest_radius);
     let displacement = random.in_ball((shortest / 4.0 - radius) * 0.999, dimensions);
     let mut center = in_cell(random, periodic_box, dimensions);
-    for axis in (0..3).filter(|&axis| periodic_box.wraps(axis)) {
+    for axis in (0..3).filter(|&axis| periodic_box.period()[axis].is_finite()) {
         let motion = f64::from(displacement[axis]);
         if random.unit() < 0.5 {
             let before_face = motion.abs() * random.unit();

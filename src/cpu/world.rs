@@ -117,17 +117,8 @@ impl World {
     }
 
     /// The number of bodies.
-    ///
-    /// Used by: `examples/fast_path.rs` (the bytes a pair reads).
-    #[must_use]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.bodies.len()
-    }
-
-    /// Whether the world has no bodies.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.bodies.is_empty()
     }
 
     /// The packed bodies, in the shader's layout.

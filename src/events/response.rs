@@ -63,12 +63,6 @@ impl Elastic {
             Err(Error::InvalidRestitution { restitution })
         }
     }
-
-    /// Its coefficient of restitution.
-    #[must_use]
-    pub const fn restitution(&self) -> f64 {
-        self.restitution
-    }
 }
 
 impl Response for Elastic {

@@ -385,7 +385,7 @@ fn images_at(body: &MovingSphere, options: &SweepOptions, t: f64) -> Vec<DVec3> 
     let center = body.center.as_dvec3() + body.displacement.as_dvec3() * t;
     let per_axis: Vec<Vec<f64>> = (0..3)
         .map(|axis| {
-            if !periodic_box.wraps(axis) {
+            if !periodic_box.period()[axis].is_finite() {
                 return vec![0.0];
             }
             let period = f64::from(periodic_box.period()[axis]);
@@ -514,11 +514,13 @@ pub fn judge_wall(
         let gap = distance_squared_to(center, wall) - radius_squared;
         // Where the image has just entered the cell through a face.
         let on_face = options.periodic_box.is_some_and(|periodic_box| {
-            (0..3).filter(|&axis| periodic_box.wraps(axis)).any(|axis| {
-                let period = f64::from(periodic_box.period()[axis]);
-                let tolerance = period * FACE_TOLERANCE;
-                center[axis].abs() <= tolerance || (center[axis] - period).abs() <= tolerance
-            })
+            (0..3)
+                .filter(|&axis| periodic_box.period()[axis].is_finite())
+                .any(|axis| {
+                    let period = f64::from(periodic_box.period()[axis]);
+                    let tolerance = period * FACE_TOLERANCE;
+                    center[axis].abs() <= tolerance || (center[axis] - period).abs() <= tolerance
+                })
         });
         if gap <= bound_at(scale) && (t == 0.0 || on_face) && gap < 0.0 {
             // Overlapping where the body starts, or where the image enters the cell.
