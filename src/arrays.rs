@@ -15,7 +15,8 @@ impl MovingSphere {
     /// the step that takes the spheres validates them (a value beyond f32 becomes infinite
     /// there).
     ///
-    /// Used by: `docs/python.md` ("The f32 paths and the local origin"), `docs/architecture.md`,
+    /// Used by: `docs/guide.md` ("Batches of candidate pairs": a local origin), `docs/python.md`
+    /// ("The f32 paths and the local origin"), `docs/architecture.md`,
     /// `examples/arrays.rs`, `python/src/input.rs`.
     ///
     /// # Errors

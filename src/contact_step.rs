@@ -50,6 +50,8 @@ pub trait ContactStep: sealed::EventStep {
     /// The contacts of the step of `bodies` among `walls` with `options`, into `out` (its
     /// memory reused).
     ///
+    /// Used by: `docs/step.md` ("Either step, one code path").
+    ///
     /// # Errors
     /// The engine's own: a bad body or wall ([`Error::NonFinite`], [`Error::NegativeRadius`],
     /// ...), a limit passed, a device error; `out` is then left empty.
@@ -63,6 +65,8 @@ pub trait ContactStep: sealed::EventStep {
 
     /// Each body's earliest contact in the step, with a body or a wall, into `out`
     /// ([`Contacts::earliest_impacts`] says which); `None` for a body that meets nothing.
+    ///
+    /// Used by: `docs/step.md` ("Either step, one code path").
     ///
     /// # Errors
     /// As [`find_into`](Self::find_into); `out` is then left empty.

@@ -106,6 +106,8 @@ impl Circle {
 
 impl Sphere {
     /// A sphere of `radius` centred at `center`.
+    ///
+    /// Used by: the example of `cpu::sweep_sphere_sphere`.
     #[must_use]
     pub const fn new(center: Vec3, radius: f32) -> Self {
         Self { center, radius }
@@ -149,6 +151,8 @@ impl MovingSphere {
     /// docs). The step's answers are then relative to `origin` too: add it back to a contact
     /// point. Pick one origin per step for all its bodies (the centre of their bounding box,
     /// say); `DVec3::ZERO` converts as is.
+    ///
+    /// Used by: `docs/guide.md` ("Batches of candidate pairs": a local origin).
     ///
     /// # Example
     /// ```

@@ -183,7 +183,8 @@ impl PeriodicBox {
     /// f32 paths take it rounded to the nearest f32 ([`period`](Self::period)), and the event
     /// loop grows the spheres it hands its broad phase by that rounding.
     ///
-    /// Used by: `docs/guarantees.md` ("Bad input"), `examples/arrays.rs`, `python/src/input.rs`.
+    /// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds"),
+    /// `docs/guarantees.md` ("Bad input"), `examples/arrays.rs`, `python/src/input.rs`.
     ///
     /// # Example
     /// ```
@@ -225,6 +226,8 @@ impl PeriodicBox {
 
     /// The period per axis as given, in f64 (infinity where the axis does not wrap): what
     /// [`new_f64`](Self::new_f64) was given, or [`period`](Self::period) widened.
+    ///
+    /// Used by: `docs/guide.md` ("Options: event-driven simulations and periodic worlds").
     #[must_use]
     pub fn period_f64(&self) -> DVec3 {
         self.exact

@@ -259,6 +259,8 @@ impl ContactFinder {
     }
 
     /// The limit on each step's output, in bytes ([`with_max_output_bytes`](Self::with_max_output_bytes)).
+    ///
+    /// Used by: `docs/step.md` ("On the CPU": the limit in force).
     #[must_use]
     pub fn max_output_bytes(&self) -> usize {
         self.max_output_bytes.0

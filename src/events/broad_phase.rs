@@ -49,6 +49,8 @@ pub trait BroadPhase {
     /// a huge skin) stops soon after it passes one ([`AllPairs`], [`Cells`](super::Cells) and the CPU step
     /// do).
     ///
+    /// Used by: `docs/guide.md` ("Simulations: the event loop": a broad phase of your own).
+    ///
     /// # Errors
     /// As [`touching_pairs`](Self::touching_pairs), [`Error::TooManyPartners`] and
     /// [`Error::WorkLimit`].

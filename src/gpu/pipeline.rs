@@ -490,6 +490,8 @@ impl SweepPipeline {
     }
 
     /// How long one wait for the device may last (see [`SweepPipeline::with_poll_timeout`]).
+    ///
+    /// Used by: `docs/guarantees.md` ("Guarantees": the one in force).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Duration> {
         self.waiter.poll_timeout()
