@@ -8,9 +8,10 @@ redirect page is not an item.
 It also counts the entries whose rustdoc names no documented path: a module, item, method,
 associated constant or trait method without a "Used by:" paragraph (issue 35: each entry of
 the front hall names the documented path that uses it; fields and variants belong to their
-type's). `--list` prints every entry; `--unnamed` prints those that name no path.
+type's). `--list` prints every entry; `--unnamed` prints those that name no path;
+`--require-named` also prints them and exits 1 if there are any (CI runs it so).
 
-Usage: python3 scripts/api_count.py [DOC_DIR] [--list] [--unnamed]
+Usage: python3 scripts/api_count.py [DOC_DIR] [--list] [--unnamed] [--require-named]
 (DOC_DIR defaults to target/doc)
 """
 import os, re, sys
@@ -18,7 +19,8 @@ import os, re, sys
 args = [a for a in sys.argv[1:] if not a.startswith('--')]
 doc = os.path.join(args[0] if args else 'target/doc', 'sweepcast')
 listing = '--list' in sys.argv
-unnamed_listing = '--unnamed' in sys.argv
+require_named = '--require-named' in sys.argv
+unnamed_listing = '--unnamed' in sys.argv or require_named
 NAMED = ('method', 'tymethod', 'associatedconstant')
 unnamed = []
 KINDS = ('struct', 'enum', 'trait', 'fn', 'constant', 'type', 'static', 'macro', 'union')
@@ -81,3 +83,8 @@ print(f'public API outside low_level: {len(items) + len(members)} '
 named = len(items) + sum(kind in NAMED for kind, _ in members)
 print(f'entries that name no documented path (no "Used by:"): {len(unnamed)} of {named} '
       f'(modules, items, methods, associated constants and trait methods)')
+if require_named and unnamed:
+    print('FAIL: the entries above name no documented path: add a "Used by:" paragraph '
+          'naming the README section, docs/ page, example or binding that uses each, or take '
+          'the entry out of the public API', file=sys.stderr)
+    sys.exit(1)
