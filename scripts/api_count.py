@@ -83,6 +83,9 @@ print(f'public API outside low_level: {len(items) + len(members)} '
 named = len(items) + sum(kind in NAMED for kind, _ in members)
 print(f'entries that name no documented path (no "Used by:"): {len(unnamed)} of {named} '
       f'(modules, items, methods, associated constants and trait methods)')
+if not items:
+    print(f'FAIL: no public item under {doc}: run `cargo doc --no-deps` first', file=sys.stderr)
+    sys.exit(1)
 if require_named and unnamed:
     print('FAIL: the entries above name no documented path: add a "Used by:" paragraph '
           'naming the README section, docs/ page, example or binding that uses each, or take '

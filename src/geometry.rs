@@ -27,7 +27,7 @@ pub struct Circle {
 /// `#[repr(C)]` and [`bytemuck::Pod`]: a caller's `&[f32]` of `[center.x, center.y, center.z,
 /// radius]` records casts to a slice of these with `bytemuck::cast_slice`, without copying.
 ///
-/// Used by: the example of `cpu::sweep_sphere_sphere`.
+/// Used by: `docs/guide.md` ("Batches of candidate pairs": a body at rest).
 #[repr(C)]
 #[derive(Copy, Clone, Debug, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -107,7 +107,7 @@ impl Circle {
 impl Sphere {
     /// A sphere of `radius` centred at `center`.
     ///
-    /// Used by: the example of `cpu::sweep_sphere_sphere`.
+    /// Used by: `docs/guide.md` ("Batches of candidate pairs": a body at rest).
     #[must_use]
     pub const fn new(center: Vec3, radius: f32) -> Self {
         Self { center, radius }

@@ -117,9 +117,8 @@ impl Upload {
         element_size: u64,
         max_elements: u64,
     ) -> Self {
-        let usage = wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC;
         Self {
-            staging: GrowingBuffer::new(device, label, usage, element_size, max_elements),
+            staging: GrowingBuffer::new(device, label, UPLOAD, element_size, max_elements),
             state: UploadState::Mapped,
         }
     }
@@ -440,6 +439,11 @@ impl PerItem {
     pub(crate) const fn bytes(&self) -> u64 {
         self.bytes
     }
+
+    /// The buffer's usage.
+    pub(crate) const fn usage(&self) -> wgpu::BufferUsages {
+        self.usage
+    }
 }
 
 /// The bytes an item takes in `buffers`.
@@ -460,6 +464,10 @@ pub(crate) struct BufferSet<'a> {
     scopes: ErrorScopes,
     all: Vec<wgpu::Buffer>,
 }
+
+/// The usage of an [`Upload`]'s staging buffer: written mapped, copied from.
+pub(crate) const UPLOAD: wgpu::BufferUsages =
+    wgpu::BufferUsages::MAP_WRITE.union(wgpu::BufferUsages::COPY_SRC);
 
 /// Storage the stages count into: read back and cleared in the encoder.
 pub(crate) const COUNTED: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE

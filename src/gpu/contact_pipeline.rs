@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::par::prelude::*;
 
 use super::buffers::{
-    BufferSet, DeviceWaiter, ErrorScopes, GrowingBuffer, MIN_CAPACITY, PerItem, Upload,
+    BufferSet, DeviceWaiter, ErrorScopes, GrowingBuffer, MIN_CAPACITY, PerItem, UPLOAD, Upload,
     bytes_per_item,
 };
 use super::context::GpuContext;
@@ -41,16 +41,19 @@ const BODIES: PerItem = PerItem::of::<BodyRecord>(
 );
 
 /// The kept buffer the bodies are uploaded from, a record a body.
-const BODY_UPLOAD: PerItem = PerItem::of::<BodyRecord>(
-    "step body upload",
-    wgpu::BufferUsages::MAP_WRITE.union(wgpu::BufferUsages::COPY_SRC),
-);
+const BODY_UPLOAD: PerItem = PerItem::of::<BodyRecord>("step body upload", UPLOAD);
 
-/// Each body's earliest contact's position in the order, as the first readback holds it.
-const POSITIONS_READBACK: PerItem = PerItem::of::<u32>("step readback", READBACK);
+/// The first readback, by its record a body on [`ContactPipeline::find`]'s path: each body's
+/// earliest contact's position in the order. It also holds the counts, and with walls each
+/// body's earliest wall contact; [`ContactPipeline::find_earliest`] reads each body's
+/// earliest record there instead of its position.
+const READBACK_PER_BODY: PerItem = PerItem::of::<u32>("step readback", READBACK);
+
+/// The ordered contacts' readback, a record a contact.
+const CONTACTS_READBACK: PerItem = PerItem::of::<ContactRecord>("step contacts readback", READBACK);
 
 /// The pipeline's own buffers of a record a body, besides the step's.
-const PER_BODY: [PerItem; 3] = [BODIES, BODY_UPLOAD, POSITIONS_READBACK];
+const PER_BODY: [PerItem; 3] = [BODIES, BODY_UPLOAD, READBACK_PER_BODY];
 
 /// The whole collision step on the GPU from the bodies alone: every pair that touches during
 /// the step (or overlaps at its start), ordered by time and pair, each body's earliest
@@ -184,7 +187,7 @@ struct ReadbackLayout {
 impl ReadbackLayout {
     fn new(n: u64, walls: bool) -> Self {
         let positions = bytes_of::<StepCounts>(1);
-        let walls_at = (positions + POSITIONS_READBACK.bytes() * n).next_multiple_of(16);
+        let walls_at = (positions + READBACK_PER_BODY.bytes() * n).next_multiple_of(16);
         Self {
             positions,
             walls: walls_at,
@@ -204,12 +207,16 @@ crate::contact_step::contact_step_by_inherent!(ContactPipeline, ContactPipeline)
 crate::contact_step::contact_step_by_inherent!(&ContactPipeline, ContactPipeline);
 
 impl ContactPipeline {
-    /// Bytes per body the pipeline holds on the device, the sum of the buffers it makes a
-    /// body: its own (the body, 32; the body's upload, 32; the readback of its earliest
-    /// position, 4), the grid's (96, those the grid makes a body; its table's ranges, 8 B a
-    /// slot at one to two slots a body, are not counted here; its earliest record is each
-    /// body's earliest contact) and the ordered contacts' (each body's earliest position in
-    /// the order, 4): 168.
+    /// Bytes per body the pipeline holds on the device on [`find`](Self::find)'s path without
+    /// walls, the sum of the buffers it makes a body: its own (the body, 32; the body's
+    /// upload, 32; the readback of its earliest position, 4), the grid's (96, those the grid
+    /// makes a body; its table's ranges, 8 B a slot at one to two slots a body, are not
+    /// counted here; its earliest record is each body's earliest contact) and the ordered
+    /// contacts' (each body's earliest position in the order, 4): 168.
+    /// [`find_earliest`](Self::find_earliest) reads back each body's earliest record (32) in
+    /// place of its position and keeps no positions on the device (192, the larger readback
+    /// kept once made); walls add each body's earliest wall contact on the device and in the
+    /// readback (48 each).
     ///
     /// Used by: `docs/step.md` ("On the GPU"), `docs/guarantees.md` ("Guarantees").
     pub const DEVICE_BYTES_PER_BODY: u64 = bytes_per_item(&PER_BODY)
@@ -223,7 +230,7 @@ impl ContactPipeline {
     /// Used by: `docs/step.md` ("On the GPU").
     pub const DEVICE_BYTES_PER_CONTACT: u64 = super::grid::GRID_BYTES_PER_HIT
         + super::contacts::ORDERED_BYTES_PER_CONTACT
-        + bytes_of::<ContactRecord>(1);
+        + CONTACTS_READBACK.bytes();
 
     /// Compiles the step's shaders on the context's device.
     ///
@@ -966,11 +973,16 @@ const READBACK_BLOCK: u64 = 16;
 /// The two kept readback buffers: the counts with each body's outputs, and the ordered
 /// contacts, in blocks of [`READBACK_BLOCK`] bytes.
 fn readbacks(device: &wgpu::Device) -> (GrowingBuffer, GrowingBuffer) {
-    let readback = |label| GrowingBuffer::new(device, label, READBACK, READBACK_BLOCK, u64::MAX);
-    (
-        readback("step readback"),
-        readback("step contacts readback"),
-    )
+    let readback = |buffer: PerItem| {
+        GrowingBuffer::new(
+            device,
+            buffer.label(),
+            buffer.usage(),
+            READBACK_BLOCK,
+            u64::MAX,
+        )
+    };
+    (readback(READBACK_PER_BODY), readback(CONTACTS_READBACK))
 }
 
 /// The kept buffer the bodies are uploaded from, a `BodyRecord` a body.
