@@ -16,6 +16,13 @@ use crate::par::prelude::*;
 /// worth a buffer.
 pub(crate) const MIN_CAPACITY: u64 = 1024;
 
+/// The capacity a buffer is made with for `count` elements: the next power of two at or above
+/// `count`, at least `least`, at most `most` (which wins where `least` exceeds it). `count` is
+/// clamped first, so the power of two cannot overflow.
+pub(crate) fn capacity_for(count: u64, least: u64, most: u64) -> u64 {
+    count.min(most).next_power_of_two().max(least).min(most)
+}
+
 /// A device buffer of fixed-size elements, replaced by a larger one (the next power of two,
 /// at least [`MIN_CAPACITY`], at most `max_elements`) when a batch outgrows it. It never
 /// shrinks. Buffers that the host writes (`MAP_WRITE`) are created mapped.
@@ -53,10 +60,7 @@ impl GrowingBuffer {
         if self.capacity() >= count {
             return false;
         }
-        let capacity = count.next_power_of_two().clamp(
-            MIN_CAPACITY.min(self.max_elements),
-            self.max_elements.max(count),
-        );
+        let capacity = capacity_for(count, MIN_CAPACITY, self.max_elements.max(count));
         self.buffer = create_buffer(device, self.label, self.usage, capacity * self.element_size);
         true
     }
@@ -552,4 +556,22 @@ pub(super) fn check_count(count: &wgpu::Buffer, offset: u64) -> Result<(), crate
         name: "count",
         reason,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MIN_CAPACITY, capacity_for};
+
+    #[test]
+    fn capacities_are_powers_of_two_within_their_bounds() {
+        // Below the least: the least; above it: the next power of two.
+        assert_eq!(capacity_for(0, MIN_CAPACITY, 1 << 20), MIN_CAPACITY);
+        assert_eq!(capacity_for(1025, MIN_CAPACITY, 1 << 20), 2048);
+        assert_eq!(capacity_for(4096, MIN_CAPACITY, 1 << 20), 4096);
+        // The most wins over the power of two and over the least.
+        assert_eq!(capacity_for(3000, MIN_CAPACITY, 2500), 2500);
+        assert_eq!(capacity_for(10, 16, 12), 12);
+        // A count beyond any power of two of u64 is clamped, not overflowed.
+        assert_eq!(capacity_for(u64::MAX, MIN_CAPACITY, 1 << 40), 1 << 40);
+    }
 }

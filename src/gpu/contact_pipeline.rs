@@ -12,7 +12,7 @@ use crate::par::prelude::*;
 
 use super::buffers::{
     BufferSet, DeviceWaiter, ErrorScopes, GrowingBuffer, MIN_CAPACITY, PerItem, UPLOAD, Upload,
-    bytes_per_item,
+    bytes_per_item, capacity_for,
 };
 use super::context::GpuContext;
 use super::host_profile::{Timer, pool_threads, span};
@@ -914,10 +914,7 @@ impl ContactPipeline {
             .as_ref()
             .is_none_or(|bodies| bodies.size() < bytes_of::<BodyRecord>(n))
         {
-            let capacity = n
-                .next_power_of_two()
-                .max(MIN_CAPACITY)
-                .min(self.stage.max_bodies());
+            let capacity = capacity_for(n, MIN_CAPACITY, self.stage.max_bodies());
             let mut set = BufferSet::new(&self.device);
             let bodies = set.per_item(BODIES, capacity);
             set.finish()?;

@@ -5,7 +5,7 @@ use super::capacities::StepCapacities;
 use super::stage::{StepBuffers, StepStage, StepWalls};
 use crate::error::Error;
 use crate::geometry::Wall;
-use crate::gpu::buffers::{ErrorScopes, MIN_CAPACITY, create_buffer};
+use crate::gpu::buffers::{ErrorScopes, MIN_CAPACITY, capacity_for, create_buffer};
 use crate::gpu::contacts::{ContactBuffers, ContactInputs};
 use crate::gpu::grid::GridBuffers;
 use crate::gpu::walls::WallBuffers;
@@ -115,12 +115,7 @@ impl StepStage {
     /// A contact capacity within one binding (of contact records, 64 bytes each), rounded
     /// up to a power of two, at least [`MIN_CAPACITY`].
     pub(super) fn clamp_contacts(&self, wanted: u64) -> u64 {
-        let max = self.max_contacts();
-        wanted
-            .min(max)
-            .next_power_of_two()
-            .max(MIN_CAPACITY)
-            .min(max)
+        capacity_for(wanted, MIN_CAPACITY, self.max_contacts())
     }
 
     /// Sets the step's static walls (validated; written with `queue`, taking effect at the
@@ -162,12 +157,11 @@ impl StepStage {
                 device,
                 "step walls",
                 Usage::STORAGE | Usage::COPY_DST,
-                bytes_of::<WallRecord>(
-                    (walls.len() as u64)
-                        .next_power_of_two()
-                        .max(MIN_WALLS)
-                        .min(self.walls.max_walls()),
-                ),
+                bytes_of::<WallRecord>(capacity_for(
+                    walls.len() as u64,
+                    MIN_WALLS,
+                    self.walls.max_walls(),
+                )),
             );
             let contacts = create_buffer(
                 device,
