@@ -508,8 +508,9 @@ impl BrickStep {
     /// Used by: `mpi/src/lib.rs` (each rank's step: what `MpiStep::find` returns).
     ///
     /// # Errors
-    /// [`Error::BrickBodies`] where a [`Local`]'s global indices are not one a body, or a
-    /// global index is owned twice; [`Error::GroupsLength`] where either [`Local`] has groups
+    /// [`Error::BrickBodies`] where a [`Local`]'s global indices are not one a body, a global
+    /// index is owned twice, or two copies of one global index are not the same body (bits
+    /// and groups); [`Error::GroupsLength`] where either [`Local`] has groups
     /// and one's are not one a body; otherwise as [`ContactFinder::find_with_walls`].
     pub fn find<B>(
         &mut self,
@@ -545,6 +546,29 @@ impl BrickStep {
         if self.order.windows(2).any(|w| w[0].0 == w[1].0 && w[1].1) {
             return Err(Error::BrickBodies {
                 reason: "a global index owned twice",
+            });
+        }
+        // Copies of one body (owned and in the halo, or twice in the halo) are the same bits;
+        // two bodies under one index (each rank numbering its own from 0, say) would lose one
+        // of them and its contacts without a word.
+        let copy = |&(_, is_owned, at): &(u32, bool, usize)| {
+            let local = if is_owned { &owned } else { &halo };
+            let body: MovingSphere = local.bodies[at].into();
+            let groups = grouped.then(|| local.groups[at].bits());
+            (
+                body.center.to_array().map(f32::to_bits),
+                body.radius.to_bits(),
+                body.displacement.to_array().map(f32::to_bits),
+                groups,
+            )
+        };
+        if self
+            .order
+            .windows(2)
+            .any(|w| w[0].0 == w[1].0 && copy(&w[0]) != copy(&w[1]))
+        {
+            return Err(Error::BrickBodies {
+                reason: "one global index for two different bodies",
             });
         }
         self.order.dedup_by_key(|&mut (global, _, _)| global);

@@ -469,9 +469,41 @@ fn bad_bricks_and_bad_brick_bodies_are_typed_errors() {
         step.find(grouped, empty, &[], options),
         Err(Error::GroupsLength { .. })
     ));
+    // Two different bodies under one global index (each rank numbering its own from 0): the
+    // halo's body 1 is the owned body 0 under index 1, so one of them would be lost.
+    let swapped = [bodies[1], bodies[0]];
+    let other = Local {
+        bodies: &swapped,
+        global: &[0, 1],
+        groups: &[],
+    };
+    assert!(matches!(
+        step.find(local(&[0, 1]), other, &[], options),
+        Err(Error::BrickBodies { reason }) if reason.contains("two different bodies")
+    ));
+    // The same bodies under the same indices but other groups are two different bodies too.
+    let all = [CollisionGroups::ALL; 2];
+    let none = [CollisionGroups::NONE; 2];
+    let with_all = Local {
+        bodies: &bodies[..2],
+        global: &[0, 1],
+        groups: &all,
+    };
+    let with_none = Local {
+        groups: &none,
+        ..with_all
+    };
+    assert!(matches!(
+        step.find(with_all, with_none, &[], options),
+        Err(Error::BrickBodies { .. })
+    ));
     // A halo copy of an owned body is swept once, and the step is whole again after errors.
     let answers = step
         .find(local(&[0, 1]), local(&[0, 1]), &[], options)
         .expect("valid bodies");
+    assert_eq!(answers.earliest.len(), 2);
+    let answers = step
+        .find(with_all, with_all, &[], options)
+        .expect("the same bodies and groups");
     assert_eq!(answers.earliest.len(), 2);
 }

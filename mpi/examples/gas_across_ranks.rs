@@ -826,7 +826,7 @@ fn main() -> ExitCode {
     sweepcast_mpi::exit_on_panic();
     let universe = mpi::initialize().expect("MPI initialises once");
     let world = universe.world();
-    let ranks = world.size() as usize;
+    let ranks = world.size() as u32;
     let scene = Scene::new(&options);
     let counts = brick_counts(ranks);
     let side = f64::from(scene.side);

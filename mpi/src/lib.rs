@@ -3,8 +3,9 @@
 //!
 //! Each step ([`MpiStep::find`]):
 //!
-//! 1. Every rank checks its owned bodies; the largest `radius + |displacement|` and a status
-//!    word are reduced over all ranks, so that an error on one rank (bad input, a halo too
+//! 1. Every rank checks its owned bodies (valid, and each in its brick: a body that moved
+//!    must be [migrated](MpiStep::migrate) first); the largest `radius + |displacement|` and
+//!    a status word are reduced over all ranks, so that an error on one rank (bad input, a halo too
 //!    wide for the bricks) is an error on every rank ([`Error::Step`] on the ranks that found
 //!    it, [`Error::OtherRank`] on the rest), never a hang.
 //! 2. The halo is exchanged in three staged axis exchanges (x, then y, then z; up, then
@@ -159,6 +160,8 @@ pub enum Error {
         /// The bytes, all ranks' together.
         bytes: u64,
     },
+    /// The ranks were not all given the same bricks ([`MpiStep::new`]).
+    BricksDiffer,
     /// The communicator's ranks are not as many as the bricks.
     RankCount {
         /// Ranks.
@@ -182,6 +185,11 @@ impl fmt::Display for Error {
                 f,
                 "{bytes} bytes to gather on rank 0, more than MPI's counts hold ({})",
                 mpi::Count::MAX
+            ),
+            Error::BricksDiffer => write!(
+                f,
+                "the ranks were given different bricks; give every rank the same bounds, \
+                 counts and options"
             ),
             Error::RankCount { ranks, bricks } => write!(
                 f,
@@ -233,11 +241,22 @@ pub struct MpiStep {
 
 impl MpiStep {
     /// The step of this rank of `world`, whose ranks are the bricks of `bricks` (one a brick,
-    /// as many as there are).
+    /// as many as there are; the same bricks on every rank).
     ///
     /// # Errors
-    /// [`Error::RankCount`] where the ranks are not one a brick.
+    /// [`Error::BricksDiffer`] on every rank where the ranks were not all given the same
+    /// bricks (a domain computed from each rank's own bodies, say: the ranks would disagree
+    /// on who owns what); [`Error::RankCount`] where the ranks are not one a brick.
     pub fn new<C: Communicator>(world: &C, bricks: Bricks) -> Result<Self, Error> {
+        // Every rank's bricks as one word, its lowest and highest over the ranks: equal only
+        // where every rank has the same bricks (their Debug text prints each f64 exactly).
+        let mine = fingerprint(&format!("{bricks:?}"));
+        let (mut lowest, mut highest) = (0u64, 0u64);
+        world.all_reduce_into(&mine, &mut lowest, SystemOperation::min());
+        world.all_reduce_into(&mine, &mut highest, SystemOperation::max());
+        if lowest != highest {
+            return Err(Error::BricksDiffer);
+        }
         let ranks = world.size() as usize;
         if ranks != bricks.len() {
             return Err(Error::RankCount {
@@ -327,13 +346,31 @@ impl MpiStep {
         }
     }
 
+    /// Whether this rank's brick owns every one of its bodies: one it does not is sent to the
+    /// wrong neighbours' halos (or to none), so that its contacts with bodies beyond them
+    /// would be lost without a word.
+    fn check_owner(&self, owned: &Owned) -> Result<(), sweepcast::Error> {
+        if owned
+            .bodies
+            .iter()
+            .any(|body| self.bricks.owner(body.center) != self.brick)
+        {
+            return Err(sweepcast::Error::BrickBodies {
+                reason: "a body whose centre another rank's brick owns (migrate after moving)",
+            });
+        }
+        Ok(())
+    }
+
     /// The step's answers this rank owns (see the crate's steps), for its `owned` bodies,
     /// against `walls` (the same on every rank), with `options` (the same on every rank; its
     /// periodic box the bricks'), and what the step cost here. The step has collision groups
     /// where any rank's bodies have them; then every rank's bodies need them, one a body.
     ///
     /// # Errors
-    /// As the crate says: on every rank where any rank failed.
+    /// As the crate says, on every rank where any rank failed; and
+    /// [`sweepcast::Error::BrickBodies`] where a body's centre lies in another rank's brick
+    /// (bodies that moved and were not [migrated](Self::migrate)).
     pub fn find(
         &mut self,
         owned: &Owned,
@@ -347,6 +384,7 @@ impl MpiStep {
             .bricks
             .check_options(&options)
             .and_then(|()| check(owned, &options, grouped))
+            .and_then(|()| self.check_owner(owned))
             .map(|()| largest_reach(&owned.bodies));
         let reach = self.agree(checked)?;
         let mut largest = 0.0;
@@ -642,27 +680,40 @@ fn check(owned: &Owned, options: &SweepOptions, grouped: bool) -> Result<(), swe
 /// largest first, each to the axis with the fewest bricks so far (x first on a tie): 2 ranks
 /// are 2 × 1 × 1, 4 are 2 × 2 × 1, 8 are 2 × 2 × 2, 6 are 3 × 2 × 1.
 ///
+/// Trial division stops at the square root of what is left, so a prime count of 2³² − 5
+/// ranks takes 2¹⁶ divisions, not 2³².
+///
 /// # Panics
 /// Where `ranks` is 0.
 #[must_use]
-pub fn brick_counts(ranks: usize) -> [u32; 3] {
+pub fn brick_counts(ranks: u32) -> [u32; 3] {
     assert!(ranks > 0, "at least one rank");
     let mut factors = Vec::new();
     let mut rest = ranks;
-    let mut divisor = 2;
-    while rest > 1 {
+    let mut divisor = 2u32;
+    while u64::from(divisor) * u64::from(divisor) <= u64::from(rest) {
         while rest.is_multiple_of(divisor) {
             factors.push(divisor);
             rest /= divisor;
         }
         divisor += 1;
     }
+    if rest > 1 {
+        factors.push(rest);
+    }
     let mut counts = [1u32; 3];
     for &factor in factors.iter().rev() {
         let fewest = (0..3).min_by_key(|&axis| counts[axis]).unwrap_or(0);
-        counts[fewest] *= factor as u32;
+        counts[fewest] *= factor;
     }
     counts
+}
+
+/// FNV-1a of `text`: the same word on every rank for the same text, whatever the build.
+fn fingerprint(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Every rank's `text` on rank 0, in rank order (an empty string on the other ranks). A rank
@@ -728,7 +779,7 @@ pub fn exit_on_panic() {
 
 #[cfg(test)]
 mod tests {
-    use super::brick_counts;
+    use super::{brick_counts, fingerprint};
 
     #[test]
     fn brick_counts_share_the_factors_out() {
@@ -739,8 +790,26 @@ mod tests {
         assert_eq!(brick_counts(8), [2, 2, 2]);
         assert_eq!(brick_counts(12), [3, 2, 2]);
         assert_eq!(brick_counts(7), [7, 1, 1]);
-        for ranks in 1..=64 {
-            assert_eq!(brick_counts(ranks).iter().product::<u32>() as usize, ranks);
+        for ranks in (1..=64).chain([65_537, 4_294_967_291, u32::MAX]) {
+            let counts = brick_counts(ranks);
+            assert_eq!(
+                counts.iter().map(|&c| u64::from(c)).product::<u64>(),
+                u64::from(ranks)
+            );
         }
+        // The largest prime below 2³², at once (trial division to its square root), and
+        // 2³² − 1 = 3 · 5 · 17 · 257 · 65537 shared out.
+        assert_eq!(brick_counts(4_294_967_291), [4_294_967_291, 1, 1]);
+        assert_eq!(brick_counts(u32::MAX), [65_537, 257, 255]);
+    }
+
+    #[test]
+    fn fingerprints_tell_texts_apart() {
+        assert_eq!(fingerprint(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fingerprint("a"), 0xaf63_dc4c_8601_ec8c);
+        assert_ne!(
+            fingerprint("Bricks { width: 10.0 }"),
+            fingerprint("Bricks { width: 10.5 }")
+        );
     }
 }

@@ -63,13 +63,17 @@ fn ranks_give_one_process_answers_to_the_bit() {
 }
 
 /// A bad body on one rank is a typed error on every rank, and so are a halo too wide for the
-/// bricks and, on one rank, values for the halo or the migration not one a body.
+/// bricks and, on one rank, values for the halo or the migration not one a body, a body left
+/// in another rank's brick, and bricks that differ from the other ranks'.
 #[test]
 fn an_error_on_one_rank_is_an_error_on_every_rank() {
     for ranks in [1, 2, 4] {
         let output = mpirun(ranks, &["--errors"]).unwrap_or_else(|why| panic!("{why}"));
         let typed = output
-            .matches("a bad body typed, a halo too wide typed, values not one a body typed")
+            .matches(
+                "a bad body typed, a halo too wide typed, values not one a body typed, \
+                 a body in another brick typed, bricks that differ typed",
+            )
             .count();
         assert_eq!(typed, ranks as usize, "{output}");
     }

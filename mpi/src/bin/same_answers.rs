@@ -5,9 +5,9 @@
 //! bit: every contact, each body's earliest contact and earliest wall. Exits 0 when every
 //! step of every world agrees.
 //!
-//! `--errors`: instead, a rank's bad body, a halo too wide for the bricks, and values for the
-//! halo or the migration not one a body must give a typed error on every rank (exit 0 when
-//! they do). `--crash`: the last rank exits in the middle of the run while the others wait
+//! `--errors`: instead, a rank's bad body, a halo too wide for the bricks, values for the
+//! halo or the migration not one a body, a body left in another rank's brick, and bricks
+//! that differ between ranks must give a typed error on every rank (exit 0 when they do). `--crash`: the last rank exits in the middle of the run while the others wait
 //! in the step's first reduction (`--panic`: it panics there instead); `mpirun` must end
 //! them all (a non-zero exit, never a hang).
 
@@ -226,7 +226,7 @@ fn one_process(world: &World, bodies: &[MovingSphere]) -> Vec<String> {
 }
 
 fn same_answers(universe_world: &mpi::topology::SimpleCommunicator) -> bool {
-    let counts = brick_counts(universe_world.size() as usize);
+    let counts = brick_counts(universe_world.size() as u32);
     let mut all_agree = true;
     for world in worlds() {
         let bricks = Bricks::new([0.0; 3], [SIDE; 3], counts, &world.options).expect("bricks");
@@ -277,9 +277,10 @@ fn same_answers(universe_world: &mpi::topology::SimpleCommunicator) -> bool {
     all_agree
 }
 
-/// A bad body on the last rank, then a halo too wide: typed errors on every rank.
+/// A bad body on the last rank, a halo too wide, values not one a body, a body left in
+/// another rank's brick, and bricks that differ between ranks: typed errors on every rank.
 fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
-    let counts = brick_counts(world.size() as usize);
+    let counts = brick_counts(world.size() as u32);
     let options = SweepOptions::default();
     let bricks = Bricks::new([0.0; 3], [SIDE; 3], counts, &options).expect("bricks");
     let mut step = MpiStep::new(world, bricks).expect("one rank a brick");
@@ -323,16 +324,44 @@ fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
     };
     let values_short = is_typed(step.halo_values(&short).map(|_| ()))
         && is_typed(step.migrate_with(&mut good, &mut short.clone()));
+    // The last rank keeps a body that moved into another brick without migrating it: its
+    // neighbours' halos would miss it, so the step refuses it (one rank owns every brick).
+    let mut strayed = Owned::of(&step, &all, &[]);
+    if me == last {
+        let elsewhere = all
+            .iter()
+            .position(|body| step.bricks().owner(body.center) != step.brick());
+        if let Some(at) = elsewhere {
+            strayed.bodies.push(all[at]);
+            strayed.global.push(at as u32);
+        }
+    }
+    let stray = match step.find(&strayed, &[], options) {
+        Ok(_) => world.size() == 1,
+        result => is_typed(result.map(|_| ())),
+    };
+    // Bricks computed from each rank's own bodies differ from rank to rank: every rank is
+    // told so, before the ranks disagree on who owns what.
+    let upper = SIDE + f64::from(me);
+    let own_bricks = Bricks::new([0.0; 3], [upper; 3], counts, &options).expect("bricks");
+    let differ = match MpiStep::new(world, own_bricks) {
+        Err(Error::BricksDiffer) => world.size() > 1,
+        Ok(_) => world.size() == 1,
+        Err(_) => false,
+    };
     let typed = |ok: bool| if ok { "typed" } else { "WRONG" };
     println!(
-        "{} ranks, rank {}: a bad body {}, a halo too wide {}, values not one a body {}",
+        "{} ranks, rank {}: a bad body {}, a halo too wide {}, values not one a body {}, \
+         a body in another brick {}, bricks that differ {}",
         world.size(),
         step.rank(),
         typed(bad_body),
         typed(too_wide),
         typed(values_short),
+        typed(stray),
+        typed(differ),
     );
-    bad_body && too_wide && values_short
+    bad_body && too_wide && values_short && stray && differ
 }
 
 /// The last rank exits before the step; the others enter it and wait for it.
@@ -341,7 +370,7 @@ fn crash(world: &mpi::topology::SimpleCommunicator) -> bool {
     let bricks = Bricks::new(
         [0.0; 3],
         [SIDE; 3],
-        brick_counts(world.size() as usize),
+        brick_counts(world.size() as u32),
         &options,
     );
     let mut step = MpiStep::new(world, bricks.expect("bricks")).expect("one rank a brick");
