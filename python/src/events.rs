@@ -113,20 +113,20 @@ pub struct EventLoop {
 }
 
 /// Rows of (N, D) float64 as 3D vectors (z = 0 in 2D).
-fn vectors_of(array: &Floats<'_>, d: usize) -> Vec<DVec3> {
-    if d == 3 {
+fn vectors_of(array: &Floats<'_>, d: usize) -> PyResult<Vec<DVec3>> {
+    Ok(if d == 3 {
         array
-            .rows::<3>()
+            .rows::<3>()?
             .iter()
             .map(|&v| DVec3::from_array(v))
             .collect()
     } else {
         array
-            .rows::<2>()
+            .rows::<2>()?
             .iter()
             .map(|v| DVec3::new(v[0], v[1], 0.0))
             .collect()
-    }
+    })
 }
 
 impl EventLoop {
@@ -174,7 +174,7 @@ impl EventLoop {
         for (body, vector) in self
             .bodies
             .iter_mut()
-            .zip(vectors_of(&array, self.dimension))
+            .zip(vectors_of(&array, self.dimension)?)
         {
             if velocity {
                 body.velocity = vector;
@@ -219,10 +219,11 @@ impl EventLoop {
         let masses = Floats::extract(masses, "masses")?;
         input::check_shape(&masses, "masses", count, 0)?;
         let groups = input::groups(groups, count)?;
-        let bodies: Vec<EventBody> = vectors_of(&positions, d)
+        let (radii, masses) = (radii.values()?, masses.values()?);
+        let bodies: Vec<EventBody> = vectors_of(&positions, d)?
             .into_iter()
-            .zip(vectors_of(&velocities, d))
-            .zip(radii.values().iter().zip(masses.values().iter()))
+            .zip(vectors_of(&velocities, d)?)
+            .zip(radii.iter().zip(masses.iter()))
             .enumerate()
             .map(|(index, ((position, velocity), (&radius, &mass)))| {
                 let body = EventBody::new(position, velocity, radius, mass);
@@ -267,7 +268,7 @@ impl EventLoop {
         let mut this = Self {
             events,
             bodies,
-            walls: input::walls(walls, [0.0; 3])?,
+            walls: input::walls(walls, [0.0; 3], d)?,
             response: Elastic::new(restitution).map_err(to_py)?,
             broad,
             dimension: d,

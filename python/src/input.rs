@@ -25,6 +25,7 @@ pub enum Floats<'py> {
 impl<'py> Floats<'py> {
     /// `value` as a float array; `name` is the argument's name for the error.
     pub fn extract(value: &Bound<'py, PyAny>, name: &str) -> PyResult<Self> {
+        let value = &aligned(value)?;
         if let Ok(array) = value.cast::<PyArrayDyn<f64>>() {
             return Ok(Self::F64(array.readonly()));
         }
@@ -54,22 +55,48 @@ impl<'py> Floats<'py> {
     }
 
     /// The rows of a (N, D) array, borrowed where it is C-contiguous float64, else copied
-    /// (float32 widened exactly).
-    pub fn rows<const D: usize>(&self) -> Cow<'_, [[f64; D]]> {
-        match self {
+    /// (float32 widened exactly); `MemoryError` where a copy finds no memory.
+    pub fn rows<const D: usize>(&self) -> PyResult<Cow<'_, [[f64; D]]>> {
+        Ok(match self {
             // `as_slice` takes Fortran order too: only C order is rows as they lie.
-            Self::F64(array) if array.is_c_contiguous() => {
-                Cow::Borrowed(bytemuck::cast_slice(array.as_slice().expect("contiguous")))
-            }
-            Self::F64(array) => Cow::Owned(gather(array)),
-            Self::F32(array) => Cow::Owned(gather(array)),
-        }
+            Self::F64(array) if array.is_c_contiguous() => match array.as_slice() {
+                Ok(values) => Cow::Borrowed(bytemuck::cast_slice(values)),
+                Err(_) => Cow::Owned(gather(array)?),
+            },
+            Self::F64(array) => Cow::Owned(gather(array)?),
+            Self::F32(array) => Cow::Owned(gather(array)?),
+        })
     }
 
     /// The values of a (N,) array, borrowed where contiguous float64, else copied.
-    pub fn values(&self) -> Cow<'_, [f64]> {
-        self.rows::<1>().map_cow(|rows| bytemuck::cast_slice(rows))
+    pub fn values(&self) -> PyResult<Cow<'_, [f64]>> {
+        Ok(self.rows::<1>()?.map_cow(|rows| bytemuck::cast_slice(rows)))
     }
+}
+
+/// `value`, or an aligned copy of it where it is a NumPy array whose data is not aligned for
+/// its dtype (`np.frombuffer` at an odd offset, a field of a packed record): the binding reads
+/// an array's elements in place, which needs them aligned.
+fn aligned<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    match value.cast::<PyUntypedArray>() {
+        Ok(array) if !array.is_aligned() => value
+            .py()
+            .import("numpy")?
+            .call_method1("require", (value, value.py().None(), "A")),
+        _ => Ok(value.clone()),
+    }
+}
+
+/// A vector of `len` elements, or `MemoryError` where the allocator refuses it (a broadcast
+/// array of 2⁴⁰ elements, say): the process never aborts on a copy.
+fn with_room<T>(len: usize, name: &str) -> PyResult<Vec<T>> {
+    let mut values = Vec::new();
+    values.try_reserve_exact(len).map_err(|_| {
+        pyo3::exceptions::PyMemoryError::new_err(format!(
+            "{name}: no memory for a copy of {len} elements"
+        ))
+    })?;
+    Ok(values)
 }
 
 /// Whether `array`'s dtype is an integer, a float or a bool (what NumPy converts to float64
@@ -82,23 +109,27 @@ fn is_real(array: &Bound<'_, PyUntypedArray>) -> bool {
 /// other through a view of fixed dimension (a dynamic one walks element by element).
 fn gather<T: numpy::Element + Copy + Into<f64>, const D: usize>(
     array: &PyReadonlyArrayDyn<'_, T>,
-) -> Vec<[f64; D]> {
+) -> PyResult<Vec<[f64; D]>> {
+    let mut rows = with_room(array.len() / D, "an array")?;
     if array.is_c_contiguous()
         && let Ok(values) = array.as_slice()
     {
-        return values
-            .chunks_exact(D)
-            .map(|r| row(r.iter().copied()))
-            .collect();
+        rows.extend(values.chunks_exact(D).map(|r| row(r.iter().copied())));
+        return Ok(rows);
     }
     let view = array.as_array();
     if let Ok(column) = view.view().into_dimensionality::<Ix1>() {
-        return column.iter().map(|&x| row(std::iter::once(x))).collect();
+        rows.extend(column.iter().map(|&x| row(std::iter::once(x))));
+        return Ok(rows);
     }
-    let rows = view
-        .into_dimensionality::<Ix2>()
-        .expect("a checked shape of 1 or 2 axes");
-    rows.outer_iter().map(|r| row(r.iter().copied())).collect()
+    let matrix = view.into_dimensionality::<Ix2>().map_err(|_| {
+        input_error(format!(
+            "an array of shape {:?}; give 1 or 2 axes",
+            array.shape()
+        ))
+    })?;
+    rows.extend(matrix.outer_iter().map(|r| row(r.iter().copied())));
+    Ok(rows)
 }
 
 /// One row of `D` in f64 from `values`.
@@ -173,26 +204,26 @@ impl Bodies {
         check_shape(&radii, "radii", count, 0)?;
         let displacements = Floats::extract(displacements, "displacements")?;
         check_shape(&displacements, "displacements", count, dimension)?;
-        let radii = radii.values();
+        let radii = radii.values()?;
         let origin = if dimension == 3 {
-            let centers = centers.rows::<3>();
+            let centers = centers.rows::<3>()?;
             let origin = local_origin(&centers, periodic);
             MovingSphere::from_f64_arrays_into(
                 &centers,
                 &radii,
-                &displacements.rows::<3>(),
+                &displacements.rows::<3>()?,
                 origin,
                 &mut spheres,
             )
             .map_err(to_py)?;
             origin
         } else {
-            let centers = centers.rows::<2>();
+            let centers = centers.rows::<2>()?;
             let origin = local_origin(&centers, periodic);
             MovingSphere::from_f64_arrays_into(
                 &centers,
                 &radii,
-                &displacements.rows::<2>(),
+                &displacements.rows::<2>()?,
                 origin,
                 &mut spheres,
             )
@@ -244,7 +275,7 @@ pub fn periodic_box(
     } else {
         let periods = Floats::extract(value, "periodic_box")?;
         check_shape(&periods, "periodic_box", dimension, 0)?;
-        for (axis, side) in periods.values().iter().enumerate() {
+        for (axis, side) in periods.values()?.iter().enumerate() {
             period[axis] = *side;
         }
     }
@@ -259,10 +290,15 @@ pub fn options(periodic_box: Option<PeriodicBox>, separating: bool) -> SweepOpti
     }
 }
 
-/// An integer array as NumPy reads `value` (shape and values, widened to i64). Floats are
-/// taken only where they hold integers (an empty array, `[[0.0, 1.0]]`): a cast would truncate
-/// 0.5 to 0 without a word.
-pub fn integers(value: &Bound<'_, PyAny>, name: &str) -> PyResult<(Vec<usize>, Vec<i64>)> {
+/// An integer array as NumPy reads `value` (shape and values, widened to i64), its shape
+/// first held to `check` (so that a broadcast array of 2⁴⁰ elements is an `InputError`, not a
+/// copy). Floats are taken only where they hold integers (an empty array, `[[0.0, 1.0]]`): a
+/// cast would truncate 0.5 to 0 without a word.
+pub fn integers(
+    value: &Bound<'_, PyAny>,
+    name: &str,
+    check: impl FnOnce(&[usize]) -> PyResult<()>,
+) -> PyResult<(Vec<usize>, Vec<i64>)> {
     let not_integers =
         |error: String| input_error(format!("{name}: not an integer array ({error})"));
     let array = value
@@ -270,32 +306,30 @@ pub fn integers(value: &Bound<'_, PyAny>, name: &str) -> PyResult<(Vec<usize>, V
         .import("numpy")?
         .call_method1("asarray", (value,))
         .map_err(|error| not_integers(error.to_string()))?;
-    let array = array
+    let array = aligned(&array)?
         .cast_into::<PyUntypedArray>()
         .map_err(|error| not_integers(error.to_string()))?;
     let shape = array.shape().to_vec();
-    let values = match array.dtype().kind() {
+    check(&shape)?;
+    let mut values = with_room(array.len(), name)?;
+    match array.dtype().kind() {
         b'i' | b'u' | b'b' => {
             let integers: PyArrayLikeDyn<'_, i64, AllowTypeChange> = array.extract()?;
-            integers.as_array().iter().copied().collect()
+            values.extend(integers.as_array().iter().copied());
         }
         b'f' => {
             let floats: PyArrayLikeDyn<'_, f64, AllowTypeChange> = array.extract()?;
-            floats
-                .as_array()
-                .iter()
-                .map(|&x| {
-                    // Beyond 2^62 nothing is a valid index or group: say so rather than cast.
-                    if x.fract() == 0.0 && x.abs() < 4.6e18 {
-                        Ok(x as i64)
-                    } else {
-                        Err(input_error(format!("{name}: {x} is not an integer")))
-                    }
-                })
-                .collect::<PyResult<_>>()?
+            for &x in floats.as_array() {
+                // Beyond 2^62 nothing is a valid index or group: say so rather than cast.
+                if x.fract() == 0.0 && x.abs() < 4.6e18 {
+                    values.push(x as i64);
+                } else {
+                    return Err(input_error(format!("{name}: {x} is not an integer")));
+                }
+            }
         }
         _ => return Err(not_integers(format!("dtype {}", array.dtype()))),
-    };
+    }
     Ok((shape, values))
 }
 
@@ -304,12 +338,15 @@ pub fn groups(value: Option<&Bound<'_, PyAny>>, count: usize) -> PyResult<Vec<Co
     let Some(value) = value.filter(|value| !value.is_none()) else {
         return Ok(Vec::new());
     };
-    let (shape, bits) = integers(value, "groups")?;
-    if shape != [count] {
-        return Err(input_error(format!(
-            "groups: shape {shape:?}, expected [{count}] (one a body, from collision_groups)"
-        )));
-    }
+    let (_, bits) = integers(value, "groups", |shape| {
+        if shape == [count] {
+            Ok(())
+        } else {
+            Err(input_error(format!(
+                "groups: shape {shape:?}, expected [{count}] (one a body, from collision_groups)"
+            )))
+        }
+    })?;
     bits.iter()
         .enumerate()
         .map(|(body, &bits)| {
@@ -326,12 +363,15 @@ pub fn groups(value: Option<&Bound<'_, PyAny>>, count: usize) -> PyResult<Vec<Co
 
 /// Pairs of body indices: a (K, 2) integer array, each index in [0, count).
 pub fn pairs(value: &Bound<'_, PyAny>, count: usize) -> PyResult<Vec<[u32; 2]>> {
-    let (shape, values) = integers(value, "pairs")?;
-    if !matches!(shape.as_slice(), [_, 2]) && !values.is_empty() {
-        return Err(input_error(format!(
-            "pairs: shape {shape:?}; give a (K, 2) integer array"
-        )));
-    }
+    let (_, values) = integers(value, "pairs", |shape| {
+        if matches!(shape, [_, 2]) || shape.contains(&0) {
+            Ok(())
+        } else {
+            Err(input_error(format!(
+                "pairs: shape {shape:?}; give a (K, 2) integer array"
+            )))
+        }
+    })?;
     values
         .chunks_exact(2)
         .enumerate()
@@ -351,14 +391,27 @@ pub fn pairs(value: &Bound<'_, PyAny>, count: usize) -> PyResult<Vec<[u32; 2]>> 
         .collect()
 }
 
-/// The walls of a `walls=` argument (a sequence of `Wall`s, or None), about `origin`.
-pub fn walls(value: Option<&Bound<'_, PyAny>>, origin: [f64; 3]) -> PyResult<Vec<Wall>> {
+/// The walls of a `walls=` argument (a sequence of `Wall`s, or None), about `origin`, for
+/// bodies of `dimension` 2 or 3 (in 2D each wall in the plane z = 0).
+pub fn walls(
+    value: Option<&Bound<'_, PyAny>>,
+    origin: [f64; 3],
+    dimension: usize,
+) -> PyResult<Vec<Wall>> {
     let Some(value) = value.filter(|value| !value.is_none()) else {
         return Ok(Vec::new());
     };
     let walls: Vec<crate::walls::PyWall> = value
         .extract()
         .map_err(|error| input_error(format!("walls: not a sequence of Wall ({error})")))?;
+    if dimension == 2
+        && let Some(at) = walls.iter().position(|wall| !wall.in_plane())
+    {
+        return Err(input_error(format!(
+            "walls: wall {at} leaves the plane z = 0, and the bodies are circles (give it 2 \
+             components, or z = 0)"
+        )));
+    }
     Ok(walls
         .iter()
         .map(|wall| wall.about(DVec3::from_array(origin)))

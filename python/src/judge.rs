@@ -124,20 +124,22 @@ pub fn check_times(
     let pairs = input::pairs(pairs, step.bodies.spheres.len())?;
     let times = Floats::extract(times, "times")?;
     input::check_shape(&times, "times", pairs.len(), 0)?;
-    let times = times.values();
+    let times = times.values()?;
     if !(bound.is_finite() && bound >= 0.0) {
         return Err(input_error(format!(
             "bound: {bound}; give a bound of 0 or more in units of EPSILON (CPU_BOUND, GPU_BOUND)"
         )));
     }
-    let (_, codes) = input::integers(status, "status")?;
-    if codes.len() != pairs.len() {
-        return Err(input_error(format!(
-            "status: {} values for {} pairs",
-            codes.len(),
-            pairs.len()
-        )));
-    }
+    let (_, codes) = input::integers(status, "status", |shape| {
+        if shape == [pairs.len()] {
+            Ok(())
+        } else {
+            Err(input_error(format!(
+                "status: shape {shape:?} for {} pairs; give one value a pair",
+                pairs.len()
+            )))
+        }
+    })?;
     let answers = codes
         .iter()
         .zip(times.iter())

@@ -92,9 +92,24 @@ fn collision_groups<'py>(
     memberships: &Bound<'py, PyAny>,
     filter: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArrayDyn<u32>>> {
+    // Groups are one a body, and no step takes more than `MAX_BODIES`: a larger array (or
+    // broadcast of two) is an error before anything is copied or made.
+    let most = sweepcast::cpu::ContactFinder::MAX_BODIES;
+    let too_many = |shape: &[usize], name: &str| -> PyResult<()> {
+        match shape
+            .iter()
+            .try_fold(1usize, |n, &axis| n.checked_mul(axis))
+        {
+            Some(n) if n <= most => Ok(()),
+            _ => Err(input_error(format!(
+                "{name}: shape {shape:?}, more values than the {most} bodies a step takes"
+            ))),
+        }
+    };
     let as_array = |value, name| -> PyResult<ArrayD<i64>> {
-        let (shape, values) = input::integers(value, name)?;
-        Ok(ArrayD::from_shape_vec(shape, values).expect("its own shape"))
+        let (shape, values) = input::integers(value, name, |shape| too_many(shape, name))?;
+        ArrayD::from_shape_vec(shape, values)
+            .map_err(|error| input_error(format!("{name}: {error}")))
     };
     let (memberships, filter) = (
         as_array(memberships, "memberships")?,
@@ -107,6 +122,7 @@ fn collision_groups<'py>(
             filter.shape()
         ))
     })?;
+    too_many(&shape, "memberships and filter broadcast together")?;
     let (memberships, filter) = (
         memberships.broadcast(shape.clone()).expect("broadcast"),
         filter.broadcast(shape).expect("broadcast"),

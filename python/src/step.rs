@@ -114,7 +114,7 @@ pub fn find_contacts<'py>(
         separating,
         spheres,
     )?;
-    let walls = input::walls(walls, step.bodies.origin)?;
+    let walls = input::walls(walls, step.bodies.origin, step.bodies.dimension)?;
     let groups = input::groups(groups, step.bodies.spheres.len())?;
     let Scratch {
         finder, contacts, ..
@@ -128,7 +128,9 @@ pub fn find_contacts<'py>(
     }
     let answer = match out {
         Some(out) => {
-            out.borrow_mut().fill(py, contacts, &step.bodies)?;
+            // Another thread's call filling the same `out` (the GIL is released while it
+            // copies) is a RuntimeError here, not a panic.
+            out.try_borrow_mut()?.fill(py, contacts, &step.bodies)?;
             out
         }
         None => Bound::new(py, Contacts::new(py, contacts, &step.bodies)?)?,

@@ -22,6 +22,15 @@ enum Shape {
 }
 
 impl PyWall {
+    /// Whether the wall lies in the plane z = 0, as a wall of circles must (one given 3
+    /// components with z ≠ 0 would turn a disc's motion out of the plane).
+    pub fn in_plane(&self) -> bool {
+        match self.0 {
+            Shape::Plane { point, normal } => point.z == 0.0 && normal.z == 0.0,
+            Shape::Segment { start, end } => start.z == 0.0 && end.z == 0.0,
+        }
+    }
+
     /// The wall about `origin`, in f32 (the difference taken in f64 and rounded once).
     pub fn about(&self, origin: DVec3) -> Wall {
         match self.0 {
@@ -35,14 +44,21 @@ impl PyWall {
     }
 }
 
-/// A point or vector of 2 or 3 components (z = 0 in 2D), and how many it had.
+/// A point or vector of 2 or 3 components (z = 0 in 2D), and how many it had. Its shape is
+/// checked before it is read: a (3, 2) array's strided column, or a broadcast one of 2⁴⁰
+/// components, is an `InputError`, not three values read or a copy of 8 TiB.
 fn point(value: &Bound<'_, PyAny>, name: &str) -> PyResult<(DVec3, usize)> {
     let values = Floats::extract(value, name)?;
-    let values = values.values();
+    if !matches!(values.shape(), [2 | 3]) {
+        return Err(input_error(format!(
+            "{name}: shape {:?}; give 2 or 3 components",
+            values.shape()
+        )));
+    }
+    let values = values.values()?;
     match values.len() {
         2 => Ok((DVec3::new(values[0], values[1], 0.0), 2)),
-        3 => Ok((DVec3::new(values[0], values[1], values[2]), 3)),
-        n => Err(input_error(format!("{name}: {n} components; give 2 or 3"))),
+        _ => Ok((DVec3::new(values[0], values[1], values[2]), 3)),
     }
 }
 

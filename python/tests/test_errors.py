@@ -290,3 +290,98 @@ def test_errors_are_typed() -> None:
     assert issubclass(sweepcast.DeviceError, RuntimeError)
     assert issubclass(sweepcast.LimitError, RuntimeError)
     assert issubclass(sweepcast.Error, Exception)
+
+
+def unaligned(array: np.ndarray) -> np.ndarray:
+    """A copy of ``array`` whose data starts one byte past an aligned address, as
+    ``np.frombuffer`` at an odd offset (or a field of a packed record) gives."""
+    raw = bytearray(array.nbytes + 1)
+    out = np.frombuffer(raw, array.dtype, count=array.size, offset=1).reshape(array.shape)
+    out[...] = array
+    assert not out.flags.aligned
+    return out
+
+
+def test_unaligned_arrays_give_the_answers_of_aligned_ones() -> None:
+    """The binding reads arrays in place, which needs their elements aligned: an unaligned
+    one is read through an aligned copy (before, float64 bodies raised a panic and other
+    dtypes were read through misaligned pointers)."""
+    c, r, d = bodies()
+    for dtype in (np.float64, np.float32):
+        aligned = [x.astype(dtype) for x in (c, r, d)]
+        odd = [unaligned(x) for x in aligned]
+        want = sweepcast.sweep(*aligned, PAIRS, full=True)
+        got = sweepcast.sweep(*odd, unaligned(PAIRS.astype(np.int64)), full=True)
+        np.testing.assert_array_equal(got.times, want.times)
+        np.testing.assert_array_equal(got.normals, want.normals)
+        np.testing.assert_array_equal(
+            sweepcast.find_contacts(*odd).pairs, sweepcast.find_contacts(*aligned).pairs
+        )
+    groups = sweepcast.collision_groups(np.arange(N) % 2 + 1, np.full(N, 3))
+    want_grouped = sweepcast.find_contacts(c, r, d, groups=groups)
+    got_grouped = sweepcast.find_contacts(c, r, d, groups=unaligned(groups))
+    np.testing.assert_array_equal(got_grouped.pairs, want_grouped.pairs)
+    status = np.zeros(3, np.int64)
+    times = np.full(3, np.inf, np.float32)
+    assert (
+        sweepcast.check_times(c, r, d, PAIRS, unaligned(times), unaligned(status)).passed
+        == sweepcast.check_times(c, r, d, PAIRS, times, status).passed
+    )
+
+
+def test_wall_points_are_shape_checked_before_they_are_read() -> None:
+    """A point of 2 or 3 components, given as such: a strided (3, 2) array was read as its
+    first column, and an array of three axes raised a panic."""
+    for point in (
+        np.arange(12.0).reshape(3, 4)[:, :2],
+        np.zeros((1, 1, 3))[:, :, ::-1],
+        np.zeros((1, 3)),
+        np.broadcast_to(0.0, (2**40,)),
+    ):
+        with raises_input_error("point", "shape"):
+            sweepcast.Wall.plane(point, [1, 0, 0])
+    # A strided view of 3 components is still 3 components.
+    assert sweepcast.Wall.plane(np.arange(6.0)[::2], [1, 0, 0]) is not None
+
+
+def test_a_wall_out_of_the_plane_of_circles_is_an_input_error() -> None:
+    """Circles live in z = 0: a wall given a z component would turn their motion out of the
+    plane, and the 2-column outputs would drop it."""
+    c, r, d = bodies(2)
+    tilted = [
+        sweepcast.Wall.plane([1, 0, 0], [-1, 0, -1]),
+        sweepcast.Wall.plane([1, 0, 2], [-1, 0, 0]),
+        sweepcast.Wall.segment([0, 0, 0], [1, 1, 1]),
+    ]
+    for wall in tilted:
+        with raises_input_error("wall 0", "plane"):
+            sweepcast.find_contacts(c, r, d, walls=[wall])
+        with raises_input_error("wall 0", "plane"):
+            sweepcast.EventLoop(c, d, r, np.ones(N), walls=[wall])
+    # The same walls with z = 0, or 2 components, are walls of the plane.
+    for wall in (
+        sweepcast.Wall.plane([1, 0, 0], [-1, 0, 0]),
+        sweepcast.Wall.plane([1, 0], [-1, 0]),
+        sweepcast.Wall.segment([0, 0, 0], [1, 1, 0]),
+    ):
+        sweepcast.find_contacts(c, r, d, walls=[wall])
+        sweepcast.EventLoop(c, d, r, np.ones(N), walls=[wall])
+
+
+def test_huge_broadcast_integer_arrays_are_refused_before_a_copy() -> None:
+    """A broadcast array of 2⁴⁰ elements takes no memory in NumPy; copying it would abort the
+    process. Its shape is checked first."""
+    c, r, d = bodies()
+    huge = np.broadcast_to(np.int64(1), (2**40,))
+    with raises_input_error("groups", "shape"):
+        sweepcast.find_contacts(c, r, d, groups=huge)
+    with raises_input_error("status", "shape"):
+        sweepcast.check_times(c, r, d, PAIRS, np.zeros(3, np.float32), huge)
+    with raises_input_error("pairs", "shape"):
+        sweepcast.sweep(c, r, d, np.broadcast_to(np.int64(0), (2**40, 3)))
+    for memberships, filter_ in ((huge, 1), (np.ones((2**20, 1), int), np.ones((1, 2**20), int))):
+        with raises_input_error("bodies a step takes"):
+            sweepcast.collision_groups(memberships, filter_)
+    # The status of (K, 1) was flattened and accepted: one value a pair, as (K,).
+    with raises_input_error("status", "shape"):
+        sweepcast.check_times(c, r, d, PAIRS, np.zeros(3, np.float32), np.zeros((3, 1), np.uint8))
