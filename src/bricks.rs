@@ -167,10 +167,11 @@ impl Bricks {
                 Some(period) => (0.0, period),
                 None => (lower[axis], upper[axis]),
             };
-            if count > 1 && !(from.is_finite() && to.is_finite() && from < to) {
+            if count > 1 && !(from < to && (to - from).is_finite()) {
                 return Err(invalid(
                     axis,
-                    "the bounds of an axis cut into 2 or more bricks must be finite, lower below upper",
+                    "the bounds of an axis cut into 2 or more bricks must be finite, lower below \
+                     upper, and their difference finite",
                 ));
             }
             bricks.period[axis] = wrapped;
@@ -369,13 +370,13 @@ impl Bricks {
     ///
     /// # Panics
     /// If `brick` is not below [`len`](Self::len), `axis` is not 0, 1 or 2, or there are
-    /// more than 2³² centres.
+    /// 2³² centres or more.
     #[must_use]
     pub fn halo_sends(&self, brick: usize, axis: usize, width: f64, centers: &[Vec3]) -> HaloSends {
         let k = self.coordinates(brick)[axis];
         let (lower_face, upper_face) = (self.face(axis, k), self.face(axis, k + 1));
         let select = |near: &dyn Fn(f64) -> bool| -> Vec<u32> {
-            let indices = 0..u32::try_from(centers.len()).expect("at most 2^32 centres");
+            let indices = 0..u32::try_from(centers.len()).expect("fewer than 2^32 centres");
             indices
                 .filter(|&index| near(self.wrapped(axis, centers[index as usize][axis])))
                 .collect()

@@ -412,6 +412,8 @@ fn bad_bricks_and_bad_brick_bodies_are_typed_errors() {
         ([0.0, 0.0, 0.0], [60.0, 60.0, -1.0], [1, 1, 2]),
         ([0.0, f64::NAN, 0.0], [60.0; 3], [1, 2, 1]),
         ([0.0; 3], [60.0; 3], [65_536, 65_536, 2]),
+        // Finite bounds whose width is not: every centre would be brick 0's.
+        ([-1e308, 0.0, 0.0], [1e308, 60.0, 60.0], [2, 1, 1]),
     ];
     for (lower, upper, counts) in bad {
         assert!(

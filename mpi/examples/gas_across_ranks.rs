@@ -834,7 +834,7 @@ fn main() -> ExitCode {
     let mut motions = Ranks::new(&world, bricks.clone(), true);
     let mut planning = Ranks::new(&world, bricks.clone(), false);
     let mut state = State {
-        owned: Owned::of(&motions.step, &scene.bodies, &scene.groups),
+        owned: Owned::of(&motions.step, &scene.bodies, &scene.groups).expect("one group a body"),
         velocities: Vec::new(),
     };
     state.velocities = state

@@ -56,15 +56,33 @@ impl Owned {
     /// The bodies of `all` (with `groups`, one a body, or empty) whose centres `step`'s brick
     /// owns, their global indices their places in `all`: how a rank that knows the whole
     /// world takes its share.
-    #[must_use]
-    pub fn of(step: &MpiStep, all: &[MovingSphere], groups: &[CollisionGroups]) -> Self {
+    ///
+    /// # Errors
+    /// [`sweepcast::Error::GroupsLength`] where `groups` is neither empty nor one a body;
+    /// [`sweepcast::Error::TooManyBodies`] where `all` holds more bodies than global indices
+    /// (`u32`) name.
+    pub fn of(
+        step: &MpiStep,
+        all: &[MovingSphere],
+        groups: &[CollisionGroups],
+    ) -> Result<Self, sweepcast::Error> {
+        if !groups.is_empty() && groups.len() != all.len() {
+            return Err(sweepcast::Error::GroupsLength {
+                groups: groups.len(),
+                bodies: all.len(),
+            });
+        }
         let mut owned = Self::default();
         for (index, body) in all.iter().enumerate() {
             if step.bricks.owner(body.center) == step.brick {
-                owned.push(*body, index as u32, groups.get(index).copied());
+                let global = u32::try_from(index).map_err(|_| sweepcast::Error::TooManyBodies {
+                    count: all.len(),
+                    max: u32::MAX as usize + 1,
+                })?;
+                owned.push(*body, global, groups.get(index).copied());
             }
         }
-        owned
+        Ok(owned)
     }
 
     /// The bodies as a brick's step takes them.

@@ -232,7 +232,7 @@ fn same_answers(universe_world: &mpi::topology::SimpleCommunicator) -> bool {
         let bricks = Bricks::new([0.0; 3], [SIDE; 3], counts, &world.options).expect("bricks");
         let mut step = MpiStep::new(universe_world, bricks).expect("one rank a brick");
         let mut bodies = world.bodies.clone();
-        let mut owned = Owned::of(&step, &bodies, &world.groups);
+        let mut owned = Owned::of(&step, &bodies, &world.groups).expect("one group a body");
         for number in 0..STEPS {
             let (answers, report) = step
                 .find(&owned, &world.walls, world.options)
@@ -285,7 +285,7 @@ fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
     let bricks = Bricks::new([0.0; 3], [SIDE; 3], counts, &options).expect("bricks");
     let mut step = MpiStep::new(world, bricks).expect("one rank a brick");
     let all = bodies(500, 8, 0.5, false);
-    let mut owned = Owned::of(&step, &all, &[]);
+    let mut owned = Owned::of(&step, &all, &[]).expect("no groups");
     let last = world.size() - 1;
     if step.rank() == last {
         owned
@@ -298,7 +298,7 @@ fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
         Err(Error::OtherRank { rank }) => rank == last && step.rank() != last,
         _ => false,
     };
-    let mut fast = Owned::of(&step, &all, &[]);
+    let mut fast = Owned::of(&step, &all, &[]).expect("no groups");
     if step.rank() == 0 {
         fast.bodies.push(MovingSphere::new(
             Vec3::splat(5.0),
@@ -313,7 +313,7 @@ fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
         _ => false,
     };
     // Values for the halo, and values carried by the migration, one short on the last rank.
-    let mut good = Owned::of(&step, &all, &[]);
+    let mut good = Owned::of(&step, &all, &[]).expect("no groups");
     step.find(&good, &[], options).expect("a valid step");
     let me = step.rank();
     let short = vec![[0u32; 2]; good.len() - usize::from(me == last && !good.is_empty())];
@@ -323,10 +323,14 @@ fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
         _ => false,
     };
     let values_short = is_typed(step.halo_values(&short).map(|_| ()))
-        && is_typed(step.migrate_with(&mut good, &mut short.clone()));
+        && is_typed(step.migrate_with(&mut good, &mut short.clone()))
+        && matches!(
+            Owned::of(&step, &all, &[CollisionGroups::ALL]),
+            Err(sweepcast::Error::GroupsLength { .. })
+        );
     // The last rank keeps a body that moved into another brick without migrating it: its
     // neighbours' halos would miss it, so the step refuses it (one rank owns every brick).
-    let mut strayed = Owned::of(&step, &all, &[]);
+    let mut strayed = Owned::of(&step, &all, &[]).expect("no groups");
     if me == last {
         let elsewhere = all
             .iter()
@@ -374,7 +378,7 @@ fn crash(world: &mpi::topology::SimpleCommunicator) -> bool {
         &options,
     );
     let mut step = MpiStep::new(world, bricks.expect("bricks")).expect("one rank a brick");
-    let owned = Owned::of(&step, &bodies(100, 9, 0.5, false), &[]);
+    let owned = Owned::of(&step, &bodies(100, 9, 0.5, false), &[]).expect("no groups");
     if step.rank() == world.size() - 1 {
         if std::env::args().any(|arg| arg == "--panic") {
             panic!("the last rank panics before the step (--panic)");
