@@ -512,7 +512,8 @@ impl BrickStep {
     /// [`Error::BrickBodies`] where a [`Local`]'s global indices are not one a body, a global
     /// index is owned twice, or two copies of one global index are not the same body (bits
     /// and groups); [`Error::GroupsLength`] where either [`Local`] has groups
-    /// and one's are not one a body; otherwise as [`ContactFinder::find_with_walls`].
+    /// and one's are not one a body; otherwise as [`ContactFinder::find_with_walls`], an
+    /// error that names a body naming it by its global index.
     pub fn find<B>(
         &mut self,
         owned: Local<'_, B>,
@@ -588,7 +589,11 @@ impl BrickStep {
             }
         }
         self.finder.set_groups(&self.groups);
-        let contacts = self.finder.find_with_walls(&self.bodies, walls, options)?;
+        // An error names a body by its global index, not by its place in the brick's order.
+        let contacts = self
+            .finder
+            .find_with_walls(&self.bodies, walls, options)
+            .map_err(|error| error.renumber_body(|place| self.order[place].0 as usize))?;
         let global = |place: u32| self.order[place as usize].0;
         let global_partner = |partner: Partner| match partner {
             Partner::Body { index, image } => Partner::Body {

@@ -503,3 +503,24 @@ pub enum Error {
         waited: std::time::Duration,
     },
 }
+
+impl Error {
+    /// The error with the body it names (if it names one) renumbered by `rename`: a brick's
+    /// step sweeps its bodies in another order than its caller gave them, and names a body
+    /// by the caller's global index.
+    pub(crate) fn renumber_body(mut self, rename: impl Fn(usize) -> usize) -> Self {
+        if let Error::NonFinite { body, .. }
+        | Error::TooLarge { body, .. }
+        | Error::NegativeRadius { body, .. }
+        | Error::PeriodicBoxTooSmall { body, .. }
+        | Error::OutsidePeriodicBox { body, .. }
+        | Error::InvalidMass { body, .. }
+        | Error::OutOfRange { body, .. }
+        | Error::SkinTooThin { body, .. }
+        | Error::InvalidResponse { body, .. } = &mut self
+        {
+            *body = rename(*body);
+        }
+        self
+    }
+}

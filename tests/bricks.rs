@@ -499,6 +499,19 @@ fn bad_bricks_and_bad_brick_bodies_are_typed_errors() {
         step.find(with_all, with_none, &[], options),
         Err(Error::BrickBodies { .. })
     ));
+    // A bad body is named by its global index, not by its place in the brick's order (global
+    // 7 is swept second, after 3).
+    let mut nan = [bodies[0], bodies[1]];
+    nan[0].radius = f32::NAN;
+    let named = Local {
+        bodies: &nan,
+        global: &[7, 3],
+        groups: &[],
+    };
+    assert!(matches!(
+        step.find(named, empty, &[], options),
+        Err(Error::NonFinite { body: 7, .. })
+    ));
     // A halo copy of an owned body is swept once, and the step is whole again after errors.
     let answers = step
         .find(local(&[0, 1]), local(&[0, 1]), &[], options)
