@@ -3,7 +3,9 @@
 //! answers a brick owns, found from its owned bodies and its halo and equal, to the bit, to
 //! the answers of one process that holds every body. No MPI here: this is the core of an
 //! exchange over MPI, and what a code that already decomposes space (LAMMPS has its own
-//! bricks and ghosts) needs to hand its bricks to sweepcast.
+//! bricks and ghosts) needs to hand its bricks to sweepcast: its ghosts unshifted (a copy of a
+//! body is that body's bits, under its global index; the step's periodic box does the
+//! shifting).
 //!
 //! Used by: the README's "Beyond one machine", `docs/scale_out.md`, and `sweepcast-mpi`'s exchange
 //! (`mpi/src/lib.rs`), which `mpi/examples/gas_across_ranks.rs` runs.
@@ -129,8 +131,9 @@ impl Bricks {
     /// `mpi/src/bin/same_answers.rs`.
     ///
     /// # Errors
-    /// [`Error::InvalidBricks`] for a count of 0, more than 2³² bricks, or, on an open axis
-    /// cut into two or more, bounds that are not finite with `lower < upper`.
+    /// [`Error::InvalidBricks`] for a count of 0, more than 2³² bricks, or, on an axis cut
+    /// into two or more, bounds (`lower` and `upper`, or `0` and the period) that are not
+    /// finite with `lower < upper` and a finite difference.
     pub fn new(
         lower: [f64; 3],
         upper: [f64; 3],
@@ -176,7 +179,9 @@ impl Bricks {
             }
             bricks.period[axis] = wrapped;
             if count > 1 || wrapped.is_some() {
-                bricks.lower[axis] = from;
+                // −0 as +0: equal bricks print alike (`sweepcast-mpi` compares the ranks'
+                // bricks by their Debug text).
+                bricks.lower[axis] = from + 0.0;
                 bricks.width[axis] = (to - from) / f64::from(count);
             }
         }
@@ -504,7 +509,9 @@ impl BrickStep {
 
     /// The step's answers that the brick owns, from its `owned` bodies and its `halo` (see
     /// the module's rules), against `walls`, with `options` (whose periodic box is the
-    /// global one). A body both owned and in the halo, or twice in the halo, is swept once.
+    /// global one). A body both owned and in the halo, or twice in the halo, is swept once:
+    /// its copies must be the same bits and groups (unshifted; a code's own ghosts that are
+    /// shifted periodic images must be given unshifted).
     ///
     /// Used by: `mpi/src/lib.rs` (each rank's step: what `MpiStep::find` returns).
     ///

@@ -397,7 +397,9 @@ pub enum Error {
         half_brick: f64,
     },
     /// Bodies given to a [`BrickStep`](crate::bricks::BrickStep) that it cannot take: global
-    /// indices not one a body, or a global index owned twice.
+    /// indices not one a body, a global index owned twice, or one global index given to two
+    /// different bodies (copies that differ in bits or groups); in `sweepcast-mpi`, also a
+    /// rank's body whose centre another rank's brick owns, or carried values not one a body.
     #[error("a brick's bodies: {reason}")]
     BrickBodies {
         /// What is wrong.

@@ -426,6 +426,16 @@ fn bad_bricks_and_bad_brick_bodies_are_typed_errors() {
     }
     // An axis of one brick needs no bounds.
     assert!(Bricks::new([f64::NAN; 3], [f64::NAN; 3], [1, 1, 1], &options).is_ok());
+    // Bounds of −0 and +0 make the same bricks, printed alike (sweepcast-mpi compares the
+    // ranks' bricks by their Debug text), as do NaN bounds on axes of one brick.
+    let plus = Bricks::new([0.0; 3], [60.0; 3], [2, 2, 1], &options).unwrap();
+    let minus = Bricks::new(
+        [-0.0, -0.0, f64::NAN],
+        [60.0, 60.0, f64::NAN],
+        [2, 2, 1],
+        &options,
+    );
+    assert_eq!(format!("{plus:?}"), format!("{:?}", minus.unwrap()));
     // A step in another space than the bricks'.
     let periodic = options.with_periodic_box(PeriodicBox::cube(60.0).unwrap());
     let open_bricks = Bricks::new([0.0; 3], [60.0; 3], [2, 1, 1], &options).unwrap();

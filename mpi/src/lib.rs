@@ -66,20 +66,25 @@ impl Owned {
         all: &[MovingSphere],
         groups: &[CollisionGroups],
     ) -> Result<Self, sweepcast::Error> {
+        // Both checks read `all` alone, so every rank that is given the same world answers the
+        // same (an error on some ranks only would leave the others waiting in the step).
         if !groups.is_empty() && groups.len() != all.len() {
             return Err(sweepcast::Error::GroupsLength {
                 groups: groups.len(),
                 bodies: all.len(),
             });
         }
+        let most = u32::MAX as usize + 1;
+        if all.len() > most {
+            return Err(sweepcast::Error::TooManyBodies {
+                count: all.len(),
+                max: most,
+            });
+        }
         let mut owned = Self::default();
         for (index, body) in all.iter().enumerate() {
             if step.bricks.owner(body.center) == step.brick {
-                let global = u32::try_from(index).map_err(|_| sweepcast::Error::TooManyBodies {
-                    count: all.len(),
-                    max: u32::MAX as usize + 1,
-                })?;
-                owned.push(*body, global, groups.get(index).copied());
+                owned.push(*body, index as u32, groups.get(index).copied());
             }
         }
         Ok(owned)
@@ -267,7 +272,9 @@ impl MpiStep {
     /// on who owns what); [`Error::RankCount`] where the ranks are not one a brick.
     pub fn new<C: Communicator>(world: &C, bricks: Bricks) -> Result<Self, Error> {
         // Every rank's bricks as one word, its lowest and highest over the ranks: equal only
-        // where every rank has the same bricks (their Debug text prints each f64 exactly).
+        // where every rank has the same bricks (their Debug text prints each f64 exactly, and
+        // `Bricks::new` stores −0 as +0, so equal bricks print alike). The ranks run one
+        // build of sweepcast, whose Debug text is the same on each.
         let mine = fingerprint(&format!("{bricks:?}"));
         let (mut lowest, mut highest) = (0u64, 0u64);
         world.all_reduce_into(&mine, &mut lowest, SystemOperation::min());
@@ -727,7 +734,7 @@ pub fn brick_counts(ranks: u32) -> [u32; 3] {
     counts
 }
 
-/// FNV-1a of `text`: the same word on every rank for the same text, whatever the build.
+/// FNV-1a of `text`: the same word on every rank for the same text.
 fn fingerprint(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
