@@ -78,7 +78,7 @@ OUTSIDE = {
     'Debug': 'std', 'Send': 'std', 'Option': 'std',
     'Pod': 'bytemuck', 'Serialize': 'serde', 'Deserialize': 'serde', 'DVec2': 'glam',
     'BaseException': 'Python', 'RuntimeError': 'Python', 'ValueError': 'Python',
-    'MemoryError': 'Python',
+    'MemoryError': 'Python', 'OverflowError': 'Python', 'DeprecationWarning': 'Python',
     'PanicException': 'PyO3', 'Universe': 'rsmpi',
     'KeyValueSorter': 'wgpu_sort', 'RadixVariant': 'wgpu_sort',
     'RadixElementCountLimitExceeded': 'wgpu_sort', 'WriteOnly': 'wgpu (a buffer mapping)',

@@ -207,7 +207,7 @@ impl EventLoop {
         broad_phase: Option<&Bound<'_, PyAny>>,
         skin: Option<f64>,
         local_skins: bool,
-        max_events: Option<usize>,
+        max_events: Option<i64>,
     ) -> PyResult<Self> {
         let positions = Floats::extract(positions, "positions")?;
         let d = input::dimension(&positions, "positions")?;
@@ -244,6 +244,11 @@ impl EventLoop {
             events = events.with_local_skins();
         }
         if let Some(max_events) = max_events {
+            let max_events = usize::try_from(max_events).map_err(|_| {
+                input_error(format!(
+                    "max_events: {max_events}; give a count of 0 or more"
+                ))
+            })?;
             events = events.with_max_events(max_events);
         }
         let broad = match broad_phase {

@@ -268,7 +268,12 @@ pub fn periodic_box(
         return Ok(None);
     };
     let mut period = DVec3::INFINITY;
-    if let Ok(side) = value.extract::<f64>() {
+    // A side is a Python or NumPy scalar: an array of one element is an array (NumPy would
+    // give it as a float, with a DeprecationWarning), and its shape is checked below.
+    let scalar = value
+        .cast::<PyUntypedArray>()
+        .map_or(true, |array| array.ndim() == 0);
+    if scalar && let Ok(side) = value.extract::<f64>() {
         for axis in 0..dimension {
             period[axis] = side;
         }
@@ -364,7 +369,7 @@ pub fn groups(value: Option<&Bound<'_, PyAny>>, count: usize) -> PyResult<Vec<Co
 /// Pairs of body indices: a (K, 2) integer array, each index in [0, count).
 pub fn pairs(value: &Bound<'_, PyAny>, count: usize) -> PyResult<Vec<[u32; 2]>> {
     let (_, values) = integers(value, "pairs", |shape| {
-        if matches!(shape, [_, 2]) || shape.contains(&0) {
+        if matches!(shape, [_, 2] | [0]) {
             Ok(())
         } else {
             Err(input_error(format!(

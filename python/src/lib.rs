@@ -165,7 +165,8 @@ fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
 /// dtype (float32 or float64), any strides. The f32 paths (``find_contacts``, ``sweep``)
 /// subtract a local origin in f64 (the centre of the centres' bounding box; 0 in a periodic
 /// box) and round each body to f32 once; their points come back in the caller's
-/// coordinates, in float64. The event loop (``EventLoop``) works in float64 throughout.
+/// coordinates, in float64. The event loop (``EventLoop``) works in float64, its walls
+/// (``Wall``) as the f32 paths take them.
 ///
 /// Bad input raises ``InputError`` (a ``ValueError``) naming the body and the field; a
 /// device failure raises ``DeviceError`` (a ``RuntimeError``); a limit passed (too many

@@ -385,3 +385,20 @@ def test_huge_broadcast_integer_arrays_are_refused_before_a_copy() -> None:
     # The status of (K, 1) was flattened and accepted: one value a pair, as (K,).
     with raises_input_error("status", "shape"):
         sweepcast.check_times(c, r, d, PAIRS, np.zeros(3, np.float32), np.zeros((3, 1), np.uint8))
+
+
+def test_one_element_boxes_negative_limits_and_empty_pairs_of_another_shape() -> None:
+    """A periodic box given as an array of one element is an array of the wrong shape (NumPy
+    would convert it to a float, with a DeprecationWarning); a negative ``max_events`` is an
+    ``InputError``, not an ``OverflowError``; pairs of shape (5, 0) are not (K, 2)."""
+    c, r, d = bodies()
+    with raises_input_error("periodic_box", "shape"):
+        sweepcast.find_contacts(c, r, d, periodic_box=np.array([50.0]))
+    # A NumPy scalar is a side, as a float is.
+    sweepcast.find_contacts(c, r, d, periodic_box=np.float64(50.0))
+    with raises_input_error("max_events"):
+        sweepcast.EventLoop(c, d, r, np.ones(N), max_events=-1)
+    with raises_input_error("pairs", "shape"):
+        sweepcast.sweep(c, r, d, np.zeros((5, 0), np.int64))
+    for none in ([], np.zeros((0, 2), np.int64)):
+        assert len(sweepcast.sweep(c, r, d, none)) == 0
