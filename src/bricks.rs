@@ -277,9 +277,6 @@ impl Bricks {
     /// faces at or below it.
     fn slot(&self, axis: usize, coordinate: f64) -> u32 {
         let count = self.counts[axis];
-        if count == 1 {
-            return 0;
-        }
         let estimate = ((coordinate - self.lower[axis]) / self.width[axis]).floor();
         let mut k = estimate.clamp(0.0, f64::from(count - 1)) as u32;
         while k > 0 && coordinate < self.face(axis, k) {
@@ -297,8 +294,11 @@ impl Bricks {
     /// `mpi/src/bin/weak_scaling.rs`.
     #[must_use]
     pub fn owner(&self, center: Vec3) -> usize {
-        let coordinates: [u32; 3] =
-            std::array::from_fn(|axis| self.slot(axis, self.wrapped(axis, center[axis])));
+        // An axis of one brick has one slot whatever the coordinate: no wrap to compute.
+        let coordinates: [u32; 3] = std::array::from_fn(|axis| match self.counts[axis] {
+            1 => 0,
+            _ => self.slot(axis, self.wrapped(axis, center[axis])),
+        });
         self.index(coordinates)
     }
 
