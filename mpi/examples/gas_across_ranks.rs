@@ -5,8 +5,9 @@
 //! ```text
 //! cargo build --release --manifest-path mpi/Cargo.toml --examples
 //! mpirun -np 4 mpi/target/release/examples/gas_across_ranks [--scene closed|slab] [--bodies N]
-//!     [--frames N] [--seed S] [--groups] [--check] [--out PNG]
-//! (defaults: closed, 4,000 bodies, 20 frames, seed 1, no groups, pictures/gas_across_ranks.png)
+//!     [--frames N] [--seed S] [--groups] [--check] [--message-words W] [--out PNG]
+//! (defaults: closed, 4,000 bodies, 20 frames, seed 1, no groups, messages of at most
+//! sweepcast_mpi::MESSAGE_WORDS words, pictures/gas_across_ranks.png)
 //! ```
 //!
 //! (`--oversubscribe` where the machine has fewer cores than ranks; as root, OpenMPI also
@@ -86,6 +87,7 @@
 mod common;
 
 use std::collections::HashMap;
+use std::num::NonZeroU32;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -100,7 +102,7 @@ use sweepcast::{
     CollisionGroups, Contact, EarliestImpact, MovingSphere, Partner, PeriodicBox, SweepOptions,
     Wall,
 };
-use sweepcast_mpi::{Error, MpiStep, Owned, StepReport, brick_counts, gather_text};
+use sweepcast_mpi::{Error, MESSAGE_WORDS, MpiStep, Owned, StepReport, brick_counts, gather_text};
 use testkit::SplitMix64;
 use tiny_skia::{FillRule, PathBuilder, Pixmap, Stroke, Transform};
 
@@ -129,6 +131,8 @@ struct Options {
     seed: u64,
     groups: bool,
     check: bool,
+    /// The most words a message ([`MpiStep::with_message_words`]).
+    message_words: NonZeroU32,
     out: String,
 }
 
@@ -140,6 +144,7 @@ fn parse_options() -> Result<Options, String> {
         seed: 1,
         groups: false,
         check: false,
+        message_words: NonZeroU32::new(MESSAGE_WORDS as u32).expect("not 0"),
         out: "pictures/gas_across_ranks.png".to_string(),
     };
     let mut args = std::env::args().skip(1);
@@ -158,6 +163,10 @@ fn parse_options() -> Result<Options, String> {
             "--seed" => options.seed = parse(&value()?)?,
             "--groups" => options.groups = true,
             "--check" => options.check = true,
+            "--message-words" => {
+                options.message_words = NonZeroU32::new(parse(&value()?)?)
+                    .ok_or("--message-words must be at least 1")?
+            }
             "--out" => options.out = value()?,
             other => return Err(format!("unknown argument {other}")),
         }
@@ -275,9 +284,16 @@ struct Ranks {
 }
 
 impl Ranks {
-    fn new(world: &mpi::topology::SimpleCommunicator, bricks: Bricks, counts_halo: bool) -> Self {
+    fn new(
+        world: &mpi::topology::SimpleCommunicator,
+        bricks: Bricks,
+        message_words: NonZeroU32,
+        counts_halo: bool,
+    ) -> Self {
         Self {
-            step: MpiStep::new(world, bricks).expect("one rank a brick"),
+            step: MpiStep::new(world, bricks)
+                .and_then(|step| step.with_message_words(message_words))
+                .expect("one rank a brick, the same words a message on each"),
             report: StepReport::default(),
             halo_bodies: 0,
             owned_bodies: 0,
@@ -831,8 +847,8 @@ fn main() -> ExitCode {
     let counts = brick_counts(ranks);
     let side = f64::from(scene.side);
     let bricks = Bricks::new([0.0; 3], [side; 3], counts, &scene.options).expect("bricks");
-    let mut motions = Ranks::new(&world, bricks.clone(), true);
-    let mut planning = Ranks::new(&world, bricks.clone(), false);
+    let mut motions = Ranks::new(&world, bricks.clone(), options.message_words, true);
+    let mut planning = Ranks::new(&world, bricks.clone(), options.message_words, false);
     let mut state = State {
         owned: Owned::of(&motions.step, &scene.bodies, &scene.groups).expect("one group a body"),
         velocities: Vec::new(),

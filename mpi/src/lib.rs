@@ -31,6 +31,7 @@
 #![warn(missing_docs)]
 
 use std::fmt;
+use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
 use mpi::collective::SystemOperation;
@@ -168,6 +169,11 @@ const MIGRATION_TAGS: mpi::Tag = 6;
 /// The first tag of [`MpiStep::halo_values`]' shifts.
 const VALUE_TAGS: mpi::Tag = 12;
 
+/// The most words one message carries, unless [`MpiStep::with_message_words`] says fewer:
+/// 2²⁸ (1 GiB), well inside MPI's counts (`i32::MAX` elements) and the 2 GiB past which some
+/// MPI builds have mishandled messages. A longer send goes as several messages.
+pub const MESSAGE_WORDS: usize = 1 << 28;
+
 /// Why a step across ranks failed.
 #[derive(Debug)]
 pub enum Error {
@@ -185,6 +191,17 @@ pub enum Error {
     },
     /// The ranks were not all given the same bricks ([`MpiStep::new`]).
     BricksDiffer,
+    /// The ranks called a collective method with different values of a setting that must be
+    /// the same on every rank: the words a value (`K` of [`MpiStep::halo_values`] and
+    /// [`MpiStep::migrate_with`]) or the words a message ([`MpiStep::with_message_words`]).
+    SettingsDiffer {
+        /// Which setting.
+        setting: &'static str,
+        /// Its least value over the ranks.
+        least: u64,
+        /// Its greatest.
+        most: u64,
+    },
     /// The communicator's ranks are not as many as the bricks.
     RankCount {
         /// Ranks.
@@ -213,6 +230,15 @@ impl fmt::Display for Error {
                 f,
                 "the ranks were given different bricks; give every rank the same bounds, \
                  counts and options"
+            ),
+            Error::SettingsDiffer {
+                setting,
+                least,
+                most,
+            } => write!(
+                f,
+                "the ranks gave different {setting}, from {least} to {most}; give every rank \
+                 the same"
             ),
             Error::RankCount { ranks, bricks } => write!(
                 f,
@@ -260,6 +286,8 @@ pub struct MpiStep {
     found_owned: Option<usize>,
     centers: Vec<Vec3>,
     words: [Vec<u32>; 2],
+    /// The most words one message carries ([`MESSAGE_WORDS`] unless set).
+    message_words: usize,
 }
 
 impl MpiStep {
@@ -315,7 +343,25 @@ impl MpiStep {
             found_owned: None,
             centers: Vec::new(),
             words: [Vec::new(), Vec::new()],
+            message_words: MESSAGE_WORDS,
         })
+    }
+
+    /// The step, its messages at most `words` words long (`words` above `i32::MAX`, MPI's
+    /// count, are taken as `i32::MAX`): a longer send goes as several messages, the last
+    /// shorter than `words` (empty where the send is a multiple of it), so that no halo,
+    /// migration or values are too long for one message, and the answers are the same
+    /// whatever `words`. Collective: every rank calls it with the same `words`. Fewer words
+    /// than [`MESSAGE_WORDS`] are for an MPI that takes only shorter messages, and for tests
+    /// of the split.
+    ///
+    /// # Errors
+    /// [`Error::SettingsDiffer`] on every rank where the ranks gave different `words`.
+    pub fn with_message_words(mut self, words: NonZeroU32) -> Result<Self, Error> {
+        let words = words.get().min(mpi::Count::MAX as u32);
+        self.agree_on("words a message", Ok(()), u64::from(words))?;
+        self.message_words = words as usize;
+        Ok(self)
     }
 
     /// The bricks.
@@ -356,17 +402,40 @@ impl MpiStep {
     /// The error of every rank where any rank's `result` failed: this rank's own, or
     /// [`Error::OtherRank`] naming the lowest rank that failed.
     fn agree<T>(&self, result: Result<T, sweepcast::Error>) -> Result<T, Error> {
-        let mine = if result.is_err() {
-            self.cart.rank()
+        self.agree_on("", result, 0)
+    }
+
+    /// [`agree`](Self::agree), and in the same reduction the least and greatest `value` of a
+    /// `setting` that must be the same on every rank: [`Error::SettingsDiffer`] on every rank
+    /// where the ranks' values differ and no rank failed.
+    fn agree_on<T>(
+        &self,
+        setting: &'static str,
+        result: Result<T, sweepcast::Error>,
+        value: u64,
+    ) -> Result<T, Error> {
+        // One minimum of three words: the lowest failed rank, the least value and (as its
+        // complement) the greatest.
+        let failed = if result.is_err() {
+            self.cart.rank() as u64
         } else {
-            Rank::MAX
+            u64::MAX
         };
-        let mut lowest = Rank::MAX;
+        let mine = [failed, value, !value];
+        let mut least = [0u64; 3];
         self.cart
-            .all_reduce_into(&mine, &mut lowest, SystemOperation::min());
+            .all_reduce_into(&mine[..], &mut least[..], SystemOperation::min());
+        let [lowest, least, most] = [least[0], least[1], !least[2]];
         match result {
             Err(error) => Err(Error::Step(error)),
-            Ok(_) if lowest != Rank::MAX => Err(Error::OtherRank { rank: lowest }),
+            Ok(_) if lowest != u64::MAX => Err(Error::OtherRank {
+                rank: lowest as Rank,
+            }),
+            Ok(_) if least != most => Err(Error::SettingsDiffer {
+                setting,
+                least,
+                most,
+            }),
             Ok(value) => Ok(value),
         }
     }
@@ -499,7 +568,7 @@ impl MpiStep {
                 reason: "halo values not one an owned body of the last find",
             })
         };
-        self.agree(checked)?;
+        self.agree_on("words a value (K)", checked, K as u64)?;
         if K == 0 {
             return Ok(vec![[0; K]; self.held.len()]);
         }
@@ -554,7 +623,11 @@ impl MpiStep {
         (received, to.map_or(0, |_| words.len()))
     }
 
-    /// Sends `words` to `to` and receives from `from` (either may be none), with `tag`.
+    /// Sends `words` to `to` and receives from `from` (either may be none), with `tag`, in
+    /// messages of at most [`message_words`](Self::with_message_words) words: all full but
+    /// the last, which is shorter (empty where the words are a multiple of it) and tells the
+    /// receiver that the send is whole. MPI keeps the order of one sender's messages with one
+    /// tag, so the pieces arrive in order.
     fn shift(
         &self,
         to: Option<Rank>,
@@ -562,19 +635,35 @@ impl MpiStep {
         words: &[u32],
         tag: mpi::Tag,
     ) -> Vec<u32> {
+        let most = self.message_words;
+        let pieces = words.len() / most + 1;
         mpi::request::scope(|scope| {
-            let request = to.map(|to| {
-                self.cart
-                    .process_at_rank(to)
-                    .immediate_send_with_tag(scope, words, tag)
+            let requests: Vec<_> = to.map_or_else(Vec::new, |to| {
+                let process = self.cart.process_at_rank(to);
+                (0..pieces)
+                    .map(|piece| {
+                        let piece = &words[piece * most..words.len().min((piece + 1) * most)];
+                        process.immediate_send_with_tag(scope, piece, tag)
+                    })
+                    .collect()
             });
-            let received = from.map_or_else(Vec::new, |from| {
-                self.cart
-                    .process_at_rank(from)
-                    .receive_vec_with_tag::<u32>(tag)
-                    .0
-            });
-            if let Some(request) = request {
+            let mut received = Vec::new();
+            if let Some(from) = from {
+                let process = self.cart.process_at_rank(from);
+                loop {
+                    let piece = process.receive_vec_with_tag::<u32>(tag).0;
+                    let last = piece.len() < most;
+                    if received.is_empty() {
+                        received = piece;
+                    } else {
+                        received.extend_from_slice(&piece);
+                    }
+                    if last {
+                        break;
+                    }
+                }
+            }
+            for request in requests {
                 request.wait();
             }
             received
@@ -616,7 +705,7 @@ impl MpiStep {
                 })
             }
         });
-        self.agree(checked)?;
+        self.agree_on("words a value (K)", checked, K as u64)?;
         // The owned bodies change: the last find's halo routes are not theirs.
         self.found_owned = None;
         let counts = self.bricks.counts();

@@ -6,11 +6,14 @@
 //! step of every world agrees.
 //!
 //! `--errors`: instead, a rank's bad body, a halo too wide for the bricks, values for the
-//! halo or the migration not one a body, a body left in another rank's brick, and bricks
-//! that differ between ranks must give a typed error on every rank (exit 0 when they do). `--crash`: the last rank exits in the middle of the run while the others wait
-//! in the step's first reduction (`--panic`: it panics there instead); `mpirun` must end
-//! them all (a non-zero exit, never a hang).
+//! halo or the migration not one a body, a body left in another rank's brick, bricks that
+//! differ between ranks, and values of another width or messages of another length on one
+//! rank must give a typed error on every rank (exit 0 when they do). `--crash`: the last
+//! rank exits in the middle of the run while the others wait in the step's first reduction
+//! (`--panic`: it panics there instead); `mpirun` must end them all (a non-zero exit, never
+//! a hang).
 
+use std::num::NonZeroU32;
 use std::process::ExitCode;
 
 use mpi::traits::*;
@@ -18,7 +21,7 @@ use sweepcast::bricks::{Bricks, OwnedAnswers};
 use sweepcast::cpu::ContactFinder;
 use sweepcast::glam::{DVec3, Vec3};
 use sweepcast::{CollisionGroups, MovingSphere, PeriodicBox, SweepOptions, Wall};
-use sweepcast_mpi::{Error, MpiStep, Owned, brick_counts, gather_text};
+use sweepcast_mpi::{Error, MESSAGE_WORDS, MpiStep, Owned, brick_counts, gather_text};
 
 /// The domain's side, and the steps each world takes.
 const SIDE: f64 = 40.0;
@@ -228,9 +231,15 @@ fn one_process(world: &World, bodies: &[MovingSphere]) -> Vec<String> {
 fn same_answers(universe_world: &mpi::topology::SimpleCommunicator) -> bool {
     let counts = brick_counts(universe_world.size() as u32);
     let mut all_agree = true;
-    for world in worlds() {
+    for (index, world) in worlds().into_iter().enumerate() {
         let bricks = Bricks::new([0.0; 3], [SIDE; 3], counts, &world.options).expect("bricks");
-        let mut step = MpiStep::new(universe_world, bricks).expect("one rank a brick");
+        // Every third world sends its halo, migration and values in messages of 9 words (a
+        // body's: every send a multiple, ended by an empty message), every third of 7 (a
+        // body split across messages); the answers must not change.
+        let words = [MESSAGE_WORDS as u32, 9, 7][index % 3];
+        let mut step = MpiStep::new(universe_world, bricks)
+            .and_then(|step| step.with_message_words(NonZeroU32::new(words).expect("not 0")))
+            .expect("one rank a brick, the same words a message on each");
         let mut bodies = world.bodies.clone();
         let mut owned = Owned::of(&step, &bodies, &world.groups).expect("one group a body");
         for number in 0..STEPS {
@@ -278,7 +287,8 @@ fn same_answers(universe_world: &mpi::topology::SimpleCommunicator) -> bool {
 }
 
 /// A bad body on the last rank, a halo too wide, values not one a body, a body left in
-/// another rank's brick, and bricks that differ between ranks: typed errors on every rank.
+/// another rank's brick, bricks that differ between ranks, and values of another width or
+/// messages of another length on the last rank: typed errors on every rank.
 fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
     let counts = brick_counts(world.size() as u32);
     let options = SweepOptions::default();
@@ -353,10 +363,36 @@ fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
         Ok(_) => world.size() == 1,
         Err(_) => false,
     };
+    // The last rank's values one word wider, and its messages one word longer, than the
+    // others': every rank is told so, rather than misreading the words or waiting for more.
+    let mut owned = Owned::of(&step, &all, &[]).expect("no groups");
+    step.find(&owned, &[], options).expect("a valid step");
+    let differs = |result: Result<(), Error>| match result {
+        Err(Error::SettingsDiffer { least, most, .. }) => world.size() > 1 && most == least + 1,
+        Ok(()) => world.size() == 1,
+        Err(_) => false,
+    };
+    let (narrow, wide) = (vec![[1u32; 2]; owned.len()], vec![[1u32; 3]; owned.len()]);
+    let values = if me == last {
+        step.halo_values(&wide).map(|_| ())
+    } else {
+        step.halo_values(&narrow).map(|_| ())
+    };
+    let carried = if me == last {
+        step.migrate_with(&mut owned, &mut wide.clone())
+    } else {
+        step.migrate_with(&mut owned, &mut narrow.clone())
+    };
+    let words = NonZeroU32::new(9 + u32::from(me == last)).expect("not 0");
+    let message = MpiStep::new(world, step.bricks().clone())
+        .expect("the same bricks")
+        .with_message_words(words)
+        .map(|_| ());
+    let settings = differs(values) && differs(carried) && differs(message);
     let typed = |ok: bool| if ok { "typed" } else { "WRONG" };
     println!(
         "{} ranks, rank {}: a bad body {}, a halo too wide {}, values not one a body {}, \
-         a body in another brick {}, bricks that differ {}",
+         a body in another brick {}, bricks that differ {}, settings that differ {}",
         world.size(),
         step.rank(),
         typed(bad_body),
@@ -364,8 +400,9 @@ fn errors(world: &mpi::topology::SimpleCommunicator) -> bool {
         typed(values_short),
         typed(stray),
         typed(differ),
+        typed(settings),
     );
-    bad_body && too_wide && values_short && stray && differ
+    bad_body && too_wide && values_short && stray && differ && settings
 }
 
 /// The last rank exits before the step; the others enter it and wait for it.
