@@ -25,6 +25,19 @@ pub enum Floats<'py> {
 impl<'py> Floats<'py> {
     /// `value` as a float array; `name` is the argument's name for the error.
     pub fn extract(value: &Bound<'py, PyAny>, name: &str) -> PyResult<Self> {
+        // A list is made an array first, so that its dtype is checked as an array's: NumPy
+        // would parse a list of strings ("1.5") as floats.
+        let listed;
+        let value = if value.cast::<PyUntypedArray>().is_ok() {
+            value
+        } else {
+            listed = value
+                .py()
+                .import("numpy")?
+                .call_method1("asarray", (value,))
+                .map_err(|error| input_error(format!("{name}: not a float array ({error})")))?;
+            &listed
+        };
         let value = &aligned(value)?;
         if let Ok(array) = value.cast::<PyArrayDyn<f64>>() {
             return Ok(Self::F64(array.readonly()));
@@ -317,12 +330,37 @@ pub fn integers(
     let shape = array.shape().to_vec();
     check(&shape)?;
     let mut values = with_room(array.len(), name)?;
-    match array.dtype().kind() {
+    let dtype = array.dtype();
+    match dtype.kind() {
+        // uint64 past i64's range would wrap to a negative value (still refused, but named
+        // wrongly in the error): read as u64 and said so.
+        b'u' if dtype.itemsize() == 8 => {
+            let integers: PyArrayLikeDyn<'_, u64, AllowTypeChange> = array.extract()?;
+            for &x in integers.as_array() {
+                values.push(i64::try_from(x).map_err(|_| {
+                    input_error(format!("{name}: {x} is beyond any index or group"))
+                })?);
+            }
+        }
         b'i' | b'u' | b'b' => {
             let integers: PyArrayLikeDyn<'_, i64, AllowTypeChange> = array.extract()?;
             values.extend(integers.as_array().iter().copied());
         }
         b'f' => {
+            // A float wider than float64 (long double) is rounded to it on the way: 1 + 2⁻⁶⁰
+            // would become the integer 1. Such values must survive the rounding.
+            if dtype.itemsize() > 8 {
+                let numpy = value.py().import("numpy")?;
+                let rounded = array.call_method1("astype", ("float64",))?;
+                let exact: bool = numpy
+                    .call_method1("array_equal", (&array, rounded))?
+                    .extract()?;
+                if !exact {
+                    return Err(input_error(format!(
+                        "{name}: a {dtype} value is not an integer float64 holds"
+                    )));
+                }
+            }
             let floats: PyArrayLikeDyn<'_, f64, AllowTypeChange> = array.extract()?;
             for &x in floats.as_array() {
                 // Beyond 2^62 nothing is a valid index or group: say so rather than cast.
@@ -333,7 +371,7 @@ pub fn integers(
                 }
             }
         }
-        _ => return Err(not_integers(format!("dtype {}", array.dtype()))),
+        _ => return Err(not_integers(format!("dtype {dtype}"))),
     }
     Ok((shape, values))
 }

@@ -402,3 +402,27 @@ def test_one_element_boxes_negative_limits_and_empty_pairs_of_another_shape() ->
         sweepcast.sweep(c, r, d, np.zeros((5, 0), np.int64))
     for none in ([], np.zeros((0, 2), np.int64)):
         assert len(sweepcast.sweep(c, r, d, none)) == 0
+
+
+def test_strings_wide_floats_and_huge_unsigned_values_are_refused_as_such() -> None:
+    """A list of strings is not parsed as floats (NumPy would read "1.5" as 1.5); a long
+    double that float64 does not hold is not rounded to an integer index (1 + 2⁻⁶⁰ was read
+    as 1); a uint64 past 2⁶³ is named as given (it wrapped to a negative value)."""
+    c, r, d = bodies()
+    text = [[str(x) for x in row] for row in c]
+    for call in every_function(text, r, d):
+        with raises_input_error("dtype"):
+            call()
+    # The same numbers as numbers are taken.
+    sweepcast.find_contacts(c.tolist(), r.tolist(), d.tolist())
+    if np.finfo(np.longdouble).nmant > np.finfo(np.float64).nmant:
+        off = np.array([[0, 1]], np.longdouble) + np.longdouble(2.0) ** -60
+        with raises_input_error("pairs", "integer"):
+            sweepcast.sweep(c, r, d, off)
+    # Long doubles that hold integers are indices as before.
+    whole = np.array([[0, 1]], np.longdouble)
+    assert len(sweepcast.sweep(c, r, d, whole)) == 1
+    with raises_input_error("pairs", str(2**63 + 5)):
+        sweepcast.sweep(c, r, d, np.array([[0, 2**63 + 5]], np.uint64))
+    with raises_input_error("groups", str(2**64 - 1)):
+        sweepcast.find_contacts(c, r, d, groups=np.full(N, 2**64 - 1, np.uint64))
