@@ -25,8 +25,9 @@ use crate::options::SweepOptions;
 /// reference to it, and a mutable reference to any of them), with what the event loop asks
 /// of a step besides these two calls kept private.
 ///
-/// Used by: `examples/gas.rs` (either step as the event loop's broad phase), `python/src/events.rs`
-/// (`broad_phase="cpu"` or a `GpuStep`).
+/// Used by: `docs/step.md` ("Either step, one code path"); through the event loop's broad
+/// phase (every `ContactStep` is a [`BroadPhase`](crate::events::BroadPhase)),
+/// `examples/gas.rs` and `python/src/events.rs` (`broad_phase="cpu"` or a `GpuStep`).
 ///
 /// # Example
 /// ```

@@ -158,7 +158,7 @@ impl ContactFinder {
 
     /// The most bodies a step may hold: the tree's references keep one bit for leaves.
     ///
-    /// Used by: `docs/step.md` ("On the CPU").
+    /// Used by: `docs/step.md` ("On the CPU"), `python/src/lib.rs` (`collision_groups`).
     pub const MAX_BODIES: usize = MAX_BODIES;
     /// The limit on a step's output that [`find_contacts`] and a new finder keep: 2 GiB, some
     /// 77 million candidates with no contact or 17 million that are all contacts.
