@@ -848,3 +848,104 @@ fn an_inelastic_impact_that_leaves_a_body_nearly_at_rest_is_resolved() {
         )
         .unwrap();
 }
+
+/// A broad phase of the caller's own that breaks its contract: pairs naming no body, or more
+/// work than remained (`u64::MAX`, which wrapped the loop's work meter back to nearly 0 in a
+/// release build and overflowed in a dev one), are typed errors, the bodies unchanged. With
+/// collision groups too (their filter read the pair's bodies first). Its good pairs give the
+/// events every pair gives.
+#[test]
+fn a_broad_phase_of_ones_own_that_breaks_its_contract_is_a_typed_error() {
+    struct Given {
+        pairs: Vec<[u32; 2]>,
+        work: u64,
+    }
+    impl BroadPhase for Given {
+        fn touching_pairs(
+            &mut self,
+            _: &[sweepcast::MovingSphere],
+            _: &[sweepcast::CollisionGroups],
+            _: sweepcast::SweepOptions,
+            pairs: &mut Vec<[u32; 2]>,
+        ) -> Result<(), Error> {
+            pairs.clone_from(&self.pairs);
+            Ok(())
+        }
+        fn touching_pairs_within(
+            &mut self,
+            spheres: &[sweepcast::MovingSphere],
+            groups: &[sweepcast::CollisionGroups],
+            options: sweepcast::SweepOptions,
+            pairs: &mut Vec<[u32; 2]>,
+            _: usize,
+            _: u64,
+        ) -> Result<u64, Error> {
+            self.touching_pairs(spheres, groups, options, pairs)?;
+            Ok(self.work)
+        }
+    }
+    for grouped in [false, true] {
+        let make = || {
+            [-1.0, 1.0]
+                .map(|side| {
+                    let body = ball(
+                        DVec3::new(-2.0 * side, 0.0, 0.0),
+                        DVec3::new(side, 0.0, 0.0),
+                    );
+                    if grouped {
+                        body.with_groups(sweepcast::CollisionGroups::ALL)
+                    } else {
+                        body
+                    }
+                })
+                .to_vec()
+        };
+        for (pairs, work) in [
+            (vec![[0, 7]], 0),
+            (vec![[0, 1], [2, 0]], 0),
+            (vec![[0, 1]], u64::MAX),
+        ] {
+            let mut bodies = make();
+            let before = bodies.clone();
+            let mut given = Given { pairs, work };
+            let result = EventLoop::new().advance_with(
+                &mut bodies,
+                &[],
+                4.0,
+                &mut Elastic::perfect(),
+                &mut given,
+                |_, _| {},
+            );
+            match result {
+                Err(Error::PairIndexOutOfRange {
+                    index, body_count, ..
+                }) => {
+                    assert!(work == 0 && index >= 2 && body_count == 2, "{index}")
+                }
+                Err(Error::WorkLimit { .. }) => assert_eq!(work, u64::MAX),
+                other => panic!("{:?}: {other:?}", given.pairs),
+            }
+            assert_eq!(bodies, before, "{:?}", given.pairs);
+        }
+        // The same broad phase keeping its contract: the head-on collision every pair gives.
+        let (mut ours, mut all) = (make(), make());
+        let mut given = Given {
+            pairs: vec![[0, 1]],
+            work: 1,
+        };
+        let mut seen = Vec::new();
+        EventLoop::new()
+            .advance_with(
+                &mut ours,
+                &[],
+                4.0,
+                &mut Elastic::perfect(),
+                &mut given,
+                |event, _| seen.push(*event),
+            )
+            .expect("a valid run");
+        let expected = run(&mut EventLoop::new(), &mut all, &[], 4.0).expect("a valid run");
+        assert_eq!(seen, expected);
+        assert_eq!(ours, all);
+    }
+}

@@ -430,7 +430,9 @@ impl EventLoop {
     /// renew its skin more times than the work limit (the bodies are unchanged). Then, with
     /// the bodies left as they were at the last completed event (at its time; at the step's
     /// start if there was none), never NaN: the broad phase's errors,
-    /// [`Error::TooManyEvents`], [`Error::WorkLimit`], [`Error::TooManyPartners`],
+    /// [`Error::PairIndexOutOfRange`] where it gives a pair naming no body,
+    /// [`Error::TooManyEvents`], [`Error::WorkLimit`] (also where it reports more work than
+    /// remained), [`Error::TooManyPartners`],
     /// [`Error::NoProgress`], [`Error::SkinTooThin`] (a renewed skin the clock cannot move
     /// past), [`Error::UnresolvedImpact`] and [`Error::InvalidResponse`] where the response
     /// leaves the bodies approaching or invalid.

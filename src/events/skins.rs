@@ -139,7 +139,7 @@ impl EventLoop {
         };
         // Each pair takes two slots of the partners.
         let max_pairs = usize::try_from(self.max_partners / 2).unwrap_or(usize::MAX);
-        let remaining = self.max_work.saturating_sub(self.work + 64);
+        let remaining = self.max_work.saturating_sub(self.work.saturating_add(64));
         let work = broad_phase
             .touching_pairs_within(
                 &self.spheres,
@@ -149,13 +149,30 @@ impl EventLoop {
                 max_pairs,
                 remaining,
             )
+            // A broad phase of the caller's own is held to its contract: work beyond what
+            // remained is the limit passed (a sum that wrapped would reset the meter that
+            // `max_work` bounds), and a pair naming no body is the caller's error, not an
+            // index out of bounds below.
+            .and_then(|work| super::within_work(work, remaining))
             .map_err(|error| match error {
                 Error::WorkLimit { .. } => Error::WorkLimit {
                     limit: self.max_work,
                 },
                 error => error,
             })?;
-        self.work += 64 + work;
+        self.work = self.work.saturating_add(64).saturating_add(work);
+        if let Some((pair, &[a, b])) = self
+            .pairs
+            .iter()
+            .enumerate()
+            .find(|(_, [a, b])| (*a).max(*b) as usize >= n)
+        {
+            return Err(Error::PairIndexOutOfRange {
+                pair,
+                index: if a as usize >= n { a } else { b },
+                body_count: n,
+            });
+        }
         // A pair the groups keep apart is never a partner, whatever the broad phase gave.
         if !self.groups.is_empty() {
             let groups = &self.groups;
