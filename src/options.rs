@@ -126,9 +126,11 @@ impl SweepOptions {
 /// [`reference::sweep_sphere_wall`](crate::reference::sweep_sphere_wall); the walls' sweeps,
 /// the walls stage and both steps follow it.
 ///
-/// With the `serde` feature it is written as its periods per axis, `null` (`None`) where the
-/// axis does not wrap (JSON has no infinity), and read back through [`PeriodicBox::new`], so
-/// that an invalid box is an error of the deserializer, not a box.
+/// With the `serde` feature it is written as its periods per axis as given, in f64
+/// ([`period_f64`](PeriodicBox::period_f64)), `null` (`None`) where the axis does not wrap
+/// (JSON has no infinity), and read back through [`PeriodicBox::new_f64`], so that a box
+/// made in f64 comes back the same box and an invalid box is an error of the deserializer,
+/// not a box.
 #[derive(Copy, Clone, Debug, PartialEq)]
 #[cfg_attr(
     feature = "serde",
@@ -282,11 +284,12 @@ impl PeriodicBox {
     }
 }
 
-/// A [`PeriodicBox`] as serde writes it: per axis, the period, `None` where it does not wrap.
+/// A [`PeriodicBox`] as serde writes it: per axis, the period as given (f64: a box of
+/// [`PeriodicBox::new_f64`] keeps its exact period), `None` where it does not wrap.
 #[cfg(feature = "serde")]
 #[derive(serde::Serialize, serde::Deserialize)]
 struct PeriodicBoxData {
-    period: [Option<f32>; 3],
+    period: [Option<f64>; 3],
 }
 
 #[cfg(feature = "serde")]
@@ -294,7 +297,7 @@ impl From<PeriodicBox> for PeriodicBoxData {
     fn from(periodic_box: PeriodicBox) -> Self {
         Self {
             period: periodic_box
-                .period
+                .exact
                 .to_array()
                 .map(|period| period.is_finite().then_some(period)),
         }
@@ -306,8 +309,8 @@ impl TryFrom<PeriodicBoxData> for PeriodicBox {
     type Error = Error;
 
     fn try_from(data: PeriodicBoxData) -> Result<Self, Error> {
-        Self::new(Vec3::from_array(
-            data.period.map(|period| period.unwrap_or(f32::INFINITY)),
+        Self::new_f64(DVec3::from_array(
+            data.period.map(|period| period.unwrap_or(f64::INFINITY)),
         ))
     }
 }

@@ -8,7 +8,7 @@ use glam::Vec3;
 use sweepcast::SweepOptions;
 #[cfg(feature = "gpu")]
 use sweepcast::gpu::SweepPipeline;
-use sweepcast::{BodyField, Error, Impact, MovingSphere, cpu};
+use sweepcast::{BodyField, Error, Impact, MovingSphere, Wall, cpu};
 
 fn bodies() -> Vec<MovingSphere> {
     (0..4)
@@ -288,5 +288,26 @@ fn every_test_the_bad_input_table_names_in_this_file_exists() {
             is_test,
             "docs/guarantees.md names `{name}` in errors.rs, which has no such test"
         );
+    }
+}
+
+/// The walls' earliest contacts name each body by a `u32` index: more bodies than that names
+/// are `TooManyBodies` before anything is read (they wrapped the index, naming another body).
+/// Bodies of a type of no size, so that 2³² + 1 of them take no memory.
+#[test]
+fn more_bodies_than_u32_indices_name_is_rejected_by_the_walls_contacts() {
+    #[derive(Copy, Clone)]
+    struct Point;
+    impl From<Point> for MovingSphere {
+        fn from(_: Point) -> Self {
+            MovingSphere::default()
+        }
+    }
+    let most = u32::MAX as usize + 1;
+    let bodies = vec![Point; most + 1];
+    let walls = [Wall::plane(Vec3::ZERO, Vec3::X)];
+    match cpu::earliest_wall_contacts(&bodies, &walls, SweepOptions::DEFAULT) {
+        Err(Error::TooManyBodies { count, max }) => assert_eq!((count, max), (most + 1, most)),
+        other => panic!("expected TooManyBodies, got {:?}", other.map(|v| v.len())),
     }
 }

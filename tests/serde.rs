@@ -83,7 +83,12 @@ fn bodies_and_walls_round_trip() {
 fn options_and_periodic_boxes_round_trip_and_are_validated_on_reading() {
     let cube = PeriodicBox::cube(80.599_594).unwrap();
     let rectangle = PeriodicBox::rectangle(Vec2::new(10.0, 2.5)).unwrap();
-    assert_round_trips(&[cube, rectangle]);
+    // A box made in f64 keeps its exact period (it was written in f32 and came back as
+    // another box, whose event loop wrapped by another period).
+    let exact = PeriodicBox::new_f64(DVec3::splat(80.599_597_700_823_48)).unwrap();
+    assert_round_trips(&[cube, rectangle, exact]);
+    let back: PeriodicBox = serde_json::from_str(&serde_json::to_string(&exact).unwrap()).unwrap();
+    assert_eq!(back.period_f64(), exact.period_f64());
     assert_round_trips(&[
         SweepOptions::DEFAULT,
         SweepOptions::event_driven(),

@@ -24,7 +24,7 @@ use sweepcast::low_level::layout::{
     BodyRecord, ImpactRecord, MAX_WORKGROUPS_PER_DIMENSION, STATUS_CONTACT, STATUS_MISS,
     STATUS_OVERLAPPING, SweepDispatch, SweepParams, WORKGROUP_SIZE,
 };
-use sweepcast::low_level::{SweepBuffers, SweepOutput, SweepStage};
+use sweepcast::low_level::{ContactInputs, ContactStage, SweepBuffers, SweepOutput, SweepStage};
 use sweepcast::parity::{self, GPU_BOUND};
 use sweepcast::reference::Body;
 use sweepcast::{Counted, Error, Impact, ImpactStatus, SweepOptions, TimeOfImpact};
@@ -1006,6 +1006,59 @@ fn the_stages_own_device_errors_are_returned() {
         "sweepcast's own errors must not reach the caller's handler: {:?}",
         caller.errors()
     );
+}
+
+/// The contact stage's capacities beyond one binding of its widest buffers (or `u32`
+/// indices) are typed errors before any buffer is made: unchecked, a capacity past 2⁶¹ wrapped
+/// its buffers' sizes to the minimum (a panic in a dev build), and the passes were recorded
+/// over buffers far smaller than the shaders read, an error only in the caller's encoder.
+#[test]
+fn contact_stage_capacities_beyond_a_binding_are_typed_errors() {
+    let Some(context) =
+        common::gpu_context("contact_stage_capacities_beyond_a_binding_are_typed_errors")
+    else {
+        return;
+    };
+    let caller = Caller::new(&context);
+    let device = &caller.device;
+    let stage = ContactStage::new(device).unwrap();
+    let storage = Usage::STORAGE | Usage::COPY_DST;
+    let params = caller.buffer("params", 256, Usage::UNIFORM | Usage::COPY_DST);
+    let bodies = caller.buffer("bodies", 4 * BODY_SIZE, storage);
+    let pairs = caller.buffer("pairs", 4 * PAIR_SIZE, storage);
+    let impacts = caller.buffer("impacts", 4 * RECORD_SIZE, storage);
+    let dispatch = caller.buffer("dispatch", 16, storage | Usage::INDIRECT);
+    let inputs = ContactInputs {
+        params: &params,
+        bodies: &bodies,
+        pairs: &pairs,
+        impacts: &impacts,
+        sweep_dispatch: &dispatch,
+    };
+    let create = |bodies: u64, contacts: Option<u64>| {
+        stage.create_buffers(device, &caller.queue, &inputs, bodies, contacts)
+    };
+    for (bodies, contacts) in [(1 << 62, Some(1 << 61)), (1 << 62, None), (1 << 33, None)] {
+        let result = create(bodies, contacts);
+        assert!(
+            matches!(result, Err(Error::TooManyBodies { count, .. }) if count as u64 == bodies),
+            "{bodies}, {contacts:?}: {result:?}"
+        );
+    }
+    for contacts in [1 << 61, 1 << 40, u64::MAX] {
+        let result = create(4, Some(contacts));
+        assert!(
+            matches!(
+                result,
+                Err(Error::CapacityExceeded { what: Counted::Contacts, at_least, .. })
+                    if at_least as u64 == contacts
+            ),
+            "{contacts}: {result:?}"
+        );
+    }
+    // Within the limits, the buffers are made.
+    let buffers = create(4, Some(16)).expect("small capacities");
+    assert!(buffers.device_memory_bytes() > 0);
 }
 
 #[test]

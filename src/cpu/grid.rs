@@ -1200,6 +1200,11 @@ pub struct GridRun {
 /// extents span at most `2^single_span_log2`): each body's earliest contact with another
 /// body. The walks take the full budget and [`GRID_RESUME_PASSES`] resumes, with a slot for
 /// every body ([`earliest_by_grid_with`] sets them).
+///
+/// # Panics
+/// Where `step.body_count` is more than `bodies` holds: the twin reads the bodies its
+/// parameters name, as the shader does. Its memory is a few words a body of
+/// `step.body_count`, sized by the caller as the device's buffers are.
 #[must_use]
 pub fn earliest_by_grid(step: &StepParams, bodies: &[BodyRecord], ratios: [u32; 2]) -> GridRun {
     let resume = GridResume {
@@ -1223,6 +1228,10 @@ pub struct GridResume {
 }
 
 /// [`earliest_by_grid`] with the walks' budget, resumes and saved capacity of `resume`.
+///
+/// # Panics
+/// As [`earliest_by_grid`]. Its memory is also a few words a walk of `resume.capacity`
+/// (the caller's, as the device's buffer of saved walks is).
 #[must_use]
 pub fn earliest_by_grid_with(
     step: &StepParams,

@@ -206,6 +206,14 @@ pub fn earliest_wall_contacts<B>(
 where
     B: Copy + Into<MovingSphere> + Sync,
 {
+    // Each contact names its body by a `u32` index: more bodies would wrap it.
+    let most = u32::MAX as usize + 1;
+    if bodies.len() > most {
+        return Err(Error::TooManyBodies {
+            count: bodies.len(),
+            max: most,
+        });
+    }
     crate::validate::validate_bodies(bodies)?;
     if let Some(periodic_box) = &options.periodic_box {
         crate::validate::validate_periodic_reach(bodies, periodic_box)?;

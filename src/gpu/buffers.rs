@@ -461,6 +461,18 @@ pub(crate) const fn bytes_per_item(buffers: &[PerItem]) -> u64 {
     total
 }
 
+/// The most items each of `buffers` holds in one binding of `device` (its largest storage
+/// binding, or buffer if smaller), and at most `u32::MAX`, the shaders' index: what a stage's
+/// capacity may be.
+pub(crate) fn most_items(device: &wgpu::Device, buffers: &[PerItem]) -> u64 {
+    let limits = device.limits();
+    let largest = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    let widest = buffers.iter().map(PerItem::bytes).max().unwrap_or(1).max(1);
+    (largest / widest).min(u64::from(u32::MAX))
+}
+
 /// The buffers of one stage's buffers struct, made in error scopes of their own and kept
 /// for the count of device memory.
 pub(crate) struct BufferSet<'a> {
@@ -499,9 +511,14 @@ impl<'a> BufferSet<'a> {
         buffer
     }
 
-    /// The buffer `buffer` declares, for `count` items.
+    /// The buffer `buffer` declares, for `count` items (a size past `u64` asks for the
+    /// largest, which the device refuses: [`Error::Device`] from [`finish`](Self::finish)).
     pub(crate) fn per_item(&mut self, buffer: PerItem, count: u64) -> wgpu::Buffer {
-        self.make(buffer.label, buffer.bytes * count, buffer.usage)
+        self.make(
+            buffer.label,
+            buffer.bytes.saturating_mul(count),
+            buffer.usage,
+        )
     }
 
     /// Every buffer made, once the device has said whether it could make them.

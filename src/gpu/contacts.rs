@@ -4,12 +4,12 @@
 //! the step's order (compaction and three stable radix sorts). Its f32 twin, one function per
 //! entry point, is [`crate::low_level::contacts`](crate::low_level::contacts).
 
-use super::buffers::{BufferSet, COUNTED, PerItem, bytes_per_item};
+use super::buffers::{BufferSet, COUNTED, PerItem, bytes_per_item, most_items};
 use super::kernel::{
     Access, Bindings, Kernel, Shader, Workgroups, clear, compile_checked, most_storage_buffers,
 };
 use super::sort::{lost_sorter, new_sorter, record_sort};
-use crate::error::Error;
+use crate::error::{Counted, Error};
 use crate::layout::{ContactRecord, EarliestRecord, KeyValue, SweepDispatch, bytes_of};
 
 /// The WGSL source of the step's outputs: `shaders/shared.wgsl` followed by
@@ -310,6 +310,9 @@ impl ContactStage {
     /// it must be the one they hold.
     ///
     /// # Errors
+    /// [`Error::TooManyBodies`] where `body_capacity` is more than one binding of the
+    /// per-body buffers holds (or than `u32` indices), [`Error::CapacityExceeded`] where
+    /// `contact_capacity` is more than one binding of the per-contact buffers holds;
     /// [`Error::OutOfDeviceMemory`] when the device cannot back the buffers, [`Error::Device`]
     /// when it rejects them.
     pub fn create_buffers(
@@ -358,6 +361,28 @@ impl ContactStage {
         contact_capacity: Option<u64>,
         sorter: Option<lampshade::KeyValueSorter>,
     ) -> Result<ContactBuffers, Error> {
+        // Each capacity within one binding of its widest buffer (and `u32` indices), checked
+        // before any size is multiplied: a larger one wrapped, and the buffers came out of
+        // the minimum size, bound where the shaders read far beyond them.
+        let max_bodies =
+            most_items(device, &EARLIEST_PER_BODY).min(most_items(device, &ORDERED_PER_BODY));
+        let bodies = body_capacity.max(earliest_bodies);
+        if bodies > max_bodies {
+            return Err(Error::TooManyBodies {
+                count: usize::try_from(bodies).unwrap_or(usize::MAX),
+                max: max_bodies as usize,
+            });
+        }
+        let max_contacts = most_items(device, &ORDERED_PER_CONTACT);
+        if let Some(capacity) = contact_capacity
+            && capacity > max_contacts
+        {
+            return Err(Error::CapacityExceeded {
+                what: Counted::Contacts,
+                at_least: usize::try_from(capacity).unwrap_or(usize::MAX),
+                capacity: max_contacts as usize,
+            });
+        }
         let mut sorter = sorter;
         use wgpu::BufferUsages as Usage;
         let storage = Usage::STORAGE;
