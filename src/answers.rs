@@ -113,9 +113,12 @@ pub struct EarliestImpact {
 
 impl EarliestRecord {
     /// What the record says, or `None` for a body that meets nothing ([`EARLIEST_NONE`](crate::low_level::layout::EARLIEST_NONE), or
-    /// a record of no known kind or status).
+    /// a record of no known kind or status, or whose time is not in [0, 1]: NaN included).
     #[must_use]
     pub fn decode(&self) -> Option<EarliestImpact> {
+        if !(0.0..=1.0).contains(&self.time_of_impact) {
+            return None;
+        }
         let status = match self.status {
             STATUS_CONTACT => ImpactStatus::Contact,
             STATUS_OVERLAPPING => ImpactStatus::Overlapping,

@@ -259,7 +259,8 @@ fn all_packed_valid(packed: &[BodyRecord]) -> bool {
 /// # Errors
 /// For the first body (in index order) that does not fit, on its first axis (x, y, z) that
 /// it does not fit: [`Error::PeriodicBoxTooSmall`] for its reach, else
-/// [`Error::OutsidePeriodicBox`] for its centre.
+/// [`Error::OutsidePeriodicBox`] for its centre; [`validate_body`]'s error where that body
+/// is not valid (a NaN radius, say, when this is called without [`validate_bodies`]).
 pub fn validate_periodic_reach<B: Copy + Into<MovingSphere>>(
     bodies: &[B],
     periodic_box: &PeriodicBox,
@@ -294,6 +295,8 @@ pub fn validate_periodic_reach<B: Copy + Into<MovingSphere>>(
         })
         .expect("a body does not fit");
     let culprit: MovingSphere = bodies[body].into();
+    // A body that is not valid at all (a NaN radius fits no box) is named for what it is.
+    validate_body(body, &culprit)?;
     Err(if reach(&culprit, axis) >= quarter[axis] {
         Error::PeriodicBoxTooSmall {
             body,

@@ -311,3 +311,25 @@ fn more_bodies_than_u32_indices_name_is_rejected_by_the_walls_contacts() {
         other => panic!("expected TooManyBodies, got {:?}", other.map(|v| v.len())),
     }
 }
+
+/// An earliest record read from a buffer decodes to a contact only where its time is one of
+/// the step's: a NaN, negative or late time is no contact (as an unknown kind or status is),
+/// not a contact at that time.
+#[test]
+fn an_earliest_record_whose_time_is_not_in_the_step_decodes_to_nothing() {
+    use sweepcast::low_level::layout::{EARLIEST_BODY, EarliestRecord, STATUS_CONTACT};
+    let record = |time_of_impact| EarliestRecord {
+        time_of_impact,
+        other: 1,
+        status: STATUS_CONTACT,
+        kind: EARLIEST_BODY,
+        image: [0; 3],
+        _pad: 0,
+    };
+    for time in [0.0, 0.5, 1.0] {
+        assert_eq!(record(time).decode().map(|e| e.time_of_impact), Some(time));
+    }
+    for time in [f32::NAN, -0.25, 1.5, f32::INFINITY] {
+        assert!(record(time).decode().is_none(), "{time}");
+    }
+}

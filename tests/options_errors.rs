@@ -361,3 +361,18 @@ fn the_first_body_too_large_for_the_box_is_named_whatever_its_axis() {
     let mut times = Vec::new();
     expected(cpu::times_of_impact_into(&bodies, &[[0, 2]], options, &mut times).unwrap_err());
 }
+
+/// Called alone, the periodic check names a body that is not valid at all for what it is: a
+/// NaN radius fits no box, and was reported as a centre outside it.
+#[test]
+fn the_periodic_check_alone_names_an_invalid_body_for_what_it_is() {
+    let cube = PeriodicBox::cube(8.0).expect("a valid box");
+    let fits = sphere([1.0, 1.0, 1.0], 0.5, [0.5, 0.5, 0.5]);
+    let nan = sphere([1.0, 1.0, 1.0], f32::NAN, [0.0, 0.0, 0.0]);
+    match sweepcast::low_level::validate_periodic_reach(&[fits, nan], &cube) {
+        Err(Error::NonFinite { body: 1, field }) => {
+            assert_eq!(field, sweepcast::BodyField::Radius)
+        }
+        other => panic!("expected NonFinite for body 1's radius, got {other:?}"),
+    }
+}
