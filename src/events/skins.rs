@@ -161,18 +161,7 @@ impl EventLoop {
                 error => error,
             })?;
         self.work = self.work.saturating_add(64).saturating_add(work);
-        if let Some((pair, &[a, b])) = self
-            .pairs
-            .iter()
-            .enumerate()
-            .find(|(_, [a, b])| (*a).max(*b) as usize >= n)
-        {
-            return Err(Error::PairIndexOutOfRange {
-                pair,
-                index: if a as usize >= n { a } else { b },
-                body_count: n,
-            });
-        }
+        crate::validate::validate_pairs(&self.pairs, n)?;
         // A pair the groups keep apart is never a partner, whatever the broad phase gave.
         if !self.groups.is_empty() {
             let groups = &self.groups;
