@@ -461,14 +461,19 @@ pub(crate) const fn bytes_per_item(buffers: &[PerItem]) -> u64 {
     total
 }
 
-/// The most items each of `buffers` holds in one binding of `device` (its largest storage
-/// binding, or buffer if smaller), and at most `u32::MAX`, the shaders' index: what a stage's
-/// capacity may be.
-pub(crate) fn most_items(device: &wgpu::Device, buffers: &[PerItem]) -> u64 {
+/// The bytes of `device`'s largest storage binding: its binding limit, or its buffer limit
+/// where that is smaller.
+pub(crate) fn largest_binding(device: &wgpu::Device) -> u64 {
     let limits = device.limits();
-    let largest = limits
+    limits
         .max_storage_buffer_binding_size
-        .min(limits.max_buffer_size);
+        .min(limits.max_buffer_size)
+}
+
+/// The most items each of `buffers` holds in one binding of `device` ([`largest_binding`]),
+/// and at most `u32::MAX`, the shaders' index: what a stage's capacity may be.
+pub(crate) fn most_items(device: &wgpu::Device, buffers: &[PerItem]) -> u64 {
+    let largest = largest_binding(device);
     let widest = buffers.iter().map(PerItem::bytes).max().unwrap_or(1).max(1);
     (largest / widest).min(u64::from(u32::MAX))
 }

@@ -4,7 +4,7 @@
 //! the step's order (compaction and three stable radix sorts). Its f32 twin, one function per
 //! entry point, is [`crate::low_level::contacts`](crate::low_level::contacts).
 
-use super::buffers::{BufferSet, COUNTED, PerItem, bytes_per_item, most_items};
+use super::buffers::{BufferSet, COUNTED, PerItem, bytes_per_item, largest_binding, most_items};
 use super::kernel::{
     Access, Bindings, Kernel, Shader, Workgroups, clear, compile_checked, most_storage_buffers,
 };
@@ -341,11 +341,7 @@ impl ContactStage {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
     ) -> lampshade::KeyValueSorter {
-        let limits = device.limits();
-        let largest = limits
-            .max_storage_buffer_binding_size
-            .min(limits.max_buffer_size);
-        let contacts = largest / bytes_of::<crate::layout::ContactRecord>(1);
+        let contacts = largest_binding(device) / bytes_of::<crate::layout::ContactRecord>(1);
         new_sorter(device, queue, self.adapter.as_ref(), contacts)
     }
 

@@ -13,8 +13,8 @@
 //!            ranges)       searches)    keep)          cross-level partners)
 //! ```
 
-use super::buffers::check_binding;
 use super::buffers::{BufferSet, COUNTED, PerItem, bytes_per_item};
+use super::buffers::{check_binding, largest_binding};
 use super::frame::{BODIES, BODY_DISPATCH, BOUNDS, FRAME_INPUT, FRAME_OUTPUT, FRAME_SHADER};
 use super::kernel::{
     Access, Bindings, Kernel, Shader, StageEnd, Workgroups, clear, compile_checked,
@@ -396,10 +396,7 @@ impl GridStage {
         saved_walks: u64,
     ) -> Result<GridBuffers, Error> {
         let (contacts, saved) = (contacts, saved_walks);
-        let limits = device.limits();
-        let largest_binding = limits
-            .max_storage_buffer_binding_size
-            .min(limits.max_buffer_size);
+        let largest_binding = largest_binding(device);
         check_binding("bodies", bodies, bytes_of::<BodyRecord>(1), largest_binding)?;
         let n = bodies.size() / bytes_of::<BodyRecord>(1);
         if n > GRID_MAX_BODIES {

@@ -2,8 +2,8 @@
 //! buffers the caller keeps. Its CPU twin is [`crate::low_level::sweep`](crate::low_level::sweep);
 //! [`SweepPipeline`](super::SweepPipeline) is the blocking convenience built on it.
 
-use super::buffers::check_binding;
 use super::buffers::{ErrorScopes, create_buffer};
+use super::buffers::{check_binding, largest_binding};
 use super::kernel::{Access, Bindings, Kernel, Shader, Workgroups};
 use crate::answers::TimeOfImpact;
 use crate::error::{Counted, Error};
@@ -185,14 +185,11 @@ impl SweepStage {
     fn create(device: &wgpu::Device) -> Self {
         let module = SWEEP_SHADER.module(device);
         let kernel = |name| SWEEP_SHADER.kernel(device, &module, name);
-        let limits = device.limits();
         Self {
             main: kernel("main"),
             times_main: kernel("times_main"),
             prepare_indirect: kernel("prepare_indirect"),
-            largest_binding: limits
-                .max_storage_buffer_binding_size
-                .min(limits.max_buffer_size),
+            largest_binding: largest_binding(device),
         }
     }
 

@@ -3,8 +3,8 @@
 //! Its CPU twin is [`crate::low_level::walls`]; [`crate::cpu::earliest_wall_contacts`] gives the
 //! same answers on the CPU.
 
-use super::buffers::check_binding;
 use super::buffers::{ErrorScopes, create_buffer};
+use super::buffers::{check_binding, largest_binding};
 use super::kernel::{Access, Bindings, Kernel, Shader, Workgroups};
 use crate::error::Error;
 use crate::geometry::Wall;
@@ -103,12 +103,9 @@ impl WallStage {
     pub fn new(device: &wgpu::Device) -> Result<Self, Error> {
         let scopes = ErrorScopes::push(device);
         let module = WALLS_SHADER.module(device);
-        let limits = device.limits();
         let stage = Self {
             main: WALLS_SHADER.kernel(device, &module, "main"),
-            largest_binding: limits
-                .max_storage_buffer_binding_size
-                .min(limits.max_buffer_size),
+            largest_binding: largest_binding(device),
         };
         pollster::block_on(scopes.finish())?;
         Ok(stage)

@@ -4,7 +4,7 @@
 use super::capacities::StepCapacities;
 
 use crate::error::{Counted, Error};
-use crate::gpu::buffers::check_count;
+use crate::gpu::buffers::{check_count, largest_binding};
 use crate::gpu::contacts::{ContactBuffers, ContactStage};
 use crate::gpu::context::{STORAGE_BUFFERS_PER_STAGE, check_limits, required_limits};
 use crate::gpu::grid::{GridBuffers, GridStage, most_saved_walks};
@@ -165,14 +165,11 @@ impl StepStage {
         debug_assert!(
             grid.storage_buffers().max(contacts.storage_buffers()) <= STORAGE_BUFFERS_PER_STAGE
         );
-        let limits = device.limits();
         Ok(Self {
             grid,
             contacts,
             walls,
-            largest_binding: limits
-                .max_storage_buffer_binding_size
-                .min(limits.max_buffer_size),
+            largest_binding: largest_binding(device),
         })
     }
 
